@@ -1,0 +1,181 @@
+//! Build-script helper: compiles workspace guest crates to `wasm32-wasip2` components.
+//!
+//! The host's build script (default tools, embedded in the binary) and the test-guest artifacts crate
+//! both call [`build_guests`]. Guests build in one nested `cargo build` with their own target directory
+//! beside the outer one, so the outer build's lock is never contended and shared guest dependencies
+//! compile once. Environment variables the outer cargo sets for build scripts (rustflags, wrappers,
+//! jobserver) are removed so that the nested build is an ordinary wasm build.
+#![warn(missing_docs)]
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The target every guest is built for.
+pub const GUEST_TARGET: &str = "wasm32-wasip2";
+
+/// One guest crate to build.
+#[derive(Debug, Clone)]
+pub struct Guest {
+    /// Cargo package name, e.g. `warden-tool-read`.
+    pub package: String,
+    /// Directory holding the crate's `Cargo.toml`.
+    pub dir: PathBuf,
+}
+
+impl Guest {
+    /// File name cargo gives the component: the package name with `-` replaced by `_`, plus `.wasm`.
+    pub fn artifact_name(&self) -> String {
+        format!("{}.wasm", self.package.replace('-', "_"))
+    }
+
+    /// Identifier-friendly name: `sandbox-trap` becomes `sandbox_trap`.
+    pub fn ident(&self) -> String {
+        let dir_name = self.dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        dir_name.unwrap_or_else(|| self.package.clone()).replace('-', "_")
+    }
+}
+
+/// Lists the guest crates in `dir`: every subdirectory that has a `Cargo.toml`, sorted by name.
+///
+/// The package name is read from the `name = "..."` line of `[package]`; guests are our own crates,
+/// so this small scan stands in for a full TOML parser in the build script.
+pub fn guests_in(dir: &Path) -> Vec<Guest> {
+    let mut guests = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        panic!("cannot list guest directory {}", dir.display());
+    };
+    for entry in entries.flatten() {
+        let manifest = entry.path().join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let package = text
+            .lines()
+            .map(str::trim)
+            .find_map(|line| {
+                let rest = line.strip_prefix("name")?.trim_start().strip_prefix('=')?;
+                Some(rest.trim().trim_matches('"').to_owned())
+            })
+            .unwrap_or_else(|| panic!("{} has no package name", manifest.display()));
+        guests.push(Guest {
+            package,
+            dir: entry.path(),
+        });
+    }
+    guests.sort_by(|a, b| a.package.cmp(&b.package));
+    guests
+}
+
+/// Builds `guests` for [`GUEST_TARGET`] and returns the path of each component, in the same order.
+///
+/// Emits `cargo:rerun-if-changed` for each guest crate, for the SDK and for the WIT package, so the
+/// outer build re-runs exactly when guest inputs change. Panics with an actionable message on failure,
+/// which is how a build script reports errors.
+pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
+    for guest in guests {
+        println!("cargo:rerun-if-changed={}", guest.dir.display());
+    }
+    for shared in ["guest-sdk", "wit", "Cargo.lock"] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace_root.join(shared).display()
+        );
+    }
+    check_target_installed();
+
+    let target_dir = guest_target_dir();
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace_root)
+        .arg("build")
+        .arg("--quiet")
+        .arg("--profile=guest")
+        .arg(format!("--target={GUEST_TARGET}"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for guest in guests {
+        command.arg("--package").arg(&guest.package);
+    }
+    // The outer cargo configures build scripts for the host target; none of that applies to guests.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_PROFILE_RELEASE_DEBUG",
+    ] {
+        command.env_remove(var);
+    }
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run cargo to build guests: {error}"));
+    assert!(
+        status.success(),
+        "building guests for {GUEST_TARGET} failed (see the errors above); \
+         if the target is missing, run `rustup target add {GUEST_TARGET}`"
+    );
+
+    let out = target_dir.join(GUEST_TARGET).join("guest");
+    guests
+        .iter()
+        .map(|guest| {
+            let path = out.join(guest.artifact_name());
+            assert!(
+                path.is_file(),
+                "guest build succeeded but {} is missing",
+                path.display()
+            );
+            path
+        })
+        .collect()
+}
+
+/// The workspace root, given the building crate's manifest directory and its depth below the root.
+pub fn workspace_root(manifest_dir: &Path, depth: usize) -> PathBuf {
+    let mut root = manifest_dir.to_path_buf();
+    for _ in 0..depth {
+        root.pop();
+    }
+    root
+}
+
+/// Fails early, with the installing command, when the standard library for the guest target is absent.
+fn check_target_installed() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let output = Command::new(rustc)
+        .args(["--print", "target-libdir", "--target", GUEST_TARGET])
+        .output();
+    let installed = match output {
+        Ok(output) if output.status.success() => {
+            let libdir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+            Path::new(&libdir).is_dir()
+        }
+        _ => false,
+    };
+    assert!(
+        installed,
+        "the Rust target {GUEST_TARGET} is not installed; warden's guests need it. \
+         Install it with: rustup target add {GUEST_TARGET}"
+    );
+}
+
+/// `<outer target dir>/wasm-guests`, derived from `OUT_DIR` (`<target>/<profile>/build/<pkg>/out`).
+fn guest_target_dir() -> PathBuf {
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR is set for build scripts"));
+    let outer_target = out_dir
+        .ancestors()
+        .find(|dir| dir.file_name().is_some_and(|name| name == "build"))
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| out_dir.join("guests"));
+    outer_target.join("wasm-guests")
+}

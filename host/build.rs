@@ -1,0 +1,30 @@
+//! Compiles the default tools in `example-tools/` to wasm32-wasip2 components and generates
+//! `embedded_tools.rs`, which embeds them in the `warden` binary.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = warden_guest_build::workspace_root(&manifest_dir, 1);
+    let guests = warden_guest_build::guests_in(&root.join("example-tools"));
+    let paths = warden_guest_build::build_guests(&root, &guests);
+
+    let mut generated = String::from(
+        "/// Default tool components embedded in the binary: (crate directory name, component bytes).\n\
+         pub(crate) static EMBEDDED_COMPONENTS: &[(&str, &[u8])] = &[\n",
+    );
+    for (guest, path) in guests.iter().zip(&paths) {
+        writeln!(
+            generated,
+            "    ({:?}, include_bytes!({:?})),",
+            guest.ident(),
+            path.display().to_string()
+        )
+        .expect("writing to a String cannot fail");
+    }
+    generated.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
+    std::fs::write(out.join("embedded_tools.rs"), generated).expect("write embedded_tools.rs");
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -1,0 +1,236 @@
+//! The `warden` command line: flags, subcommands, and the mapping to exit codes.
+//!
+//! Exit codes: 0 success, 1 an error result, 2 a usage or configuration error.
+
+mod call;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use warden::{Alias, Limits, Runtime, RuntimeConfig, ToolSelection};
+
+/// warden runs an LLM agent's tool calls as sandboxed WebAssembly components.
+///
+/// Every call goes through one pipeline: alias hop, registry check, input coercion, JSON Schema,
+/// the tool's own validation, PreToolUse hooks, the central permission decision, the call in a
+/// fresh sandbox holding only the tool's grants, post-use hooks, and a bounded tool_result block.
+#[derive(Debug, Parser)]
+#[command(name = "warden", version, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one tool call and print its tool_result block as JSON.
+    Call(call::CallArgs),
+    /// List the effective tool registry with each tool's input schema.
+    Tools(tools::ToolsArgs),
+}
+
+/// Flags accepted before or after the subcommand.
+#[derive(Debug, Args)]
+struct GlobalArgs {
+    /// Workspace directory (${WORKSPACE}); default: the current directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Built-in tools to register: "" for none, "default", or a comma list such as "Read".
+    #[arg(long, global = true, value_name = "LIST")]
+    tools: Option<String>,
+    /// A plugin directory holding warden.toml and its components (repeatable).
+    #[arg(long = "plugins", global = true, value_name = "DIR")]
+    plugins: Vec<PathBuf>,
+    /// Alias a tool name, applied one hop: --alias Cat=Read (repeatable).
+    #[arg(long = "alias", global = true, value_name = "OLD=NEW")]
+    aliases: Vec<String>,
+    /// Allow rules, comma or space separated: "Read" or "Read(*.md),Echo" (repeatable).
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", global = true, value_name = "RULES")]
+    allowed_tools: Vec<String>,
+    /// Deny rules; a bare tool name removes the tool from the registry (repeatable).
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", global = true, value_name = "RULES")]
+    disallowed_tools: Vec<String>,
+    /// A settings file with permission rules and aliases (repeatable).
+    #[arg(long = "settings", global = true, value_name = "FILE")]
+    settings: Vec<PathBuf>,
+    /// Wall-clock limit per call: seconds, or a number with ms, s or m (default 30s).
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Memory limit per call in MiB (default 256, at most 2048).
+    #[arg(long = "memory-mib", global = true, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=2048))]
+    memory_mib: Option<u64>,
+    /// Session id; consecutive calls in a workspace share the "default" session.
+    #[arg(long, global = true, value_name = "ID")]
+    session: Option<String>,
+    /// Root of session state (default: $XDG_STATE_HOME/warden).
+    #[arg(long = "state-dir", global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Compiled-component cache (default: $WARDEN_CACHE_DIR or the user cache directory).
+    #[arg(long = "cache-dir", global = true, value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+    /// Do not cache compiled components on disk.
+    #[arg(long = "no-cache", global = true)]
+    no_cache: bool,
+    /// Log verbosity for warden's own diagnostics on stderr.
+    #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
+    log: LogLevel,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+/// A usage or configuration problem (exit code 2).
+#[derive(Debug)]
+pub(crate) struct ConfigError(pub(crate) String);
+
+impl Cli {
+    /// Runs the command and returns the process exit code.
+    pub(crate) fn run(self) -> Result<ExitCode, ConfigError> {
+        init_logging(self.global.log);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|error| ConfigError(format!("cannot start the async runtime: {error}")))?;
+        runtime.block_on(async move {
+            match self.command {
+                Command::Call(args) => {
+                    let input = args.read_input()?;
+                    let runtime = self.global.runtime().await?;
+                    Ok(call::run(&runtime, args, input).await)
+                }
+                Command::Tools(args) => {
+                    let runtime = self.global.runtime().await?;
+                    tools::run(&runtime, &args)
+                }
+            }
+        })
+    }
+}
+
+impl GlobalArgs {
+    async fn runtime(&self) -> Result<Runtime, ConfigError> {
+        let workspace = match &self.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir()
+                .map_err(|error| ConfigError(format!("cannot read the current directory: {error}")))?,
+        };
+        let mut config = RuntimeConfig::new(workspace);
+        if let Some(tools) = &self.tools {
+            config.tools = tools.parse::<ToolSelection>().unwrap_or_default();
+        }
+        config.plugin_dirs.clone_from(&self.plugins);
+        config.aliases = self
+            .aliases
+            .iter()
+            .map(|text| text.parse::<Alias>())
+            .collect::<Result<_, _>>()
+            .map_err(|error| ConfigError(error.to_string()))?;
+        config.allowed_tools.clone_from(&self.allowed_tools);
+        config.disallowed_tools.clone_from(&self.disallowed_tools);
+        config.settings_files.clone_from(&self.settings);
+        let mut limits = Limits::default();
+        if let Some(timeout) = self.timeout {
+            limits.timeout = timeout;
+        }
+        if let Some(mib) = self.memory_mib {
+            limits.memory_bytes = mib << 20;
+        }
+        config.limits = limits;
+        config.session_id.clone_from(&self.session);
+        config.state_dir.clone_from(&self.state_dir);
+        if self.no_cache {
+            config.cache_dir = None;
+        } else if let Some(dir) = &self.cache_dir {
+            config.cache_dir = Some(dir.clone());
+        }
+        let runtime = Runtime::new(config)
+            .await
+            .map_err(|error| ConfigError(error.to_string()))?;
+        for warning in runtime.warnings() {
+            eprintln!("warden: warning: {warning}");
+        }
+        Ok(runtime)
+    }
+}
+
+/// Parses `30`, `1.5`, `500ms`, `30s` or `2m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 0.001)
+    } else if let Some(s) = text.strip_suffix('s') {
+        (s, 1.0)
+    } else if let Some(m) = text.strip_suffix('m') {
+        (m, 60.0)
+    } else {
+        (text, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 30, 500ms, 30s or 2m"))?;
+    let seconds = value * scale;
+    if !(seconds > 0.0 && seconds <= 24.0 * 3600.0) {
+        return Err(format!("{text:?} must be more than 0 and at most 24 hours"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn init_logging(level: LogLevel) {
+    let filter = match level {
+        LogLevel::Error => "error",
+        LogLevel::Warn => "warn",
+        LogLevel::Info => "info",
+        LogLevel::Debug => "debug",
+        LogLevel::Trace => "trace",
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_table() {
+        let cases = [
+            ("30", Some(30_000)),
+            ("1.5", Some(1_500)),
+            ("500ms", Some(500)),
+            ("2s", Some(2_000)),
+            ("2m", Some(120_000)),
+            ("0", None),
+            ("-1", None),
+            ("abc", None),
+            ("99999999", None),
+        ];
+        for (text, expected) in cases {
+            let got = parse_duration(text).ok().map(|d| d.as_millis() as u64);
+            assert_eq!(got, expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn global_flags_work_before_and_after_the_subcommand() {
+        let before = Cli::try_parse_from(["warden", "--cwd", "x", "call", "Read"]).unwrap();
+        let after = Cli::try_parse_from(["warden", "call", "Read", "--cwd", "x"]).unwrap();
+        assert_eq!(before.global.cwd, after.global.cwd);
+        assert_eq!(before.global.cwd, Some(PathBuf::from("x")));
+    }
+}

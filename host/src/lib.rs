@@ -1,0 +1,84 @@
+//! warden: a runtime that turns an LLM agent's tool calls into local side effects safely.
+//!
+//! Every tool is a WebAssembly component (`warden:plugin@0.1.0`). A call goes through one pipeline:
+//! resolve (one alias hop) -> registry check -> coerce -> schema -> the tool's `validate-input` ->
+//! PreToolUse hooks -> the central permission decision -> the call, in a fresh sandbox holding only
+//! the tool's grants -> PostToolUse / PostToolUseFailure hooks -> a bounded `tool_result` block.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), warden::Error> {
+//! let runtime = warden::Runtime::new(warden::RuntimeConfig::new(".")).await?;
+//! let result = runtime
+//!     .dispatch(warden::ToolUse {
+//!         id: "toolu_1".into(),
+//!         name: "Read".into(),
+//!         input: serde_json::json!({"file_path": "README.md", "limit": 5}),
+//!     })
+//!     .await;
+//! println!("{}", serde_json::to_string(&result.block).unwrap());
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+mod hooks;
+mod output;
+mod permissions;
+mod pipeline;
+mod protocol;
+mod registry;
+mod runtime;
+mod sandbox;
+mod session;
+mod settings;
+
+pub use hooks::{FnHook, Hook, HookEvent, Matcher, PostAnswer, PreAnswer};
+pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
+pub use permissions::{
+    DecidedBy, Decision, HookVote, NoPrompter, PermissionRequest, PromptAnswer, Prompter, Rule,
+    RuleError, RuleSource, Verdict, VoteKind,
+};
+pub use pipeline::{AliasHop, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+pub use protocol::{DefinitionFormat, tool_definitions};
+pub use registry::{
+    Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
+    ToolSpec,
+};
+pub use runtime::{Runtime, RuntimeConfig, ToolInfo, default_cache_dir};
+pub use sandbox::SandboxError;
+pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants};
+pub use sandbox::limits::{DeclaredLimits, Limits};
+pub use session::{DEFAULT_SESSION_ID, Session, SessionError};
+pub use settings::{SettingsError, Settings};
+
+/// A configuration or start-up error: the runtime could not be built. (Problems with a single call
+/// are never errors; they are error results.)
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The workspace directory is unusable.
+    #[error("workspace {}: {source}", path.display())]
+    Workspace {
+        /// The path given.
+        path: std::path::PathBuf,
+        /// Why it is unusable.
+        source: std::io::Error,
+    },
+    /// The registry could not be built.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The sandbox could not be created.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// A permission rule is malformed.
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    /// An alias is malformed.
+    #[error(transparent)]
+    Alias(#[from] AliasError),
+    /// The session could not be opened.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A settings file is unusable.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+}

@@ -1,0 +1,25 @@
+//! The `warden` binary: parses the command line and maps outcomes to exit codes (0 success, 1 error
+//! result, 2 usage or configuration error).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match cli.run() {
+        Ok(code) => code,
+        Err(cli::ConfigError(message)) => {
+            eprintln!("warden: error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Inline truncation with exact accounting. Budgets count Unicode characters; markers are included in
+//! the budget, so the returned text never exceeds the limit.
+
+use serde::Serialize;
+
+/// What a cut removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Truncation {
+    /// Characters the output had.
+    pub total_chars: usize,
+    /// Characters of it that were kept.
+    pub kept_chars: usize,
+    /// Characters cut.
+    pub cut_chars: usize,
+}
+
+/// Room left for the marker; markers are well under this.
+const MARKER_RESERVE: usize = 200;
+
+/// Keeps the head of `text` within `limit` characters, with a trailing marker when cut.
+pub(crate) fn head(text: &str, limit: usize) -> (String, Option<Truncation>) {
+    let total = text.chars().count();
+    if total <= limit {
+        return (text.to_owned(), None);
+    }
+    let kept = limit.saturating_sub(MARKER_RESERVE);
+    let cut = total - kept;
+    let mut out: String = text.chars().take(kept).collect();
+    out.push_str(&format!(
+        "\n\n[warden: output truncated: kept the first {kept} of {total} characters; {cut} characters were cut]"
+    ));
+    (
+        out,
+        Some(Truncation {
+            total_chars: total,
+            kept_chars: kept,
+            cut_chars: cut,
+        }),
+    )
+}
+
+/// Keeps the head and the tail of `text` (errors are often explained at the end), with a marker at
+/// the top and one where the middle was cut.
+pub(crate) fn head_and_tail(text: &str, limit: usize) -> (String, Option<Truncation>) {
+    let total = text.chars().count();
+    if total <= limit {
+        return (text.to_owned(), None);
+    }
+    let kept = limit.saturating_sub(2 * MARKER_RESERVE);
+    let head_chars = kept / 2;
+    let tail_chars = kept - head_chars;
+    let cut = total - kept;
+    let head: String = text.chars().take(head_chars).collect();
+    let tail: String = text.chars().skip(total - tail_chars).collect();
+    let out = format!(
+        "[warden: output truncated: kept the first {head_chars} and last {tail_chars} of {total} characters; {cut} characters were cut]\n{head}\n[... {cut} characters cut ...]\n{tail}"
+    );
+    (
+        out,
+        Some(Truncation {
+            total_chars: total,
+            kept_chars: kept,
+            cut_chars: cut,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_untouched() {
+        assert_eq!(head("abc", 10), ("abc".to_owned(), None));
+        assert_eq!(head_and_tail("abc", 3), ("abc".to_owned(), None));
+    }
+
+    #[test]
+    fn head_cut_states_exact_numbers_and_fits_the_limit() {
+        let text = "é".repeat(1000);
+        let (out, cut) = head(&text, 500);
+        let cut = cut.unwrap();
+        assert_eq!(cut, Truncation { total_chars: 1000, kept_chars: 300, cut_chars: 700 });
+        assert!(out.chars().count() <= 500, "{}", out.chars().count());
+        assert!(out.contains("kept the first 300 of 1000 characters; 700 characters were cut"));
+        assert!(out.starts_with(&"é".repeat(300)));
+    }
+
+    #[test]
+    fn head_and_tail_keeps_both_ends() {
+        let text = format!("{}{}{}", "a".repeat(500), "m".repeat(1000), "z".repeat(500));
+        let (out, cut) = head_and_tail(&text, 1000);
+        let cut = cut.unwrap();
+        assert_eq!(cut.kept_chars + cut.cut_chars, 2000);
+        assert!(out.starts_with("[warden: output truncated"));
+        assert!(out.ends_with(&"z".repeat(300)));
+        assert!(out.chars().count() <= 1000);
+        assert!(!out.contains('m'));
+    }
+}

@@ -1,0 +1,45 @@
+//! Lexical path normalization for permission checks (no filesystem access, so no TOCTOU window;
+//! symlinks are left to the sandbox, which refuses to follow them out of a preopen).
+
+use std::path::{Component, Path, PathBuf};
+
+/// `path` made absolute against `cwd`, with `.` and `..` resolved lexically.
+pub(crate) fn normalize(cwd: &Path, path: &str) -> PathBuf {
+    let joined = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    };
+    let mut normalized = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                normalized.pop();
+            }
+            Component::CurDir => {}
+            other => normalized.push(other.as_os_str()),
+        }
+    }
+    normalized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_and_dot_segments() {
+        let cwd = Path::new("/ws/project");
+        let cases = [
+            ("a.txt", "/ws/project/a.txt"),
+            ("./a/../b.txt", "/ws/project/b.txt"),
+            ("../outside", "/ws/outside"),
+            ("/etc/passwd", "/etc/passwd"),
+            ("/../../etc", "/etc"),
+            ("sub/../../../..", "/"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(normalize(cwd, input), PathBuf::from(expected), "{input}");
+        }
+    }
+}

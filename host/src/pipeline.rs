@@ -1,0 +1,211 @@
+//! The dispatch pipeline. This file only sequences the stages; each stage lives in its own file:
+//!
+//! resolve (alias hop + registry check) -> coerce -> schema -> validate-input -> PreToolUse ->
+//! decide (permission request loop) -> execute -> PostToolUse | PostToolUseFailure -> output.
+//!
+//! A PreToolUse `updatedInput` is checked against the schema again before the decision: the tool
+//! must never receive input its schema rejects, whoever rewrote it.
+
+mod coerce;
+mod decide;
+mod execute;
+mod outcome;
+mod output;
+mod post_hooks;
+mod pre_hooks;
+mod resolve;
+mod schema;
+mod validate;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use serde_json::Value;
+
+pub use coerce::{Coercion, CoercionRule};
+pub use outcome::{AliasHop, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+
+use crate::hooks::HookSet;
+use crate::permissions::{Policy, Prompter};
+use crate::registry::Registry;
+use crate::sandbox::grants::GrantContext;
+use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
+use crate::sandbox::{CallContext, Sandbox};
+
+/// What the stages share for one dispatch.
+pub(crate) struct Stages<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) registry: &'a Registry,
+    pub(crate) policy: &'a Policy,
+    pub(crate) hooks: &'a HookSet,
+    pub(crate) prompter: &'a dyn Prompter,
+    pub(crate) grant_context: &'a GrantContext,
+    pub(crate) session_id: &'a str,
+}
+
+/// Runs one call through every stage and returns its result block and outcome. Never panics on
+/// model input; every failure is an error block with a stable kind.
+pub(crate) async fn dispatch(stages: &Stages<'_>, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
+    let started = Instant::now();
+    let mut outcome = Outcome {
+        tool_use_id: call.id.clone(),
+        requested: call.name.clone(),
+        ..Outcome::default()
+    };
+    let mut limit = DEFAULT_OUTPUT_CHARS;
+    let result = run(stages, call, cancel, &mut outcome, &mut limit).await;
+    let (block, truncation) = match result {
+        Ok(Success { content, notes }) => output::success(&outcome.tool_use_id, content, limit, &notes),
+        Err((failure, notes)) => {
+            let rendered = output::failure(&outcome.tool_use_id, &failure, limit, &notes);
+            outcome.error = Some(failure);
+            rendered
+        }
+    };
+    outcome.truncation = truncation;
+    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Dispatch { block, outcome }
+}
+
+struct Success {
+    content: Vec<crate::sandbox::WitContent>,
+    notes: Vec<String>,
+}
+
+type StageResult<T> = Result<T, (Failure, Vec<String>)>;
+
+fn plain<T>(result: Result<T, Failure>) -> StageResult<T> {
+    result.map_err(|failure| (failure, Vec::new()))
+}
+
+async fn run(
+    stages: &Stages<'_>,
+    call: ToolUse,
+    cancel: Arc<AtomicBool>,
+    outcome: &mut Outcome,
+    limit: &mut usize,
+) -> StageResult<Success> {
+    let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
+    outcome.tool = Some(tool.spec.name.clone());
+    outcome.alias = hop;
+    *limit = tool.component.limits.output_chars;
+
+    let (input, coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
+    outcome.coercions = coercions;
+    outcome.input = Some(input.clone());
+    plain(schema::check(&tool, &input))?;
+
+    let workspace = stages.grant_context.workspace.to_string_lossy().into_owned();
+    let context = || CallContext {
+        call_id: call.id.clone(),
+        session_id: stages.session_id.to_owned(),
+        cwd: workspace.clone(),
+        deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    plain(validate::run(stages.sandbox, &tool, &input.to_string(), context(), Arc::clone(&cancel)).await)?;
+
+    let base = pre_hooks::EventBase {
+        session_id: stages.session_id,
+        cwd: &workspace,
+        tool_use_id: &call.id,
+        tool_name: &tool.spec.name,
+    };
+    let pre = plain(pre_hooks::run(stages.hooks, &base, &input))?;
+    let mut notes: Vec<String> = pre
+        .additional_context
+        .iter()
+        .map(|context| format!("[PreToolUse hook] {context}"))
+        .collect();
+    let input = match pre.updated_input {
+        Some((rewritten, hook)) => {
+            outcome.input = Some(rewritten.clone());
+            outcome.input_rewritten_by = Some(hook.clone());
+            schema::check(&tool, &rewritten).map_err(|mut failure| {
+                failure.message = format!("after the PreToolUse hook {hook} rewrote it: {}", failure.message);
+                (failure, Vec::new())
+            })?;
+            rewritten
+        }
+        None => input,
+    };
+
+    let decide_context = decide::DecideContext {
+        policy: stages.policy,
+        prompter: stages.prompter,
+        grant_context: stages.grant_context,
+    };
+    match decide::run(&decide_context, &tool, &input, pre.vote.as_ref()) {
+        Ok(decision) => outcome.decision = Some(decision),
+        Err((decision, failure)) => {
+            outcome.decision = Some(decision);
+            return Err((failure, Vec::new()));
+        }
+    }
+
+    let started = Instant::now();
+    let executed = execute::run(
+        stages.sandbox,
+        &tool,
+        &input.to_string(),
+        context(),
+        stages.grant_context,
+        cancel,
+    )
+    .await;
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match executed {
+        Ok(executed) => {
+            outcome.progress = executed.progress;
+            let structured = executed.structured.as_deref().and_then(|text| {
+                serde_json::from_str::<Value>(text)
+                    .map_err(|error| {
+                        outcome
+                            .warnings
+                            .push(format!("the tool's structured result is not JSON: {error}"));
+                    })
+                    .ok()
+            });
+            let response = structured.clone().unwrap_or_else(|| response_text(&executed.content));
+            outcome.structured = structured;
+            let post = post_hooks::after_success(stages.hooks, &base, &input, &response, elapsed_ms);
+            outcome.warnings.extend(post.warnings);
+            notes.extend(post.notes);
+            outcome.additional_context.clone_from(&notes);
+            Ok(Success {
+                content: executed.content,
+                notes,
+            })
+        }
+        Err((failure, progress)) => {
+            outcome.progress = progress;
+            let interrupted = matches!(failure.kind, ErrorKind::Cancelled | ErrorKind::Timeout);
+            let post = post_hooks::after_failure(
+                stages.hooks,
+                &base,
+                &input,
+                &failure.message,
+                interrupted,
+                elapsed_ms,
+            );
+            outcome.warnings.extend(post.warnings);
+            notes.extend(post.notes);
+            outcome.additional_context.clone_from(&notes);
+            Err((failure, notes))
+        }
+    }
+}
+
+/// The text parts of a result, for hooks when the tool gave no structured result.
+fn response_text(content: &[crate::sandbox::WitContent]) -> Value {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|part| match part {
+            crate::sandbox::WitContent::Text(text) | crate::sandbox::WitContent::Json(text) => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    Value::String(texts.join("\n"))
+}

@@ -1,0 +1,131 @@
+//! Stage 7: call the tool in a fresh sandbox with only its effective grants and limits.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::outcome::{ErrorKind, Failure};
+use crate::registry::{CapabilityClass, RegisteredTool};
+use crate::sandbox::grants::GrantContext;
+use crate::sandbox::{CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent};
+
+/// A successful call's raw output.
+pub(crate) struct Executed {
+    pub(crate) content: Vec<WitContent>,
+    pub(crate) structured: Option<String>,
+    pub(crate) progress: Vec<String>,
+}
+
+/// Runs the tool. The `${TMP}` directory, if the grants use it, lives exactly as long as the call.
+pub(crate) async fn run(
+    sandbox: &Sandbox,
+    tool: &RegisteredTool,
+    input: &str,
+    ctx: CallContext,
+    grant_context: &GrantContext,
+    cancel: Arc<AtomicBool>,
+) -> Result<Executed, (Failure, Vec<String>)> {
+    let component = &tool.component;
+    let mut context = grant_context.clone();
+    context.plugin_data = component.plugin_data.clone();
+    if let Some(data) = &context.plugin_data
+        && let Err(error) = std::fs::create_dir_all(data)
+    {
+        let failure = Failure::new(
+            ErrorKind::Internal,
+            format!("cannot create the plugin data directory {}: {error}", data.display()),
+        );
+        return Err((failure, Vec::new()));
+    }
+    let tmp = if component.grants.uses_tmp() {
+        match tempfile::Builder::new().prefix("warden-call-").tempdir() {
+            Ok(dir) => Some(dir),
+            Err(error) => {
+                let failure = Failure::new(
+                    ErrorKind::Internal,
+                    format!("cannot create the call's temporary directory: {error}"),
+                );
+                return Err((failure, Vec::new()));
+            }
+        }
+    } else {
+        None
+    };
+    context.tmp = tmp.as_ref().map(|dir| dir.path().to_path_buf());
+    let grants = component
+        .grants
+        .resolve(&context, tool.spec.class == CapabilityClass::Read);
+    let run = sandbox
+        .run(
+            &component.loaded,
+            CallSetup {
+                grants: &grants,
+                limits: component.limits,
+                cancel,
+                label: &tool.spec.name,
+            },
+            GuestRequest::Call {
+                tool: &tool.spec.name,
+                input,
+                ctx,
+            },
+        )
+        .await;
+    drop(tmp);
+    match run.reply {
+        Ok(GuestReply::Called(Ok(output))) => Ok(Executed {
+            content: output.content,
+            structured: output.structured,
+            progress: run.progress,
+        }),
+        Ok(GuestReply::Called(Err(error))) => {
+            let failure = Failure {
+                kind: ErrorKind::ToolFailed,
+                message: format!("{}: {}", error.kind, error.message),
+                tool_error_kind: Some(error.kind),
+            };
+            Err((failure, run.progress))
+        }
+        Ok(_) => Err((
+            Failure::new(ErrorKind::Internal, "call returned an unexpected reply"),
+            run.progress,
+        )),
+        Err(failure) => Err((failure_from_guest(&tool.spec.name, failure), run.progress)),
+    }
+}
+
+/// Maps a sandbox failure to the stable outcome.
+pub(crate) fn failure_from_guest(tool: &str, failure: GuestFailure) -> Failure {
+    match failure {
+        GuestFailure::Trap(message) => Failure::new(
+            ErrorKind::ToolFailed,
+            format!("{tool} crashed: {message}"),
+        ),
+        GuestFailure::Timeout(limit) => Failure::new(
+            ErrorKind::Timeout,
+            format!(
+                "{tool} did not finish within {} and was stopped",
+                describe_duration(limit)
+            ),
+        ),
+        GuestFailure::Cancelled => {
+            Failure::new(ErrorKind::Cancelled, format!("{tool} was cancelled"))
+        }
+        GuestFailure::ResourceExhausted(message) => Failure::new(
+            ErrorKind::ResourceExhausted,
+            format!("{tool} was stopped: {message}"),
+        ),
+        GuestFailure::Setup(message) => Failure::new(
+            ErrorKind::Internal,
+            format!("cannot set up the sandbox for {tool}: {message}"),
+        ),
+    }
+}
+
+fn describe_duration(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}

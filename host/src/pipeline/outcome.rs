@@ -1,0 +1,154 @@
+//! The outcome types: the call as it arrives, the stable error kinds, and the structured record of
+//! what each stage did.
+
+use serde::Serialize;
+
+use super::coerce::Coercion;
+use crate::output::{ToolResultBlock, Truncation};
+use crate::permissions::Decision;
+
+/// A `tool_use` block from the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    /// The block's id; the result answers it.
+    pub id: String,
+    /// The tool name as the model wrote it.
+    pub name: String,
+    /// The input object.
+    pub input: serde_json::Value,
+}
+
+/// Stable error kinds; each error result carries one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No such tool in the effective registry.
+    UnknownTool,
+    /// The input does not match the schema (or is not JSON).
+    InvalidInput,
+    /// The tool's own `validate-input` rejected the input.
+    ValidationFailed,
+    /// A PreToolUse hook stopped the run.
+    HookStopped,
+    /// A PreToolUse hook deferred the call to the caller.
+    Deferred,
+    /// The permission decision refused the call.
+    PermissionDenied,
+    /// The tool reported an error or crashed.
+    ToolFailed,
+    /// The call ran past its deadline.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// The call hit a memory or table limit.
+    ResourceExhausted,
+    /// warden itself failed.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The stable snake_case string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::ValidationFailed => "validation_failed",
+            ErrorKind::HookStopped => "hook_stopped",
+            ErrorKind::Deferred => "deferred",
+            ErrorKind::PermissionDenied => "permission_denied",
+            ErrorKind::ToolFailed => "tool_failed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ResourceExhausted => "resource_exhausted",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a call did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The stable kind.
+    pub kind: ErrorKind,
+    /// The message the model sees (after the kind).
+    pub message: String,
+    /// The tool's own error kind, when the tool reported the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_error_kind: Option<String>,
+}
+
+impl Failure {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            tool_error_kind: None,
+        }
+    }
+}
+
+/// An alias hop that was applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AliasHop {
+    /// The name the model used.
+    pub from: String,
+    /// The canonical name it resolved to.
+    pub to: String,
+}
+
+/// The structured record of one dispatch, for library callers and `--outcome`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Outcome {
+    /// The `tool_use` id.
+    pub tool_use_id: String,
+    /// The name as requested.
+    pub requested: String,
+    /// The canonical tool, once resolved.
+    pub tool: Option<String>,
+    /// The alias hop applied, if any.
+    pub alias: Option<AliasHop>,
+    /// Every change coercion made.
+    pub coercions: Vec<Coercion>,
+    /// The input the tool received (or would have).
+    pub input: Option<serde_json::Value>,
+    /// The hook that rewrote the input, if any.
+    pub input_rewritten_by: Option<String>,
+    /// The permission decision and what made it.
+    pub decision: Option<Decision>,
+    /// The failure, for error results.
+    pub error: Option<Failure>,
+    /// The tool's structured result, for successes.
+    pub structured: Option<serde_json::Value>,
+    /// What truncation cut.
+    pub truncation: Option<Truncation>,
+    /// Context hooks added next to the result.
+    pub additional_context: Vec<String>,
+    /// Progress messages the tool reported.
+    pub progress: Vec<String>,
+    /// Non-fatal problems (a post hook that failed, an unparsable structured result).
+    pub warnings: Vec<String>,
+    /// Wall-clock time of the dispatch in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// What dispatch returns: the block for the model and the structured outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct Dispatch {
+    /// The `tool_result` block.
+    pub block: ToolResultBlock,
+    /// What happened, stage by stage.
+    pub outcome: Outcome,
+}
+
+impl Dispatch {
+    /// The error kind, for error results.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.outcome.error.as_ref().map(|failure| failure.kind)
+    }
+}

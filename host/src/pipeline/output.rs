@@ -1,0 +1,119 @@
+//! Stage 9: build the `tool_result` block: render content parts, normalize text, apply the inline
+//! budget (head for successes, head and tail for errors) and append hook notes.
+
+use base64::Engine as _;
+
+use super::outcome::Failure;
+use crate::output::{
+    ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation, head, head_and_tail,
+    normalize_text,
+};
+use crate::sandbox::WitContent;
+
+/// The success block and what truncation cut.
+pub(crate) fn success(
+    tool_use_id: &str,
+    content: Vec<WitContent>,
+    limit: usize,
+    notes: &[String],
+) -> (ToolResultBlock, Option<Truncation>) {
+    let mut blocks: Vec<ContentBlock> = Vec::new();
+    let mut text = String::new();
+    let mut has_images = false;
+    for part in content {
+        let part_text = match part {
+            WitContent::Text(value) => normalize_text(&value),
+            WitContent::Json(value) => value,
+            WitContent::File(file) => match file.media_type {
+                Some(media_type) => format!("[file: {} ({media_type})]", file.path),
+                None => format!("[file: {}]", file.path),
+            },
+            WitContent::Image(image) => {
+                flush(&mut text, &mut blocks);
+                has_images = true;
+                blocks.push(ContentBlock::Image {
+                    source: ImageSource {
+                        kind: "base64".to_owned(),
+                        media_type: image.media_type,
+                        data: base64::engine::general_purpose::STANDARD.encode(&image.data),
+                    },
+                });
+                continue;
+            }
+        };
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&part_text);
+    }
+    flush(&mut text, &mut blocks);
+
+    // One budget for all text, in order.
+    let mut remaining = limit;
+    let mut truncation: Option<Truncation> = None;
+    for block in &mut blocks {
+        if let ContentBlock::Text { text } = block {
+            let (kept, cut) = head(text, remaining);
+            remaining = remaining.saturating_sub(kept.chars().count());
+            if let Some(cut) = cut {
+                truncation = Some(merge(truncation, cut));
+            }
+            *text = kept;
+        }
+    }
+    for note in notes {
+        blocks.push(ContentBlock::Text { text: note.clone() });
+    }
+    let content = if has_images {
+        ResultContent::Blocks(blocks)
+    } else {
+        let joined = blocks
+            .into_iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text),
+                ContentBlock::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        ResultContent::Text(joined)
+    };
+    (ToolResultBlock::new(tool_use_id, content, false), truncation)
+}
+
+/// The error block: `<kind>: <message>`, head and tail kept within `limit`.
+pub(crate) fn failure(
+    tool_use_id: &str,
+    failure: &Failure,
+    limit: usize,
+    notes: &[String],
+) -> (ToolResultBlock, Option<Truncation>) {
+    let text = normalize_text(&format!("{}: {}", failure.kind, failure.message));
+    let (mut text, truncation) = head_and_tail(&text, limit);
+    for note in notes {
+        text.push_str("\n\n");
+        text.push_str(note);
+    }
+    (
+        ToolResultBlock::new(tool_use_id, ResultContent::Text(text), true),
+        truncation,
+    )
+}
+
+fn flush(text: &mut String, blocks: &mut Vec<ContentBlock>) {
+    if !text.is_empty() {
+        blocks.push(ContentBlock::Text {
+            text: std::mem::take(text),
+        });
+    }
+}
+
+fn merge(previous: Option<Truncation>, next: Truncation) -> Truncation {
+    match previous {
+        None => next,
+        Some(previous) => Truncation {
+            total_chars: previous.total_chars + next.total_chars,
+            kept_chars: previous.kept_chars + next.kept_chars,
+            cut_chars: previous.cut_chars + next.cut_chars,
+        },
+    }
+}

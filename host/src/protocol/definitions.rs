@@ -1,0 +1,61 @@
+//! Tool definitions in the shapes model APIs expect: Anthropic `tools`, OpenAI function tools, and
+//! MCP `tools/list` entries.
+
+use serde_json::{Value, json};
+
+use crate::registry::ToolSpec;
+
+/// A tool-definition format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefinitionFormat {
+    /// `[{"name","description","input_schema"}]`.
+    Anthropic,
+    /// `[{"type":"function","function":{"name","description","parameters"}}]`.
+    OpenAi,
+    /// `{"tools":[{"name","description","inputSchema","annotations"}]}`.
+    Mcp,
+}
+
+/// The definitions of `specs` in `format`.
+pub fn tool_definitions<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, format: DefinitionFormat) -> Value {
+    let specs = specs.into_iter();
+    match format {
+        DefinitionFormat::Anthropic => specs
+            .map(|spec| {
+                json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": spec.input_schema,
+                })
+            })
+            .collect(),
+        DefinitionFormat::OpenAi => specs
+            .map(|spec| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": spec.input_schema,
+                    }
+                })
+            })
+            .collect(),
+        DefinitionFormat::Mcp => {
+            let tools: Vec<Value> = specs
+                .map(|spec| {
+                    json!({
+                        "name": spec.name,
+                        "description": spec.description,
+                        "inputSchema": spec.input_schema,
+                        "annotations": {
+                            "readOnlyHint": spec.read_only,
+                            "destructiveHint": !spec.read_only,
+                        }
+                    })
+                })
+                .collect();
+            json!({ "tools": tools })
+        }
+    }
+}

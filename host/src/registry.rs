@@ -1,0 +1,290 @@
+//! The effective tool registry: built-in set -> `--tools` selection -> plugin directories -> bare-name
+//! deny rules. Canonical names are unique; aliases are applied one hop only.
+//!
+//! This module loads and describes components and compiles each tool's schema once. It does not run
+//! calls or decide permissions.
+
+mod aliases;
+mod builtin;
+mod load;
+mod manifest;
+mod selection;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+pub use aliases::{Alias, AliasError};
+pub use manifest::ManifestError;
+pub use selection::ToolSelection;
+
+pub(crate) use aliases::Aliases;
+
+use crate::sandbox::grants::Grants;
+use crate::sandbox::limits::{DeclaredLimits, Limits};
+use crate::sandbox::{LoadedComponent, Sandbox, SandboxError};
+
+/// Side-effect class of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapabilityClass {
+    /// Reads and discloses workspace data.
+    Read,
+    /// Mutates files.
+    Write,
+    /// Runs processes.
+    Process,
+    /// Talks to the network.
+    Network,
+    /// Proxies an MCP server.
+    Mcp,
+    /// Delegates work.
+    Agent,
+    /// Controls an external application.
+    External,
+}
+
+impl CapabilityClass {
+    /// The lower-case name used in listings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapabilityClass::Read => "read",
+            CapabilityClass::Write => "write",
+            CapabilityClass::Process => "process",
+            CapabilityClass::Network => "network",
+            CapabilityClass::Mcp => "mcp",
+            CapabilityClass::Agent => "agent",
+            CapabilityClass::External => "external",
+        }
+    }
+}
+
+/// What the model and the permission engine know about a tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolSpec {
+    /// Canonical name.
+    pub name: String,
+    /// Description shown to the model.
+    pub description: String,
+    /// JSON Schema of the input object.
+    pub input_schema: serde_json::Value,
+    /// Side-effect class.
+    pub class: CapabilityClass,
+    /// True when the tool never mutates anything.
+    pub read_only: bool,
+    /// True when calls may run in parallel.
+    pub concurrency_safe: bool,
+    /// Input field that rule specifiers match; a path for read and write tools.
+    pub rule_field: Option<String>,
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolSource {
+    /// Embedded in the warden binary.
+    BuiltIn,
+    /// Loaded from a plugin directory.
+    Plugin {
+        /// The plugin's name from its manifest.
+        name: String,
+        /// The plugin directory.
+        dir: PathBuf,
+    },
+}
+
+impl std::fmt::Display for ToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolSource::BuiltIn => f.write_str("built-in"),
+            ToolSource::Plugin { name, .. } => write!(f, "plugin {name}"),
+        }
+    }
+}
+
+/// A loaded component with its declared grants and effective limits.
+pub(crate) struct ComponentEntry {
+    pub(crate) loaded: LoadedComponent,
+    pub(crate) grants: Grants,
+    pub(crate) limits: Limits,
+    pub(crate) source: ToolSource,
+    /// `${PLUGIN_DATA}` for this component's plugin.
+    pub(crate) plugin_data: Option<PathBuf>,
+}
+
+/// One tool in the registry.
+pub(crate) struct RegisteredTool {
+    pub(crate) spec: ToolSpec,
+    pub(crate) validator: jsonschema::Validator,
+    pub(crate) component: Arc<ComponentEntry>,
+}
+
+/// Errors building the registry; each names the file or setting to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// A manifest could not be read or parsed.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// A component could not be loaded.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// A component's `describe` failed or returned an invalid tool.
+    #[error("{label}: {message}")]
+    Describe {
+        /// Which component.
+        label: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Two sources define the same canonical name.
+    #[error("tool {name} is defined twice: by {first} and by {second}; canonical names must be unique")]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// The first definition.
+        first: String,
+        /// The second definition.
+        second: String,
+    },
+    /// `--tools` named a tool that is not built in.
+    #[error("--tools names unknown tool(s) {unknown}; built-in tools are: {available}")]
+    UnknownSelection {
+        /// The unknown names.
+        unknown: String,
+        /// The built-in names.
+        available: String,
+    },
+    /// An alias is malformed, chained, cyclic or shadows a tool.
+    #[error(transparent)]
+    Alias(#[from] AliasError),
+}
+
+/// Everything needed to assemble the registry.
+pub(crate) struct RegistryConfig<'a> {
+    pub(crate) selection: &'a ToolSelection,
+    pub(crate) plugin_dirs: &'a [PathBuf],
+    pub(crate) aliases: &'a [Alias],
+    pub(crate) operator_limits: Limits,
+    pub(crate) plugin_data_root: PathBuf,
+    /// Bare-name deny: true when the tool must be removed.
+    pub(crate) removed: &'a dyn Fn(&str) -> bool,
+}
+
+/// The effective registry.
+pub(crate) struct Registry {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    aliases: Aliases,
+}
+
+impl Registry {
+    /// Assembles the registry in the documented order.
+    pub(crate) async fn build(
+        sandbox: &Sandbox,
+        config: RegistryConfig<'_>,
+    ) -> Result<Self, RegistryError> {
+        let mut all_names: Vec<String> = Vec::new();
+        let mut tools: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
+
+        let builtins = builtin::load(sandbox, config.operator_limits).await?;
+        let builtin_names: Vec<String> = builtins.iter().map(|t| t.spec.name.clone()).collect();
+        let selected = config.selection.choose(&builtin_names)?;
+        for tool in builtins {
+            all_names.push(tool.spec.name.clone());
+            if selected.contains(&tool.spec.name) {
+                tools.insert(tool.spec.name.clone(), Arc::new(tool));
+            }
+        }
+
+        for dir in config.plugin_dirs {
+            let manifest = manifest::Manifest::read(dir)?;
+            for entry in &manifest.tools {
+                let wasm_path = dir.join(&entry.component);
+                let wasm = std::fs::read(&wasm_path).map_err(|error| {
+                    ManifestError::at(
+                        &manifest.path,
+                        format!("cannot read component {}: {error}", wasm_path.display()),
+                    )
+                })?;
+                let component = ComponentEntry {
+                    loaded: sandbox.load(&wasm, &wasm_path.display().to_string())?,
+                    grants: entry.grants.clone(),
+                    limits: config.operator_limits.narrowed_by(&entry.limits),
+                    source: ToolSource::Plugin {
+                        name: manifest.plugin.name.clone(),
+                        dir: dir.clone(),
+                    },
+                    plugin_data: Some(config.plugin_data_root.join(&manifest.plugin.name)),
+                };
+                let label = wasm_path.display().to_string();
+                for tool in load::describe(sandbox, Arc::new(component), &label).await? {
+                    let name = tool.spec.name.clone();
+                    if let Some(existing) = tools.get(&name) {
+                        return Err(RegistryError::Duplicate {
+                            name,
+                            first: existing.component.source.to_string(),
+                            second: tool.component.source.to_string(),
+                        });
+                    }
+                    if all_names.contains(&name) {
+                        return Err(RegistryError::Duplicate {
+                            name,
+                            first: "built-in".to_owned(),
+                            second: tool.component.source.to_string(),
+                        });
+                    }
+                    all_names.push(name.clone());
+                    tools.insert(name, Arc::new(tool));
+                }
+            }
+        }
+
+        tools.retain(|name, _| !(config.removed)(name));
+        let aliases = Aliases::new(config.aliases, |name| {
+            all_names.iter().any(|known| known == name)
+        })?;
+        Ok(Self { tools, aliases })
+    }
+
+    /// The tool called `name`, if it is in the effective registry.
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name)
+    }
+
+    /// The configured aliases.
+    pub(crate) fn aliases(&self) -> &Aliases {
+        &self.aliases
+    }
+
+    /// Every tool, by name.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.tools.values()
+    }
+
+    /// Registered names closest to `name`, best first.
+    pub(crate) fn close_matches(&self, name: &str) -> Vec<String> {
+        let lower = name.to_lowercase();
+        let mut scored: Vec<(f64, &String)> = self
+            .tools
+            .keys()
+            .chain(self.aliases.names())
+            .map(|candidate| {
+                let score = strsim::jaro_winkler(&lower, &candidate.to_lowercase());
+                (score, candidate)
+            })
+            .filter(|(score, _)| *score >= 0.8)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, name)| name.clone())
+            .collect()
+    }
+}
+
+/// The limits a component gets when its manifest declares none.
+pub(crate) fn builtin_limits(operator: Limits) -> Limits {
+    operator.narrowed_by(&DeclaredLimits::default())
+}

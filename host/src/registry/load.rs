@@ -1,0 +1,96 @@
+//! Turns a loaded component into registered tools: calls `describe`, checks each spec (name, schema)
+//! and compiles its JSON Schema validator once.
+
+use std::sync::Arc;
+
+use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSpec};
+use crate::sandbox::grants::ResolvedGrants;
+use crate::sandbox::{CallSetup, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec};
+
+/// Calls `describe` (with no grants at all) and validates the answer.
+pub(super) async fn describe(
+    sandbox: &Sandbox,
+    component: Arc<ComponentEntry>,
+    label: &str,
+) -> Result<Vec<RegisteredTool>, RegistryError> {
+    let no_grants = ResolvedGrants::default();
+    let run = sandbox
+        .run(
+            &component.loaded,
+            CallSetup {
+                grants: &no_grants,
+                limits: component.limits,
+                cancel: Arc::default(),
+                label,
+            },
+            GuestRequest::Describe,
+        )
+        .await;
+    let describe_error = |message: String| RegistryError::Describe {
+        label: label.to_owned(),
+        message,
+    };
+    let specs = match run.reply {
+        Ok(GuestReply::Specs(specs)) => specs,
+        Ok(_) => return Err(describe_error("describe returned an unexpected reply".into())),
+        Err(failure) => return Err(describe_error(format!("describe failed: {failure:?}"))),
+    };
+    if specs.is_empty() {
+        return Err(describe_error("the component describes no tools".into()));
+    }
+    specs
+        .into_iter()
+        .map(|spec| {
+            let spec = convert(spec).map_err(describe_error)?;
+            let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
+                describe_error(format!("tool {}: invalid input schema: {error}", spec.name))
+            })?;
+            Ok(RegisteredTool {
+                spec,
+                validator,
+                component: Arc::clone(&component),
+            })
+        })
+        .collect()
+}
+
+fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {
+    let valid_name = !spec.name.is_empty()
+        && spec.name.len() <= 64
+        && spec
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(format!(
+            "tool name {:?} must match ^[a-zA-Z0-9_-]{{1,64}}$",
+            spec.name
+        ));
+    }
+    let input_schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
+        .map_err(|error| format!("tool {}: input schema is not JSON: {error}", spec.name))?;
+    if input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        return Err(format!(
+            "tool {}: the input schema must describe an object (\"type\": \"object\")",
+            spec.name
+        ));
+    }
+    let class = match spec.class {
+        WitCapabilityClass::Read => CapabilityClass::Read,
+        WitCapabilityClass::Write => CapabilityClass::Write,
+        WitCapabilityClass::Process => CapabilityClass::Process,
+        WitCapabilityClass::Network => CapabilityClass::Network,
+        WitCapabilityClass::Mcp => CapabilityClass::Mcp,
+        WitCapabilityClass::Agent => CapabilityClass::Agent,
+        WitCapabilityClass::External => CapabilityClass::External,
+    };
+    Ok(ToolSpec {
+        name: spec.name,
+        description: spec.description,
+        input_schema,
+        class,
+        read_only: spec.read_only,
+        concurrency_safe: spec.concurrency_safe,
+        rule_field: spec.rule_field,
+    })
+}

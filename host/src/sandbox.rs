@@ -1,0 +1,112 @@
+//! The sandbox: engine, component cache, and per-call instances built from effective grants only.
+//!
+//! This module does not decide whether a call may run (that is `permissions`); it makes sure a call
+//! that runs can do no more than its grants and limits allow.
+
+mod bindings;
+mod cache;
+mod call;
+mod engine;
+pub(crate) mod grants;
+pub(crate) mod limits;
+mod pipe;
+mod wasi;
+
+use std::path::Path;
+
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+pub(crate) use bindings::{
+    CallContext, WitCapabilityClass, WitContent, WitToolSpec,
+};
+pub(crate) use cache::hex;
+pub(crate) use call::{CallSetup, GuestFailure, GuestReply, GuestRequest, GuestRun};
+
+use bindings::ToolPluginPre;
+use call::CallState;
+
+/// Engine, linker and compile cache shared by every call.
+pub(crate) struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache: cache::ComponentCache,
+    _ticker: engine::EpochTicker,
+}
+
+/// A component compiled and linked, ready to be instantiated per call.
+pub(crate) struct LoadedComponent {
+    pre: ToolPluginPre<CallState>,
+    /// SHA-256 of the component bytes, for approvals and diagnostics.
+    pub(crate) digest: String,
+}
+
+/// Errors setting up the sandbox or loading a component.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The engine could not be created.
+    #[error("cannot create the WebAssembly engine: {0}")]
+    Engine(String),
+    /// The bytes are not a component this host can run.
+    #[error("{label} is not a usable warden tool component: {message}")]
+    Component {
+        /// Where the component came from.
+        label: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+impl Sandbox {
+    /// Creates the engine and linker; compiled components are cached under `cache_dir` if given.
+    pub(crate) fn new(cache_dir: Option<&Path>) -> Result<Self, SandboxError> {
+        let engine =
+            engine::build_engine().map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        bindings::add_host_to_linker(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        let cache = cache::ComponentCache::new(&engine, cache_dir);
+        let ticker = engine::EpochTicker::start(&engine);
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+            _ticker: ticker,
+        })
+    }
+
+    /// Compiles (or loads from cache) and links `wasm`; `label` names it in errors.
+    pub(crate) fn load(&self, wasm: &[u8], label: &str) -> Result<LoadedComponent, SandboxError> {
+        use sha2::Digest as _;
+        let component_error = |message: String| SandboxError::Component {
+            label: label.to_owned(),
+            message,
+        };
+        let component = self
+            .cache
+            .load(&self.engine, wasm)
+            .map_err(|error| component_error(format!("{error:#}")))?;
+        let instance_pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|error| component_error(format!("{error:#}")))?;
+        let pre = ToolPluginPre::new(instance_pre)
+            .map_err(|error| component_error(format!("{error:#}")))?;
+        Ok(LoadedComponent {
+            pre,
+            digest: cache::hex(&sha2::Sha256::digest(wasm)),
+        })
+    }
+
+    /// Runs one request in a fresh instance of `component`.
+    pub(crate) async fn run(
+        &self,
+        component: &LoadedComponent,
+        setup: CallSetup<'_>,
+        request: GuestRequest<'_>,
+    ) -> GuestRun {
+        call::run(&self.engine, &component.pre, setup, request).await
+    }
+}

@@ -1,0 +1,322 @@
+//! One guest invocation: a fresh store from the cached `InstancePre`, the WASI context built from the
+//! call's grants, memory limits, an epoch deadline, and classification of every way it can end.
+//!
+//! A store is never reused: after a trap it is poisoned, and a fresh one per call also means no state
+//! leaks between calls.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::{
+    CallContext, Host, LogLevel, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
+};
+use super::grants::ResolvedGrants;
+use super::limits::Limits;
+use super::pipe::CappedPipe;
+use super::wasi;
+
+/// Extra wall-clock time past the deadline before the host abandons a guest stuck in a host call.
+const BACKSTOP: Duration = Duration::from_secs(1);
+/// Log lines a guest may write per call; more are counted and dropped.
+const MAX_LOG_LINES: u32 = 1000;
+/// Characters kept of one guest log line.
+const MAX_LOG_CHARS: usize = 2000;
+
+/// What to ask the guest.
+pub(crate) enum GuestRequest<'a> {
+    /// `describe()`.
+    Describe,
+    /// `validate-input(tool, input, ctx)`.
+    Validate {
+        tool: &'a str,
+        input: &'a str,
+        ctx: CallContext,
+    },
+    /// `call(tool, input, ctx)`.
+    Call {
+        tool: &'a str,
+        input: &'a str,
+        ctx: CallContext,
+    },
+}
+
+/// What the guest answered.
+pub(crate) enum GuestReply {
+    Specs(Vec<WitToolSpec>),
+    Validated(Result<(), String>),
+    Called(Result<WitToolOutput, WitToolError>),
+}
+
+/// Why a guest invocation did not produce an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GuestFailure {
+    /// The guest trapped (panic, unreachable, bad memory access, ...).
+    Trap(String),
+    /// The deadline passed.
+    Timeout(Duration),
+    /// The call was cancelled.
+    Cancelled,
+    /// A memory or table limit was hit.
+    ResourceExhausted(String),
+    /// The sandbox could not be set up (e.g. a granted directory vanished).
+    Setup(String),
+}
+
+/// Everything that came out of one invocation.
+pub(crate) struct GuestRun {
+    /// The guest's answer, or why there is none.
+    pub(crate) reply: Result<GuestReply, GuestFailure>,
+    /// Progress messages the guest reported.
+    pub(crate) progress: Vec<String>,
+}
+
+/// Per-call limits and controls.
+pub(crate) struct CallSetup<'a> {
+    pub(crate) grants: &'a ResolvedGrants,
+    pub(crate) limits: Limits,
+    pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) label: &'a str,
+}
+
+/// The store's data for one call.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: CallLimiter,
+    cancel: Arc<AtomicBool>,
+    deadline: Instant,
+    stopped: Option<Stop>,
+    log_lines: u32,
+    progress: Vec<String>,
+    label: String,
+}
+
+#[derive(Clone, Copy)]
+enum Stop {
+    Timeout,
+    Cancelled,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl Host for CallState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        self.log_lines += 1;
+        if self.log_lines > MAX_LOG_LINES {
+            return;
+        }
+        let message: String = message.chars().take(MAX_LOG_CHARS).collect();
+        let label = &self.label;
+        match level {
+            LogLevel::Trace => tracing::trace!(target: "warden::guest", component = %label, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "warden::guest", component = %label, "{message}"),
+            LogLevel::Info => tracing::info!(target: "warden::guest", component = %label, "{message}"),
+            LogLevel::Warn => tracing::warn!(target: "warden::guest", component = %label, "{message}"),
+            LogLevel::Error => tracing::error!(target: "warden::guest", component = %label, "{message}"),
+        }
+    }
+
+    fn progress(&mut self, message: String) {
+        if self.progress.len() < MAX_LOG_LINES as usize {
+            self.progress.push(message.chars().take(MAX_LOG_CHARS).collect());
+        }
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
+
+/// Memory and table limits; remembers a refusal so that the resulting trap is reported as
+/// `resource_exhausted` instead of a crash.
+struct CallLimiter {
+    memory_bytes: u64,
+    refused: Option<String>,
+}
+
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired as u64 > self.memory_bytes {
+            self.refused = Some(format!(
+                "memory limit of {} MiB reached (the guest asked for {} MiB)",
+                self.memory_bytes >> 20,
+                (desired as u64).div_ceil(1 << 20)
+            ));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > MAX_TABLE_ELEMENTS {
+            self.refused = Some(format!(
+                "table limit of {MAX_TABLE_ELEMENTS} elements reached"
+            ));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        32
+    }
+
+    fn tables(&self) -> usize {
+        64
+    }
+
+    fn memories(&self) -> usize {
+        8
+    }
+}
+
+/// Runs `request` in a fresh instance of `pre` under `setup`.
+pub(crate) async fn run(
+    engine: &Engine,
+    pre: &ToolPluginPre<CallState>,
+    setup: CallSetup<'_>,
+    request: GuestRequest<'_>,
+) -> GuestRun {
+    let stdout = CappedPipe::new(setup.limits.stdio_bytes);
+    let stderr = CappedPipe::new(setup.limits.stdio_bytes);
+    let wasi = match wasi::build_context(setup.grants, &stdout, &stderr) {
+        Ok(wasi) => wasi,
+        Err(message) => {
+            return GuestRun {
+                reply: Err(GuestFailure::Setup(message)),
+                progress: Vec::new(),
+            };
+        }
+    };
+    let timeout = setup.limits.timeout;
+    let state = CallState {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: CallLimiter {
+            memory_bytes: setup.limits.memory_bytes,
+            refused: None,
+        },
+        cancel: setup.cancel,
+        deadline: Instant::now() + timeout,
+        stopped: None,
+        log_lines: 0,
+        progress: Vec::new(),
+        label: setup.label.to_owned(),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // The deadline must be set before instantiation, which already runs guest code.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut context| {
+        let state = context.data_mut();
+        if state.cancel.load(Ordering::Relaxed) {
+            state.stopped = Some(Stop::Cancelled);
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        if Instant::now() >= state.deadline {
+            state.stopped = Some(Stop::Timeout);
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        // Yielding keeps other tasks (and tokio's timers) running beside a busy guest.
+        Ok(UpdateDeadline::Yield(1))
+    });
+
+    let outcome = {
+        let invocation = invoke(&mut store, pre, request);
+        tokio::time::timeout(timeout + BACKSTOP, invocation).await
+    };
+    let reply = match outcome {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(error)) => Err(classify(store.data(), &error, timeout, &stderr)),
+        Err(_elapsed) => Err(GuestFailure::Timeout(timeout)),
+    };
+    let progress = std::mem::take(&mut store.data_mut().progress);
+    GuestRun {
+        reply,
+        progress,
+    }
+}
+
+async fn invoke(
+    store: &mut Store<CallState>,
+    pre: &ToolPluginPre<CallState>,
+    request: GuestRequest<'_>,
+) -> wasmtime::Result<GuestReply> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    let tool = instance.warden_plugin_tool();
+    Ok(match request {
+        GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store).await?),
+        GuestRequest::Validate {
+            tool: name,
+            input,
+            ctx,
+        } => GuestReply::Validated(
+            tool.call_validate_input(&mut *store, &name.to_owned(), &input.to_owned(), &ctx)
+                .await?,
+        ),
+        GuestRequest::Call {
+            tool: name,
+            input,
+            ctx,
+        } => GuestReply::Called(tool.call_call(&mut *store, &name.to_owned(), &input.to_owned(), &ctx).await?),
+    })
+}
+
+fn classify(
+    state: &CallState,
+    error: &wasmtime::Error,
+    timeout: Duration,
+    stderr: &CappedPipe,
+) -> GuestFailure {
+    match state.stopped {
+        Some(Stop::Timeout) => return GuestFailure::Timeout(timeout),
+        Some(Stop::Cancelled) => return GuestFailure::Cancelled,
+        None => {}
+    }
+    if let Some(refused) = &state.limiter.refused {
+        return GuestFailure::ResourceExhausted(refused.clone());
+    }
+    let cause = match error.downcast_ref::<Trap>() {
+        Some(trap) => format!("wasm trap: {trap}"),
+        None => format!("{error:#}")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    };
+    let (stderr_text, _) = stderr.contents();
+    let tail: String = {
+        let trimmed = stderr_text.trim_end();
+        let skip = trimmed.chars().count().saturating_sub(2000);
+        trimmed.chars().skip(skip).collect()
+    };
+    if tail.is_empty() {
+        GuestFailure::Trap(cause)
+    } else {
+        GuestFailure::Trap(format!("{cause}; guest stderr: {tail}"))
+    }
+}

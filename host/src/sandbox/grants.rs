@@ -1,0 +1,113 @@
+//! Capability grants: what a component may touch. Declared in its manifest (the ceiling), resolved
+//! per call against the workspace and session, and turned into a WASI context by `wasi.rs` only.
+//!
+//! Deny by default: an empty [`Grants`] gives a guest no files, no environment and no network.
+
+mod env;
+mod fs;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub use env::EnvGrant;
+pub use fs::{FsAccess, FsGrant};
+
+/// Everything one component is granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Directories the component may open, each read-only or read-write.
+    #[serde(default)]
+    pub fs: Vec<FsGrant>,
+    /// Environment variables (names or `*` globs) copied from the host's environment.
+    #[serde(default)]
+    pub env: Vec<EnvGrant>,
+}
+
+/// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
+#[derive(Debug, Clone)]
+pub(crate) struct GrantContext {
+    /// `${WORKSPACE}`: the canonical workspace directory.
+    pub(crate) workspace: PathBuf,
+    /// `${PLUGIN_DATA}`: the plugin's own persistent directory, if it has one.
+    pub(crate) plugin_data: Option<PathBuf>,
+    /// `${TMP}`: a scratch directory that lives for one call.
+    pub(crate) tmp: Option<PathBuf>,
+    /// The session's `tool-results/` directory; read-class tools may read it to page through
+    /// externalized output.
+    pub(crate) session_results: Option<PathBuf>,
+}
+
+/// Grants with every variable resolved to a host path: exactly what the WASI context gets.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResolvedGrants {
+    /// Directories, each preopened at its own absolute path.
+    pub(crate) dirs: Vec<(PathBuf, FsAccess)>,
+    /// Environment variables and their values.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+impl Grants {
+    /// Resolves the grants for one call. Directories that do not exist are skipped rather than
+    /// created, so a grant never brings a path into being.
+    pub(crate) fn resolve(&self, context: &GrantContext, read_results: bool) -> ResolvedGrants {
+        let mut dirs: Vec<(PathBuf, FsAccess)> = self
+            .fs
+            .iter()
+            .filter_map(|grant| grant.resolve(context))
+            .filter(|(path, _)| path.is_dir())
+            .collect();
+        if read_results && let Some(results) = &context.session_results {
+            if results.is_dir() {
+                dirs.push((results.clone(), FsAccess::Read));
+            }
+        }
+        let env = env::select(&self.env, std::env::vars());
+        ResolvedGrants { dirs, env }
+    }
+
+    /// The grant that lets `path` be opened with `access`, if any. Paths are compared lexically after
+    /// normalization; symlinks are the sandbox's business (WASI refuses to follow them out of a
+    /// preopen).
+    pub(crate) fn covering(
+        &self,
+        context: &GrantContext,
+        path: &Path,
+        access: FsAccess,
+    ) -> Option<&FsGrant> {
+        self.fs.iter().find(|grant| {
+            grant.resolve(context).is_some_and(|(root, granted)| {
+                granted.allows(access) && path.starts_with(&root)
+            })
+        })
+    }
+
+    /// True when some fs grant is rooted at `${TMP}`, so the call needs a scratch directory.
+    pub(crate) fn uses_tmp(&self) -> bool {
+        self.fs.iter().any(FsGrant::is_tmp)
+    }
+
+    /// A short human description, e.g. `fs: ${WORKSPACE} (read); env: none`.
+    pub fn describe(&self) -> String {
+        let fs = if self.fs.is_empty() {
+            "none".to_owned()
+        } else {
+            self.fs
+                .iter()
+                .map(FsGrant::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let env = if self.env.is_empty() {
+            "none".to_owned()
+        } else {
+            self.env
+                .iter()
+                .map(EnvGrant::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!("fs: {fs}; env: {env}")
+    }
+}

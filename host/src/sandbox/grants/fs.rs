@@ -1,0 +1,175 @@
+//! Filesystem grants: a directory template (`${WORKSPACE}`, `${PLUGIN_DATA}`, `${TMP}`, optionally
+//! followed by a relative subpath) and an access level.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::GrantContext;
+
+/// Read-only or read-write access to a granted directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsAccess {
+    /// Open and list, never modify.
+    Read,
+    /// Also create, write, rename and delete.
+    ReadWrite,
+}
+
+impl FsAccess {
+    /// True when a grant of `self` permits `needed`.
+    pub(crate) fn allows(self, needed: FsAccess) -> bool {
+        self == FsAccess::ReadWrite || needed == FsAccess::Read
+    }
+}
+
+/// One directory a component may open.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "RawFsGrant")]
+pub struct FsGrant {
+    base: Base,
+    subpath: PathBuf,
+    access: FsAccess,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Base {
+    Workspace,
+    PluginData,
+    Tmp,
+}
+
+impl Base {
+    fn variable(self) -> &'static str {
+        match self {
+            Base::Workspace => "${WORKSPACE}",
+            Base::PluginData => "${PLUGIN_DATA}",
+            Base::Tmp => "${TMP}",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFsGrant {
+    path: String,
+    access: FsAccess,
+}
+
+impl TryFrom<RawFsGrant> for FsGrant {
+    type Error = String;
+
+    fn try_from(raw: RawFsGrant) -> Result<Self, String> {
+        FsGrant::new(&raw.path, raw.access)
+    }
+}
+
+impl FsGrant {
+    /// Parses a path template. Only the three variables are accepted as roots: a plugin cannot name
+    /// arbitrary host directories, and a subpath may not climb out with `..`.
+    pub fn new(template: &str, access: FsAccess) -> Result<Self, String> {
+        let (base, rest) = [Base::Workspace, Base::PluginData, Base::Tmp]
+            .into_iter()
+            .find_map(|base| template.strip_prefix(base.variable()).map(|rest| (base, rest)))
+            .ok_or_else(|| {
+                format!(
+                    "fs grant path {template:?} must start with ${{WORKSPACE}}, ${{PLUGIN_DATA}} or ${{TMP}}"
+                )
+            })?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return Err(format!(
+                "fs grant path {template:?}: a subpath must follow the variable after '/'"
+            ));
+        }
+        let subpath = PathBuf::from(rest.trim_start_matches('/'));
+        if subpath
+            .components()
+            .any(|part| !matches!(part, Component::Normal(_)))
+        {
+            return Err(format!(
+                "fs grant path {template:?}: the subpath may not contain '..', '.' or a root"
+            ));
+        }
+        Ok(Self {
+            base,
+            subpath,
+            access,
+        })
+    }
+
+    /// True when rooted at `${TMP}`.
+    pub(crate) fn is_tmp(&self) -> bool {
+        self.base == Base::Tmp
+    }
+
+    /// The granted access level.
+    pub fn access(&self) -> FsAccess {
+        self.access
+    }
+
+    /// The host directory and access this grant means in `context`, if its base exists there.
+    pub(crate) fn resolve(&self, context: &GrantContext) -> Option<(PathBuf, FsAccess)> {
+        let root: &Path = match self.base {
+            Base::Workspace => &context.workspace,
+            Base::PluginData => context.plugin_data.as_deref()?,
+            Base::Tmp => context.tmp.as_deref()?,
+        };
+        Some((root.join(&self.subpath), self.access))
+    }
+}
+
+impl fmt::Display for FsGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let access = match self.access {
+            FsAccess::Read => "read",
+            FsAccess::ReadWrite => "read-write",
+        };
+        if self.subpath.as_os_str().is_empty() {
+            write!(f, "{} ({access})", self.base.variable())
+        } else {
+            write!(
+                f,
+                "{}/{} ({access})",
+                self.base.variable(),
+                self.subpath.display()
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_templates_and_rejects_escapes() {
+        let cases: &[(&str, bool)] = &[
+            ("${WORKSPACE}", true),
+            ("${WORKSPACE}/docs", true),
+            ("${PLUGIN_DATA}", true),
+            ("${TMP}/x/y", true),
+            ("/etc", false),
+            ("${HOME}", false),
+            ("${WORKSPACE}/../etc", false),
+            ("${WORKSPACE}docs", false),
+            ("${WORKSPACE}//etc", false),
+            ("${WORKSPACE}/./x", false),
+        ];
+        for (template, ok) in cases {
+            assert_eq!(
+                FsGrant::new(template, FsAccess::Read).is_ok(),
+                *ok,
+                "{template}"
+            );
+        }
+    }
+
+    #[test]
+    fn read_write_allows_read_but_not_the_reverse() {
+        assert!(FsAccess::ReadWrite.allows(FsAccess::Read));
+        assert!(FsAccess::Read.allows(FsAccess::Read));
+        assert!(!FsAccess::Read.allows(FsAccess::ReadWrite));
+    }
+}

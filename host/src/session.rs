@@ -1,0 +1,240 @@
+//! Sessions: state shared by the calls of one run, kept outside the workspace under
+//! `<state root>/<workspace digest>/<session id>/` (state root: `--state-dir`, else
+//! `$XDG_STATE_HOME/warden`, else `~/.local/state/warden`).
+//!
+//! Consecutive `warden call`s in one workspace share the `default` session unless `--session ID` is
+//! given. State files are written atomically (temporary file + rename); a corrupt state file is set
+//! aside as `session.json.corrupt-<time>` and reported, never trusted.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+
+/// The session id used when none is given.
+pub const DEFAULT_SESSION_ID: &str = "default";
+const STATE_FILE: &str = "session.json";
+const STATE_VERSION: u32 = 1;
+
+/// Errors opening or saving a session.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The id has characters that cannot name a directory safely.
+    #[error("invalid session id {0:?}: use 1-64 letters, digits, '-', '_' or '.', not starting with '.'")]
+    InvalidId(String),
+    /// No state directory could be found.
+    #[error("no state directory: set --state-dir, XDG_STATE_HOME or HOME")]
+    NoStateDir,
+    /// A filesystem operation failed.
+    #[error("session state {}: {source}", path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionState {
+    version: u32,
+    id: String,
+    workspace: PathBuf,
+    created_unix_ms: u64,
+    updated_unix_ms: u64,
+    calls: u64,
+    last_call_id: Option<String>,
+}
+
+/// An open session.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    dir: PathBuf,
+    state: Mutex<SessionState>,
+}
+
+impl Session {
+    /// Opens (creating if needed) session `id` (default: [`DEFAULT_SESSION_ID`]) of `workspace`.
+    /// Returns warnings, such as a corrupt state file that was set aside.
+    pub fn open(
+        state_root: Option<&Path>,
+        workspace: &Path,
+        id: Option<&str>,
+    ) -> Result<(Self, Vec<String>), SessionError> {
+        let id = id.unwrap_or(DEFAULT_SESSION_ID);
+        let id_ok = !id.is_empty()
+            && id.len() <= 64
+            && !id.starts_with('.')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !id_ok {
+            return Err(SessionError::InvalidId(id.to_owned()));
+        }
+        let root = match state_root {
+            Some(root) => root.to_path_buf(),
+            None => default_state_root().ok_or(SessionError::NoStateDir)?,
+        };
+        let digest = crate::sandbox::hex(&sha2::Sha256::digest(
+            workspace.to_string_lossy().as_bytes(),
+        ));
+        let dir = root.join(&digest[..16]).join(id);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SessionError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir.join("tool-results")).map_err(io(&dir))?;
+
+        let mut warnings = Vec::new();
+        let path = dir.join(STATE_FILE);
+        let now = unix_ms();
+        let fresh = SessionState {
+            version: STATE_VERSION,
+            id: id.to_owned(),
+            workspace: workspace.to_path_buf(),
+            created_unix_ms: now,
+            updated_unix_ms: now,
+            calls: 0,
+            last_call_id: None,
+        };
+        let state = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice::<SessionState>(&bytes) {
+                Ok(state) if state.version == STATE_VERSION && state.id == id => state,
+                Ok(_) | Err(_) => {
+                    let aside = dir.join(format!("{STATE_FILE}.corrupt-{now}"));
+                    std::fs::rename(&path, &aside).map_err(io(&path))?;
+                    warnings.push(format!(
+                        "session state {} was unreadable; it was moved to {} and a new state started",
+                        path.display(),
+                        aside.display()
+                    ));
+                    fresh
+                }
+            },
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => fresh,
+            Err(error) => return Err(io(&path)(error)),
+        };
+        let session = Self {
+            id: id.to_owned(),
+            dir,
+            state: Mutex::new(state),
+        };
+        session.save()?;
+        Ok((session, warnings))
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session's state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where externalized tool results go.
+    pub fn results_dir(&self) -> PathBuf {
+        self.dir.join("tool-results")
+    }
+
+    /// Calls recorded in this session so far.
+    pub fn calls(&self) -> u64 {
+        self.lock().calls
+    }
+
+    /// Records a finished call and saves the state.
+    pub fn record_call(&self, call_id: &str) -> Result<(), SessionError> {
+        {
+            let mut state = self.lock();
+            state.calls += 1;
+            state.updated_unix_ms = unix_ms();
+            state.last_call_id = Some(call_id.to_owned());
+        }
+        self.save()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn save(&self) -> Result<(), SessionError> {
+        let bytes = serde_json::to_vec_pretty(&*self.lock()).map_err(|error| SessionError::Io {
+            path: self.dir.join(STATE_FILE),
+            source: std::io::Error::other(error),
+        })?;
+        write_atomically(&self.dir.join(STATE_FILE), &bytes).map_err(|source| SessionError::Io {
+            path: self.dir.join(STATE_FILE),
+            source,
+        })
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so readers
+/// see the old or the new content, never a mix.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+fn default_state_root() -> Option<PathBuf> {
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(state).join("warden"));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|home| PathBuf::from(home).join(".local/state/warden"))
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_ids_that_could_escape_the_state_dir() {
+        let root = tempfile::tempdir().unwrap();
+        for bad in ["", "..", "../x", "a/b", ".hidden", "x y"] {
+            let result = Session::open(Some(root.path()), Path::new("/ws"), Some(bad));
+            assert!(matches!(result, Err(SessionError::InvalidId(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn calls_accumulate_across_opens_and_corrupt_state_is_set_aside() {
+        let root = tempfile::tempdir().unwrap();
+        let workspace = Path::new("/ws");
+        let (session, warnings) = Session::open(Some(root.path()), workspace, None).unwrap();
+        assert!(warnings.is_empty());
+        session.record_call("a").unwrap();
+        let (session, _) = Session::open(Some(root.path()), workspace, None).unwrap();
+        assert_eq!(session.calls(), 1);
+        session.record_call("b").unwrap();
+        assert_eq!(session.calls(), 2);
+
+        std::fs::write(session.dir().join(STATE_FILE), b"{not json").unwrap();
+        let (reopened, warnings) = Session::open(Some(root.path()), workspace, None).unwrap();
+        assert_eq!(reopened.calls(), 0);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let aside = std::fs::read_dir(reopened.dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|entry| entry.file_name().to_string_lossy().contains(".corrupt-"));
+        assert!(aside, "the corrupt file was kept for inspection");
+    }
+}

@@ -1,0 +1,24 @@
+//! Hostile guest: `Trap` panics, which aborts the guest (a wasm trap).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use warden_sdk::{Context, Output, Tool, ToolError};
+
+/// Input of `Trap`.
+#[derive(Deserialize, JsonSchema)]
+struct TrapInput {}
+
+struct Trap;
+
+impl Tool for Trap {
+    type Input = TrapInput;
+    const NAME: &'static str = "Trap";
+    const DESCRIPTION: &'static str = "Panics on every call.";
+    const READ_ONLY: bool = true;
+
+    fn call(_input: TrapInput, _ctx: &Context) -> Result<Output, ToolError> {
+        panic!("guest panicked on purpose");
+    }
+}
+
+warden_sdk::export!(Trap);
