@@ -31,8 +31,13 @@ impl Guest {
 
     /// Identifier-friendly name: `sandbox-trap` becomes `sandbox_trap`.
     pub fn ident(&self) -> String {
-        let dir_name = self.dir.file_name().map(|n| n.to_string_lossy().into_owned());
-        dir_name.unwrap_or_else(|| self.package.clone()).replace('-', "_")
+        let dir_name = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        dir_name
+            .unwrap_or_else(|| self.package.clone())
+            .replace('-', "_")
     }
 }
 

@@ -51,10 +51,20 @@ struct GlobalArgs {
     #[arg(long = "alias", global = true, value_name = "OLD=NEW")]
     aliases: Vec<String>,
     /// Allow rules, comma or space separated: "Read" or "Read(*.md),Echo" (repeatable).
-    #[arg(long = "allowedTools", visible_alias = "allowed-tools", global = true, value_name = "RULES")]
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        global = true,
+        value_name = "RULES"
+    )]
     allowed_tools: Vec<String>,
     /// Deny rules; a bare tool name removes the tool from the registry (repeatable).
-    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", global = true, value_name = "RULES")]
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        global = true,
+        value_name = "RULES"
+    )]
     disallowed_tools: Vec<String>,
     /// A settings file with permission rules and aliases (repeatable).
     #[arg(long = "settings", global = true, value_name = "FILE")]
@@ -72,7 +82,12 @@ struct GlobalArgs {
     #[arg(long = "state-dir", global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// Compiled-component cache (default: $WARDEN_CACHE_DIR or the user cache directory).
-    #[arg(long = "cache-dir", global = true, value_name = "DIR", conflicts_with = "no_cache")]
+    #[arg(
+        long = "cache-dir",
+        global = true,
+        value_name = "DIR",
+        conflicts_with = "no_cache"
+    )]
     cache_dir: Option<PathBuf>,
     /// Do not cache compiled components on disk.
     #[arg(long = "no-cache", global = true)]
@@ -124,8 +139,9 @@ impl GlobalArgs {
     async fn runtime(&self) -> Result<Runtime, ConfigError> {
         let workspace = match &self.cwd {
             Some(dir) => dir.clone(),
-            None => std::env::current_dir()
-                .map_err(|error| ConfigError(format!("cannot read the current directory: {error}")))?,
+            None => std::env::current_dir().map_err(|error| {
+                ConfigError(format!("cannot read the current directory: {error}"))
+            })?,
         };
         let mut config = RuntimeConfig::new(workspace);
         if let Some(tools) = &self.tools {

@@ -85,7 +85,12 @@ impl Matcher {
         if pattern.is_empty() || pattern == "*" {
             return Self(Vec::new());
         }
-        Self(pattern.split('|').map(|name| name.trim().to_owned()).collect())
+        Self(
+            pattern
+                .split('|')
+                .map(|name| name.trim().to_owned())
+                .collect(),
+        )
     }
 
     fn matches(&self, tool: &str) -> bool {
@@ -132,7 +137,11 @@ mod tests {
             ("Read", "ReadX", false),
         ];
         for (pattern, tool, expected) in cases {
-            assert_eq!(Matcher::new(pattern).matches(tool), expected, "{pattern} vs {tool}");
+            assert_eq!(
+                Matcher::new(pattern).matches(tool),
+                expected,
+                "{pattern} vs {tool}"
+            );
         }
     }
 }

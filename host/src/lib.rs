@@ -38,7 +38,9 @@ pub use permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionRequest, PromptAnswer, Prompter, Rule,
     RuleError, RuleSource, Verdict, VoteKind,
 };
-pub use pipeline::{AliasHop, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+pub use pipeline::{
+    AliasHop, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse,
+};
 pub use protocol::{DefinitionFormat, tool_definitions};
 pub use registry::{
     Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
@@ -49,7 +51,7 @@ pub use sandbox::SandboxError;
 pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants};
 pub use sandbox::limits::{DeclaredLimits, Limits};
 pub use session::{DEFAULT_SESSION_ID, Session, SessionError};
-pub use settings::{SettingsError, Settings};
+pub use settings::{Settings, SettingsError};
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call
 /// are never errors; they are error results.)

@@ -27,7 +27,7 @@ pub use coerce::{Coercion, CoercionRule};
 pub use outcome::{AliasHop, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
 
 use crate::hooks::HookSet;
-use crate::permissions::{Policy, Prompter};
+use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
@@ -46,7 +46,11 @@ pub(crate) struct Stages<'a> {
 
 /// Runs one call through every stage and returns its result block and outcome. Never panics on
 /// model input; every failure is an error block with a stable kind.
-pub(crate) async fn dispatch(stages: &Stages<'_>, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
+pub(crate) async fn dispatch(
+    stages: &Stages<'_>,
+    call: ToolUse,
+    cancel: Arc<AtomicBool>,
+) -> Dispatch {
     let started = Instant::now();
     let mut outcome = Outcome {
         tool_use_id: call.id.clone(),
@@ -56,7 +60,9 @@ pub(crate) async fn dispatch(stages: &Stages<'_>, call: ToolUse, cancel: Arc<Ato
     let mut limit = DEFAULT_OUTPUT_CHARS;
     let result = run(stages, call, cancel, &mut outcome, &mut limit).await;
     let (block, truncation) = match result {
-        Ok(Success { content, notes }) => output::success(&outcome.tool_use_id, content, limit, &notes),
+        Ok(Success { content, notes }) => {
+            output::success(&outcome.tool_use_id, content, limit, &notes)
+        }
         Err((failure, notes)) => {
             let rendered = output::failure(&outcome.tool_use_id, &failure, limit, &notes);
             outcome.error = Some(failure);
@@ -96,14 +102,27 @@ async fn run(
     outcome.input = Some(input.clone());
     plain(schema::check(&tool, &input))?;
 
-    let workspace = stages.grant_context.workspace.to_string_lossy().into_owned();
+    let workspace = stages
+        .grant_context
+        .workspace
+        .to_string_lossy()
+        .into_owned();
     let context = || CallContext {
         call_id: call.id.clone(),
         session_id: stages.session_id.to_owned(),
         cwd: workspace.clone(),
         deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis()).unwrap_or(u64::MAX),
     };
-    plain(validate::run(stages.sandbox, &tool, &input.to_string(), context(), Arc::clone(&cancel)).await)?;
+    plain(
+        validate::run(
+            stages.sandbox,
+            &tool,
+            &input.to_string(),
+            context(),
+            Arc::clone(&cancel),
+        )
+        .await,
+    )?;
 
     let base = pre_hooks::EventBase {
         session_id: stages.session_id,
@@ -122,7 +141,10 @@ async fn run(
             outcome.input = Some(rewritten.clone());
             outcome.input_rewritten_by = Some(hook.clone());
             schema::check(&tool, &rewritten).map_err(|mut failure| {
-                failure.message = format!("after the PreToolUse hook {hook} rewrote it: {}", failure.message);
+                failure.message = format!(
+                    "after the PreToolUse hook {hook} rewrote it: {}",
+                    failure.message
+                );
                 (failure, Vec::new())
             })?;
             rewritten
@@ -135,12 +157,11 @@ async fn run(
         prompter: stages.prompter,
         grant_context: stages.grant_context,
     };
-    match decide::run(&decide_context, &tool, &input, pre.vote.as_ref()) {
-        Ok(decision) => outcome.decision = Some(decision),
-        Err((decision, failure)) => {
-            outcome.decision = Some(decision);
-            return Err((failure, Vec::new()));
-        }
+    let decision = decide::run(&decide_context, &tool, &input, pre.vote.as_ref());
+    let denied = (decision.verdict != Verdict::Allow).then(|| decide::denial(&decision));
+    outcome.decision = Some(decision);
+    if let Some(failure) = denied {
+        return Err((failure, Vec::new()));
     }
 
     let started = Instant::now();
@@ -166,9 +187,12 @@ async fn run(
                     })
                     .ok()
             });
-            let response = structured.clone().unwrap_or_else(|| response_text(&executed.content));
+            let response = structured
+                .clone()
+                .unwrap_or_else(|| response_text(&executed.content));
             outcome.structured = structured;
-            let post = post_hooks::after_success(stages.hooks, &base, &input, &response, elapsed_ms);
+            let post =
+                post_hooks::after_success(stages.hooks, &base, &input, &response, elapsed_ms);
             outcome.warnings.extend(post.warnings);
             notes.extend(post.notes);
             outcome.additional_context.clone_from(&notes);

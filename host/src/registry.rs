@@ -139,7 +139,9 @@ pub enum RegistryError {
         message: String,
     },
     /// Two sources define the same canonical name.
-    #[error("tool {name} is defined twice: by {first} and by {second}; canonical names must be unique")]
+    #[error(
+        "tool {name} is defined twice: by {first} and by {second}; canonical names must be unique"
+    )]
     Duplicate {
         /// The name.
         name: String,

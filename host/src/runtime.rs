@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use crate::Error;
 use crate::hooks::{Hook, HookEvent, HookSet, Matcher};
 use crate::permissions::{NoPrompter, Policy, Prompter, Rule, RuleSource, split_rule_list};
 use crate::pipeline::{self, Dispatch, ToolUse};
@@ -14,7 +15,6 @@ use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::Limits;
 use crate::session::Session;
 use crate::settings::Settings;
-use crate::Error;
 
 /// Everything that configures a runtime; the CLI fills it from flags.
 #[derive(Debug, Clone)]
@@ -105,12 +105,11 @@ impl Runtime {
     /// Loads everything `config` names. Any configuration problem (bad rule, alias chain, broken
     /// manifest, unknown `--tools` name) is an error here, before any call runs.
     pub async fn new(config: RuntimeConfig) -> Result<Self, Error> {
-        let workspace = std::fs::canonicalize(&config.workspace).map_err(|source| {
-            Error::Workspace {
+        let workspace =
+            std::fs::canonicalize(&config.workspace).map_err(|source| Error::Workspace {
                 path: config.workspace.clone(),
                 source,
-            }
-        })?;
+            })?;
         if !workspace.is_dir() {
             return Err(Error::Workspace {
                 path: config.workspace.clone(),
@@ -123,17 +122,40 @@ impl Runtime {
         for path in &config.settings_files {
             let settings = Settings::load(path)?;
             let source = RuleSource::Settings(path.clone());
-            add_rules(&mut policy, &settings.permissions.allow, &settings.permissions.deny, &source, &mut warnings)?;
+            add_rules(
+                &mut policy,
+                &settings.permissions.allow,
+                &settings.permissions.deny,
+                &source,
+                &mut warnings,
+            )?;
             for (from, to) in settings.aliases {
                 aliases.push(format!("{from}={to}").parse()?);
             }
         }
-        let allowed: Vec<String> = config.allowed_tools.iter().flat_map(|v| split_rule_list(v)).collect();
-        let denied: Vec<String> = config.disallowed_tools.iter().flat_map(|v| split_rule_list(v)).collect();
-        add_rules(&mut policy, &allowed, &denied, &RuleSource::CommandLine, &mut warnings)?;
+        let allowed: Vec<String> = config
+            .allowed_tools
+            .iter()
+            .flat_map(|v| split_rule_list(v))
+            .collect();
+        let denied: Vec<String> = config
+            .disallowed_tools
+            .iter()
+            .flat_map(|v| split_rule_list(v))
+            .collect();
+        add_rules(
+            &mut policy,
+            &allowed,
+            &denied,
+            &RuleSource::CommandLine,
+            &mut warnings,
+        )?;
 
-        let (session, session_warnings) =
-            Session::open(config.state_dir.as_deref(), &workspace, config.session_id.as_deref())?;
+        let (session, session_warnings) = Session::open(
+            config.state_dir.as_deref(),
+            &workspace,
+            config.session_id.as_deref(),
+        )?;
         warnings.extend(session_warnings);
 
         let sandbox = Sandbox::new(config.cache_dir.as_deref())?;

@@ -17,9 +17,7 @@ use std::path::Path;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-pub(crate) use bindings::{
-    CallContext, WitCapabilityClass, WitContent, WitToolSpec,
-};
+pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub(crate) use cache::hex;
 pub(crate) use call::{CallSetup, GuestFailure, GuestReply, GuestRequest, GuestRun};
 

@@ -23,7 +23,9 @@ const STATE_VERSION: u32 = 1;
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// The id has characters that cannot name a directory safely.
-    #[error("invalid session id {0:?}: use 1-64 letters, digits, '-', '_' or '.', not starting with '.'")]
+    #[error(
+        "invalid session id {0:?}: use 1-64 letters, digits, '-', '_' or '.', not starting with '.'"
+    )]
     InvalidId(String),
     /// No state directory could be found.
     #[error("no state directory: set --state-dir, XDG_STATE_HOME or HOME")]
@@ -160,7 +162,9 @@ impl Session {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     fn save(&self) -> Result<(), SessionError> {

@@ -1,1 +1,28 @@
+//! warden's integration suite: real guests built from `tests/guests/` and `example-tools/`, a real
+//! wasmtime engine, real files in temporary directories and the real `warden` binary.
 
+mod cli;
+mod grants;
+mod hooks;
+mod pipeline;
+mod read;
+mod registry;
+mod sandbox;
+mod support;
+
+/// Every test guest must have a test of the same name; a guest without one fails to compile here.
+mod guest_coverage {
+    macro_rules! assert_tested {
+        ($guest:ident, $path:expr) => {
+            const _: fn() = crate::tested::$guest;
+        };
+    }
+    warden_test_guests::foreach_guest!(assert_tested);
+}
+
+/// The test named after each guest.
+mod tested {
+    pub(crate) use crate::grants::{grants_env, grants_fs_escape};
+    pub(crate) use crate::pipeline::pipeline_echo;
+    pub(crate) use crate::sandbox::{sandbox_hog, sandbox_spin, sandbox_trap};
+}

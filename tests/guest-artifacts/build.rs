@@ -18,7 +18,11 @@ fn main() {
         writeln!(
             generated,
             "/// Component built from `tests/guests/{}`.\npub const {}: &str = {:?};",
-            guest.dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            guest
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
             ident.to_uppercase(),
             path.display().to_string()
         )

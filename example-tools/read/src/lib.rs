@@ -1,7 +1,7 @@
 //! The default `Read` tool: text files with `cat -n` line numbers, read only through the fs grant.
 //!
 //! Memory stays bounded whatever the file: lines are streamed, each kept line is capped at
-//! [`MAX_LINE_CHARS`] characters, and only the requested window is held.
+//! `MAX_LINE_CHARS` characters, and only the requested window is held.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind};
@@ -123,8 +123,8 @@ fn read_page(file: File, path: &str, start: u64, limit: u64) -> Result<Page, Too
         let number = page.total_lines + 1;
         let keep = number >= start && number < end;
         let cap = if keep { MAX_LINE_CHARS * 4 + 4 } else { 0 };
-        let Some(length) =
-            read_line_capped(&mut reader, &mut line, cap).map_err(|error| io_error(path, &error))?
+        let Some(length) = read_line_capped(&mut reader, &mut line, cap)
+            .map_err(|error| io_error(path, &error))?
         else {
             break;
         };
@@ -242,4 +242,3 @@ fn read_line_capped(
         }
     }
 }
-

@@ -34,7 +34,9 @@ impl CallArgs {
                 let mut text = String::new();
                 std::io::stdin()
                     .read_to_string(&mut text)
-                    .map_err(|error| ConfigError(format!("cannot read the input from stdin: {error}")))?;
+                    .map_err(|error| {
+                        ConfigError(format!("cannot read the input from stdin: {error}"))
+                    })?;
                 Ok(text)
             }
             Some(text) => Ok(text.to_owned()),
@@ -83,7 +85,11 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
         }
     };
     println!("{}", printed.0);
-    if printed.1 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if printed.1 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn generated_id() -> String {

@@ -62,7 +62,14 @@ fn print_table(tools: &[warden::ToolInfo]) {
         .flatten()
         .collect::<Vec<_>>()
         .join(", ");
-        println!("{}  [{}{}{}]  {}", spec.name, spec.class.as_str(), if flags.is_empty() { "" } else { ", " }, flags, tool.source);
+        println!(
+            "{}  [{}{}{}]  {}",
+            spec.name,
+            spec.class.as_str(),
+            if flags.is_empty() { "" } else { ", " },
+            flags,
+            tool.source
+        );
         println!("  {}", spec.description.lines().next().unwrap_or_default());
         println!("  grants: {}", tool.grants);
         for line in parameters(&spec.input_schema) {
@@ -94,7 +101,11 @@ fn parameters(schema: &Value) -> Vec<String> {
                     .join("|"),
                 _ => "any".to_owned(),
             };
-            let flag = if required.contains(&name.as_str()) { " (required)" } else { "" };
+            let flag = if required.contains(&name.as_str()) {
+                " (required)"
+            } else {
+                ""
+            };
             let description = property
                 .get("description")
                 .and_then(Value::as_str)

@@ -152,19 +152,31 @@ mod tests {
             (json!(null), Ok(PreAnswer::default())),
             (
                 json!({"continue": false, "stopReason": "halt"}),
-                Ok(PreAnswer { stop: Some("halt".into()), ..Default::default() }),
+                Ok(PreAnswer {
+                    stop: Some("halt".into()),
+                    ..Default::default()
+                }),
             ),
             (
                 json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}),
-                Ok(PreAnswer { vote: Some((VoteKind::Deny, Some("no".into()))), ..Default::default() }),
+                Ok(PreAnswer {
+                    vote: Some((VoteKind::Deny, Some("no".into()))),
+                    ..Default::default()
+                }),
             ),
             (
                 json!({"hookSpecificOutput": {"permissionDecision": "defer"}}),
-                Ok(PreAnswer { defer: true, ..Default::default() }),
+                Ok(PreAnswer {
+                    defer: true,
+                    ..Default::default()
+                }),
             ),
             (
                 json!({"decision": "block", "reason": "legacy"}),
-                Ok(PreAnswer { vote: Some((VoteKind::Deny, Some("legacy".into()))), ..Default::default() }),
+                Ok(PreAnswer {
+                    vote: Some((VoteKind::Deny, Some("legacy".into()))),
+                    ..Default::default()
+                }),
             ),
             (
                 json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"a": 1}}}),
@@ -174,8 +186,14 @@ mod tests {
                     ..Default::default()
                 }),
             ),
-            (json!({"hookSpecificOutput": {"permissionDecision": "alow"}}), Err("invalid permissionDecision")),
-            (json!({"hookSpecificOutput": {"updatedInput": "x"}}), Err("updatedInput must be")),
+            (
+                json!({"hookSpecificOutput": {"permissionDecision": "alow"}}),
+                Err("invalid permissionDecision"),
+            ),
+            (
+                json!({"hookSpecificOutput": {"updatedInput": "x"}}),
+                Err("updatedInput must be"),
+            ),
             (json!({"continue": "no"}), Err("invalid hook answer")),
         ];
         for (value, expected) in cases {

@@ -80,7 +80,14 @@ mod tests {
         let text = "é".repeat(1000);
         let (out, cut) = head(&text, 500);
         let cut = cut.unwrap();
-        assert_eq!(cut, Truncation { total_chars: 1000, kept_chars: 300, cut_chars: 700 });
+        assert_eq!(
+            cut,
+            Truncation {
+                total_chars: 1000,
+                kept_chars: 300,
+                cut_chars: 700
+            }
+        );
         assert!(out.chars().count() <= 500, "{}", out.chars().count());
         assert!(out.contains("kept the first 300 of 1000 characters; 700 characters were cut"));
         assert!(out.starts_with(&"é".repeat(300)));

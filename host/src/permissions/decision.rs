@@ -217,10 +217,14 @@ mod tests {
     fn policy(allow: &[&str], deny: &[&str]) -> Policy {
         let mut policy = Policy::default();
         for text in allow {
-            policy.allow.push(Rule::parse(text, RuleSource::CommandLine).unwrap());
+            policy
+                .allow
+                .push(Rule::parse(text, RuleSource::CommandLine).unwrap());
         }
         for text in deny {
-            policy.deny.push(Rule::parse(text, RuleSource::CommandLine).unwrap());
+            policy
+                .deny
+                .push(Rule::parse(text, RuleSource::CommandLine).unwrap());
         }
         policy
     }
@@ -255,16 +259,63 @@ mod tests {
         };
         let cases = [
             base(),
-            Case { read_only: true, expected: Verdict::Allow, ..base() },
-            Case { read_only: true, inside: Some(false), expected: Verdict::Ask, ..base() },
-            Case { allow: &["T"], expected: Verdict::Allow, ..base() },
-            Case { allow: &["T"], deny: &["T(x)"], expected: Verdict::Deny, ..base() },
-            Case { allow: &["T"], within_grants: Some(false), expected: Verdict::Deny, ..base() },
-            Case { vote: Some(VoteKind::Allow), expected: Verdict::Allow, ..base() },
-            Case { vote: Some(VoteKind::Allow), deny: &["T(x)"], expected: Verdict::Deny, ..base() },
-            Case { vote: Some(VoteKind::Deny), allow: &["T"], expected: Verdict::Deny, ..base() },
-            Case { vote: Some(VoteKind::Ask), allow: &["T"], expected: Verdict::Ask, ..base() },
-            Case { vote: Some(VoteKind::Ask), read_only: true, expected: Verdict::Ask, ..base() },
+            Case {
+                read_only: true,
+                expected: Verdict::Allow,
+                ..base()
+            },
+            Case {
+                read_only: true,
+                inside: Some(false),
+                expected: Verdict::Ask,
+                ..base()
+            },
+            Case {
+                allow: &["T"],
+                expected: Verdict::Allow,
+                ..base()
+            },
+            Case {
+                allow: &["T"],
+                deny: &["T(x)"],
+                expected: Verdict::Deny,
+                ..base()
+            },
+            Case {
+                allow: &["T"],
+                within_grants: Some(false),
+                expected: Verdict::Deny,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Allow),
+                expected: Verdict::Allow,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Allow),
+                deny: &["T(x)"],
+                expected: Verdict::Deny,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Deny),
+                allow: &["T"],
+                expected: Verdict::Deny,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Ask),
+                allow: &["T"],
+                expected: Verdict::Ask,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Ask),
+                read_only: true,
+                expected: Verdict::Ask,
+                ..base()
+            },
         ];
         let values = vec!["x".to_owned()];
         for (index, case) in cases.iter().enumerate() {
@@ -280,7 +331,10 @@ mod tests {
                 vote: vote.as_ref(),
                 policy: &policy,
             });
-            assert_eq!(decision.verdict, case.expected, "case {index}: {decision:?}");
+            assert_eq!(
+                decision.verdict, case.expected,
+                "case {index}: {decision:?}"
+            );
         }
     }
 }

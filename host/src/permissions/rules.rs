@@ -232,7 +232,12 @@ mod tests {
             ("Read(/ws/*.env)", "Read", &["/ws/a.env"], true),
             ("Read(/ws/*.env)", "Read", &["/ws/a.txt"], false),
             ("Read(*.secret)", "Read", &["notes.secret"], true),
-            ("Read(*.secret)", "Read", &["notes.txt", "/ws/notes.txt"], false),
+            (
+                "Read(*.secret)",
+                "Read",
+                &["notes.txt", "/ws/notes.txt"],
+                false,
+            ),
             ("mcp__*", "mcp__github__issues", &[], true),
             ("mcp__*", "Read", &[], false),
             ("*", "Anything", &[], true),
@@ -241,7 +246,11 @@ mod tests {
         ];
         for (text, tool, values, expected) in cases {
             let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            assert_eq!(rule(text).matches(tool, &values), *expected, "{text} vs {tool} {values:?}");
+            assert_eq!(
+                rule(text).matches(tool, &values),
+                *expected,
+                "{text} vs {tool} {values:?}"
+            );
         }
     }
 
@@ -255,7 +264,10 @@ mod tests {
     #[test]
     fn rejects_malformed_rules() {
         for bad in ["", "Read(", "Read()", "Re ad", "Read(x", "Rea$d"] {
-            assert!(Rule::parse(bad, RuleSource::CommandLine).is_err(), "{bad:?}");
+            assert!(
+                Rule::parse(bad, RuleSource::CommandLine).is_err(),
+                "{bad:?}"
+            );
         }
     }
 

@@ -60,7 +60,13 @@ struct Coercer<'a> {
 }
 
 impl<'a> Coercer<'a> {
-    fn value(&mut self, schema: &'a Value, value: Value, pointer: &mut String, depth: usize) -> Value {
+    fn value(
+        &mut self,
+        schema: &'a Value,
+        value: Value,
+        pointer: &mut String,
+        depth: usize,
+    ) -> Value {
         if depth > MAX_DEPTH {
             return value;
         }
@@ -107,16 +113,31 @@ impl<'a> Coercer<'a> {
             if wants("integer")
                 && let Ok(number) = trimmed.parse::<i64>()
             {
-                return Some(self.record(pointer, CoercionRule::StringToInteger, value, number.into()));
+                return Some(self.record(
+                    pointer,
+                    CoercionRule::StringToInteger,
+                    value,
+                    number.into(),
+                ));
             }
             if wants("number")
                 && let Ok(number) = trimmed.parse::<f64>()
                 && let Some(number) = serde_json::Number::from_f64(number)
             {
-                return Some(self.record(pointer, CoercionRule::StringToNumber, value, Value::Number(number)));
+                return Some(self.record(
+                    pointer,
+                    CoercionRule::StringToNumber,
+                    value,
+                    Value::Number(number),
+                ));
             }
             if wants("boolean") && (text == "true" || text == "false") {
-                return Some(self.record(pointer, CoercionRule::StringToBoolean, value, Value::Bool(text == "true")));
+                return Some(self.record(
+                    pointer,
+                    CoercionRule::StringToBoolean,
+                    value,
+                    Value::Bool(text == "true"),
+                ));
             }
             if (wants("object") || wants("array"))
                 && let Ok(decoded) = serde_json::from_str::<Value>(trimmed)
@@ -140,7 +161,13 @@ impl<'a> Coercer<'a> {
     }
 
     /// Recurses into object properties and array items.
-    fn descend(&mut self, schema: &'a Value, value: Value, pointer: &mut String, depth: usize) -> Value {
+    fn descend(
+        &mut self,
+        schema: &'a Value,
+        value: Value,
+        pointer: &mut String,
+        depth: usize,
+    ) -> Value {
         match value {
             Value::Object(map) => {
                 let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
@@ -241,7 +268,9 @@ fn fits(schema: &Value, value: &Value) -> bool {
     }
     types.iter().any(|name| match (*name, value) {
         ("null", Value::Null) | ("boolean", Value::Bool(_)) | ("string", Value::String(_)) => true,
-        ("object", Value::Object(_)) | ("array", Value::Array(_)) | ("number", Value::Number(_)) => true,
+        ("object", Value::Object(_))
+        | ("array", Value::Array(_))
+        | ("number", Value::Number(_)) => true,
         ("integer", Value::Number(number)) => {
             number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.fract() == 0.0)
         }
@@ -271,19 +300,46 @@ mod tests {
         })
     }
 
+    /// Input, expected output, expected (pointer, rule) changes.
+    type Case = (Value, Value, Vec<(&'static str, CoercionRule)>);
+
     #[test]
     fn coercion_table() {
-        let cases: Vec<(Value, Value, Vec<(&str, CoercionRule)>)> = vec![
-            (json!({"count": "42"}), json!({"count": 42}), vec![("/count", CoercionRule::StringToInteger)]),
-            (json!({"count": " 7 "}), json!({"count": 7}), vec![("/count", CoercionRule::StringToInteger)]),
+        let cases: Vec<Case> = vec![
+            (
+                json!({"count": "42"}),
+                json!({"count": 42}),
+                vec![("/count", CoercionRule::StringToInteger)],
+            ),
+            (
+                json!({"count": " 7 "}),
+                json!({"count": 7}),
+                vec![("/count", CoercionRule::StringToInteger)],
+            ),
             (json!({"count": "4.5"}), json!({"count": "4.5"}), vec![]),
-            (json!({"ratio": "0.5"}), json!({"ratio": 0.5}), vec![("/ratio", CoercionRule::StringToNumber)]),
-            (json!({"loud": "true"}), json!({"loud": true}), vec![("/loud", CoercionRule::StringToBoolean)]),
+            (
+                json!({"ratio": "0.5"}),
+                json!({"ratio": 0.5}),
+                vec![("/ratio", CoercionRule::StringToNumber)],
+            ),
+            (
+                json!({"loud": "true"}),
+                json!({"loud": true}),
+                vec![("/loud", CoercionRule::StringToBoolean)],
+            ),
             (json!({"loud": "yes"}), json!({"loud": "yes"}), vec![]),
             (json!({"loud": "True"}), json!({"loud": "True"}), vec![]),
             (json!({"name": 5}), json!({"name": 5}), vec![]),
-            (json!({"tags": "a"}), json!({"tags": ["a"]}), vec![("/tags", CoercionRule::WrapInArray)]),
-            (json!({"tags": "[\"a\",\"b\"]"}), json!({"tags": ["a", "b"]}), vec![("/tags", CoercionRule::JsonStringToArray)]),
+            (
+                json!({"tags": "a"}),
+                json!({"tags": ["a"]}),
+                vec![("/tags", CoercionRule::WrapInArray)],
+            ),
+            (
+                json!({"tags": "[\"a\",\"b\"]"}),
+                json!({"tags": ["a", "b"]}),
+                vec![("/tags", CoercionRule::JsonStringToArray)],
+            ),
             (
                 json!({"ids": ["1", 2]}),
                 json!({"ids": [1, 2]}),
@@ -292,18 +348,34 @@ mod tests {
             (
                 json!({"meta": "{\"depth\":\"3\"}"}),
                 json!({"meta": {"depth": 3}}),
-                vec![("/meta/depth", CoercionRule::StringToInteger), ("/meta", CoercionRule::JsonStringToObject)],
+                vec![
+                    ("/meta/depth", CoercionRule::StringToInteger),
+                    ("/meta", CoercionRule::JsonStringToObject),
+                ],
             ),
-            (json!({"meta": {"depth": "2"}}), json!({"meta": {"depth": 2}}), vec![("/meta/depth", CoercionRule::StringToInteger)]),
+            (
+                json!({"meta": {"depth": "2"}}),
+                json!({"meta": {"depth": 2}}),
+                vec![("/meta/depth", CoercionRule::StringToInteger)],
+            ),
             (json!({"unknown": "42"}), json!({"unknown": "42"}), vec![]),
-            (json!("{\"count\":\"1\"}"), json!({"count": 1}), vec![("/count", CoercionRule::StringToInteger), ("", CoercionRule::JsonStringToObject)]),
+            (
+                json!("{\"count\":\"1\"}"),
+                json!({"count": 1}),
+                vec![
+                    ("/count", CoercionRule::StringToInteger),
+                    ("", CoercionRule::JsonStringToObject),
+                ],
+            ),
             (json!({"count": 3}), json!({"count": 3}), vec![]),
         ];
         for (input, expected, expected_changes) in cases {
             let (output, changes) = coerce(&schema(), input.clone());
             assert_eq!(output, expected, "{input}");
-            let got: Vec<(&str, CoercionRule)> =
-                changes.iter().map(|c| (c.pointer.as_str(), c.rule)).collect();
+            let got: Vec<(&str, CoercionRule)> = changes
+                .iter()
+                .map(|c| (c.pointer.as_str(), c.rule))
+                .collect();
             assert_eq!(got, expected_changes, "{input}");
         }
     }

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::outcome::{ErrorKind, Failure};
 use crate::permissions::{
-    DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer, Prompter,
-    Verdict, decide, normalize,
+    DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
+    Prompter, Verdict, decide, normalize,
 };
 use crate::registry::{CapabilityClass, RegisteredTool};
 use crate::sandbox::grants::{FsAccess, GrantContext};
@@ -20,13 +20,13 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) grant_context: &'a GrantContext,
 }
 
-/// Decides; `Err(permission_denied)` unless the call may run.
+/// Decides, asking the prompter when needed; the verdict is always `Allow` or `Deny`.
 pub(crate) fn run(
     context: &DecideContext<'_>,
     tool: &RegisteredTool,
     input: &Value,
     vote: Option<&HookVote>,
-) -> Result<Decision, (Decision, Failure)> {
+) -> Decision {
     let spec = &tool.spec;
     let workspace = &context.grant_context.workspace;
     let raw_value = spec
@@ -61,7 +61,9 @@ pub(crate) fn run(
                 .is_some_and(|results| path.starts_with(results));
         granted || session_results
     });
-    let inside_workspace = path.as_deref().map(|path: &Path| path.starts_with(workspace));
+    let inside_workspace = path
+        .as_deref()
+        .map(|path: &Path| path.starts_with(workspace));
     let decision = decide(&DecisionInput {
         tool: spec,
         rule_values: &rule_values,
@@ -72,13 +74,14 @@ pub(crate) fn run(
         policy: context.policy,
     });
     match decision.verdict {
-        Verdict::Allow => Ok(decision),
-        Verdict::Deny => {
-            let failure = Failure::new(ErrorKind::PermissionDenied, decision.reason.clone());
-            Err((decision, failure))
-        }
+        Verdict::Allow | Verdict::Deny => decision,
         Verdict::Ask => ask(context, tool, input, decision),
     }
+}
+
+/// The `permission_denied` failure for a denying decision.
+pub(crate) fn denial(decision: &Decision) -> Failure {
+    Failure::new(ErrorKind::PermissionDenied, decision.reason.clone())
 }
 
 fn ask(
@@ -86,7 +89,7 @@ fn ask(
     tool: &RegisteredTool,
     input: &Value,
     asked: Decision,
-) -> Result<Decision, (Decision, Failure)> {
+) -> Decision {
     let request = PermissionRequest {
         tool: tool.spec.name.clone(),
         input: input.clone(),
@@ -94,20 +97,16 @@ fn ask(
     };
     let name = &tool.spec.name;
     match context.prompter.ask(&request) {
-        PromptAnswer::Allow => Ok(Decision {
+        PromptAnswer::Allow => Decision {
             verdict: Verdict::Allow,
             decided_by: DecidedBy::Prompter,
             reason: "approved when asked".to_owned(),
-        }),
-        PromptAnswer::Deny(message) => {
-            let decision = Decision {
-                verdict: Verdict::Deny,
-                decided_by: DecidedBy::Prompter,
-                reason: message,
-            };
-            let failure = Failure::new(ErrorKind::PermissionDenied, decision.reason.clone());
-            Err((decision, failure))
-        }
+        },
+        PromptAnswer::Deny(message) => Decision {
+            verdict: Verdict::Deny,
+            decided_by: DecidedBy::Prompter,
+            reason: message,
+        },
         PromptAnswer::Unavailable => {
             let specific = tool
                 .spec
@@ -115,7 +114,7 @@ fn ask(
                 .as_deref()
                 .map(|field| format!(" (or a narrower rule such as {name}(<{field} pattern>))"))
                 .unwrap_or_default();
-            let decision = Decision {
+            Decision {
                 verdict: Verdict::Deny,
                 decided_by: DecidedBy::NoPrompter,
                 reason: format!(
@@ -124,9 +123,7 @@ fn ask(
                      permissions.allow in a settings file.",
                     asked.reason
                 ),
-            };
-            let failure = Failure::new(ErrorKind::PermissionDenied, decision.reason.clone());
-            Err((decision, failure))
+            }
         }
     }
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::outcome::{ErrorKind, Failure};
 use crate::registry::{CapabilityClass, RegisteredTool};
 use crate::sandbox::grants::GrantContext;
-use crate::sandbox::{CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent};
+use crate::sandbox::{
+    CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent,
+};
 
 /// A successful call's raw output.
 pub(crate) struct Executed {
@@ -20,7 +22,7 @@ pub(crate) struct Executed {
 pub(crate) async fn run(
     sandbox: &Sandbox,
     tool: &RegisteredTool,
-    input: &str,
+    input: &String,
     ctx: CallContext,
     grant_context: &GrantContext,
     cancel: Arc<AtomicBool>,
@@ -33,7 +35,10 @@ pub(crate) async fn run(
     {
         let failure = Failure::new(
             ErrorKind::Internal,
-            format!("cannot create the plugin data directory {}: {error}", data.display()),
+            format!(
+                "cannot create the plugin data directory {}: {error}",
+                data.display()
+            ),
         );
         return Err((failure, Vec::new()));
     }
@@ -97,10 +102,9 @@ pub(crate) async fn run(
 /// Maps a sandbox failure to the stable outcome.
 pub(crate) fn failure_from_guest(tool: &str, failure: GuestFailure) -> Failure {
     match failure {
-        GuestFailure::Trap(message) => Failure::new(
-            ErrorKind::ToolFailed,
-            format!("{tool} crashed: {message}"),
-        ),
+        GuestFailure::Trap(message) => {
+            Failure::new(ErrorKind::ToolFailed, format!("{tool} crashed: {message}"))
+        }
         GuestFailure::Timeout(limit) => Failure::new(
             ErrorKind::Timeout,
             format!(

@@ -77,7 +77,10 @@ pub(crate) fn success(
             .join("\n\n");
         ResultContent::Text(joined)
     };
-    (ToolResultBlock::new(tool_use_id, content, false), truncation)
+    (
+        ToolResultBlock::new(tool_use_id, content, false),
+        truncation,
+    )
 }
 
 /// The error block: `<kind>: <message>`, head and tail kept within `limit`.

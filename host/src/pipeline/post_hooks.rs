@@ -47,18 +47,26 @@ pub(crate) fn after_failure(
 fn run(hooks: &HookSet, kind: HookEvent, tool: &str, event: &Value) -> PostOutcome {
     let mut outcome = PostOutcome::default();
     for hook in hooks.matching(kind, tool) {
-        match hook.handle(event).and_then(|value| PostAnswer::from_json(&value)) {
+        match hook
+            .handle(event)
+            .and_then(|value| PostAnswer::from_json(&value))
+        {
             Ok(answer) => {
-                for text in [answer.feedback, answer.additional_context].into_iter().flatten() {
+                for text in [answer.feedback, answer.additional_context]
+                    .into_iter()
+                    .flatten()
+                {
                     let text: String = text.chars().take(MAX_CONTEXT_CHARS).collect();
                     outcome
                         .notes
                         .push(format!("[{} hook {}] {text}", kind.as_str(), hook.name()));
                 }
             }
-            Err(error) => outcome
-                .warnings
-                .push(format!("{} hook {} failed: {error}", kind.as_str(), hook.name())),
+            Err(error) => outcome.warnings.push(format!(
+                "{} hook {} failed: {error}",
+                kind.as_str(),
+                hook.name()
+            )),
         }
     }
     outcome

@@ -47,7 +47,11 @@ impl EventBase<'_> {
 }
 
 /// Runs every matching PreToolUse hook.
-pub(crate) fn run(hooks: &HookSet, base: &EventBase<'_>, input: &Value) -> Result<PreOutcome, Failure> {
+pub(crate) fn run(
+    hooks: &HookSet,
+    base: &EventBase<'_>,
+    input: &Value,
+) -> Result<PreOutcome, Failure> {
     let mut outcome = PreOutcome::default();
     let mut current = input.clone();
     for hook in hooks.matching(HookEvent::PreToolUse, base.tool_name) {
@@ -75,7 +79,10 @@ pub(crate) fn run(hooks: &HookSet, base: &EventBase<'_>, input: &Value) -> Resul
         if let Some(reason) = answer.stop {
             return Err(Failure::new(
                 ErrorKind::HookStopped,
-                format!("the PreToolUse hook {} stopped the run: {reason}", hook.name()),
+                format!(
+                    "the PreToolUse hook {} stopped the run: {reason}",
+                    hook.name()
+                ),
             ));
         }
         if answer.defer {
@@ -117,7 +124,10 @@ fn combine(current: &mut Option<HookVote>, vote: HookVote) {
         VoteKind::Ask => 1,
         VoteKind::Allow => 0,
     };
-    if current.as_ref().is_none_or(|existing| rank(vote.kind) > rank(existing.kind)) {
+    if current
+        .as_ref()
+        .is_none_or(|existing| rank(vote.kind) > rank(existing.kind))
+    {
         *current = Some(vote);
     }
 }

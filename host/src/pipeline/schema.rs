@@ -14,7 +14,11 @@ pub(crate) fn check(tool: &RegisteredTool, input: &serde_json::Value) -> Result<
         .iter_errors(input)
         .map(|error| {
             let pointer = error.instance_path().to_string();
-            let at = if pointer.is_empty() { "(root)".to_owned() } else { pointer };
+            let at = if pointer.is_empty() {
+                "(root)".to_owned()
+            } else {
+                pointer
+            };
             format!("- {at}: {error}")
         })
         .collect();

@@ -14,7 +14,7 @@ use crate::sandbox::{CallContext, CallSetup, GuestReply, GuestRequest, Sandbox};
 pub(crate) async fn run(
     sandbox: &Sandbox,
     tool: &RegisteredTool,
-    input: &str,
+    input: &String,
     ctx: CallContext,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {

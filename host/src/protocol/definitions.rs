@@ -17,7 +17,10 @@ pub enum DefinitionFormat {
 }
 
 /// The definitions of `specs` in `format`.
-pub fn tool_definitions<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>, format: DefinitionFormat) -> Value {
+pub fn tool_definitions<'a>(
+    specs: impl IntoIterator<Item = &'a ToolSpec>,
+    format: DefinitionFormat,
+) -> Value {
     let specs = specs.into_iter();
     match format {
         DefinitionFormat::Anthropic => specs

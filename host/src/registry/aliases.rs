@@ -22,12 +22,12 @@ pub enum AliasError {
     #[error("alias {0:?} is not of the form OLD=NEW with two tool names")]
     Malformed(String),
     /// Targets of aliases that are aliases themselves.
-    #[error(
-        "alias chain {0}: aliases apply one hop only, so point each alias directly at a tool"
-    )]
+    #[error("alias chain {0}: aliases apply one hop only, so point each alias directly at a tool")]
     Chain(String),
     /// An alias with the same name as a tool.
-    #[error("alias {alias}={target} shadows the tool {alias}; an alias may not reuse a tool's name")]
+    #[error(
+        "alias {alias}={target} shadows the tool {alias}; an alias may not reuse a tool's name"
+    )]
     Shadows {
         /// The alias name.
         alias: String,
@@ -87,7 +87,10 @@ pub(crate) struct Aliases {
 
 impl Aliases {
     /// Validates `aliases` against `is_tool` (every tool known before filtering).
-    pub(crate) fn new(aliases: &[Alias], is_tool: impl Fn(&str) -> bool) -> Result<Self, AliasError> {
+    pub(crate) fn new(
+        aliases: &[Alias],
+        is_tool: impl Fn(&str) -> bool,
+    ) -> Result<Self, AliasError> {
         let mut map: BTreeMap<String, String> = BTreeMap::new();
         for alias in aliases {
             if let Some(first) = map.get(&alias.from)
@@ -178,7 +181,9 @@ mod tests {
             (&["Cat=Read", "Cat=Write"], "defined twice"),
         ];
         for (pairs, expected) in cases {
-            let error = Aliases::new(&aliases(pairs), is_tool).unwrap_err().to_string();
+            let error = Aliases::new(&aliases(pairs), is_tool)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(expected), "{pairs:?}: {error}");
         }
     }

@@ -15,9 +15,7 @@ fn grants_for(crate_dir: &str) -> Grants {
     match crate_dir {
         // Read: the workspace, read-only. No environment.
         "read" => Grants {
-            fs: vec![
-                FsGrant::new("${WORKSPACE}", FsAccess::Read).expect("valid built-in grant"),
-            ],
+            fs: vec![FsGrant::new("${WORKSPACE}", FsAccess::Read).expect("valid built-in grant")],
             env: Vec::new(),
         },
         _ => Grants::default(),

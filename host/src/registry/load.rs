@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSpec};
 use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{CallSetup, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec};
+use crate::sandbox::{
+    CallSetup, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
+};
 
 /// Calls `describe` (with no grants at all) and validates the answer.
 pub(super) async fn describe(
@@ -32,7 +34,11 @@ pub(super) async fn describe(
     };
     let specs = match run.reply {
         Ok(GuestReply::Specs(specs)) => specs,
-        Ok(_) => return Err(describe_error("describe returned an unexpected reply".into())),
+        Ok(_) => {
+            return Err(describe_error(
+                "describe returned an unexpected reply".into(),
+            ));
+        }
         Err(failure) => return Err(describe_error(format!("describe failed: {failure:?}"))),
     };
     if specs.is_empty() {

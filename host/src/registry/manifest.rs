@@ -185,9 +185,15 @@ limits = { memory_mib = 64 }
                 "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"x.wasm\"\ngrants = { fs = [{ path = \"/etc\", access = \"read\" }] }\n",
                 "line 5",
             ),
-            ("[plugin]\nname = \"Demo!\"\n[[tool]]\ncomponent = \"x.wasm\"\n", "plugin name"),
+            (
+                "[plugin]\nname = \"Demo!\"\n[[tool]]\ncomponent = \"x.wasm\"\n",
+                "plugin name",
+            ),
             ("[plugin]\nname = \"demo\"\n", "no [[tool]]"),
-            ("[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"../x.wasm\"\n", "relative"),
+            (
+                "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"../x.wasm\"\n",
+                "relative",
+            ),
             ("[plugin\n", "line 1"),
         ];
         for (text, expected) in cases {

@@ -76,7 +76,11 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            assert_eq!(&text.parse::<ToolSelection>().unwrap(), expected, "{text:?}");
+            assert_eq!(
+                &text.parse::<ToolSelection>().unwrap(),
+                expected,
+                "{text:?}"
+            );
         }
     }
 
@@ -87,6 +91,9 @@ mod tests {
             .choose(&available)
             .unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("Raed") && message.contains("Read"), "{message}");
+        assert!(
+            message.contains("Raed") && message.contains("Read"),
+            "{message}"
+        );
     }
 }

@@ -33,14 +33,14 @@ pub(crate) enum GuestRequest<'a> {
     Describe,
     /// `validate-input(tool, input, ctx)`.
     Validate {
-        tool: &'a str,
-        input: &'a str,
+        tool: &'a String,
+        input: &'a String,
         ctx: CallContext,
     },
     /// `call(tool, input, ctx)`.
     Call {
-        tool: &'a str,
-        input: &'a str,
+        tool: &'a String,
+        input: &'a String,
         ctx: CallContext,
     },
 }
@@ -120,17 +120,28 @@ impl Host for CallState {
         let message: String = message.chars().take(MAX_LOG_CHARS).collect();
         let label = &self.label;
         match level {
-            LogLevel::Trace => tracing::trace!(target: "warden::guest", component = %label, "{message}"),
-            LogLevel::Debug => tracing::debug!(target: "warden::guest", component = %label, "{message}"),
-            LogLevel::Info => tracing::info!(target: "warden::guest", component = %label, "{message}"),
-            LogLevel::Warn => tracing::warn!(target: "warden::guest", component = %label, "{message}"),
-            LogLevel::Error => tracing::error!(target: "warden::guest", component = %label, "{message}"),
+            LogLevel::Trace => {
+                tracing::trace!(target: "warden::guest", component = %label, "{message}")
+            }
+            LogLevel::Debug => {
+                tracing::debug!(target: "warden::guest", component = %label, "{message}")
+            }
+            LogLevel::Info => {
+                tracing::info!(target: "warden::guest", component = %label, "{message}")
+            }
+            LogLevel::Warn => {
+                tracing::warn!(target: "warden::guest", component = %label, "{message}")
+            }
+            LogLevel::Error => {
+                tracing::error!(target: "warden::guest", component = %label, "{message}")
+            }
         }
     }
 
     fn progress(&mut self, message: String) {
         if self.progress.len() < MAX_LOG_LINES as usize {
-            self.progress.push(message.chars().take(MAX_LOG_CHARS).collect());
+            self.progress
+                .push(message.chars().take(MAX_LOG_CHARS).collect());
         }
     }
 
@@ -255,10 +266,7 @@ pub(crate) async fn run(
         Err(_elapsed) => Err(GuestFailure::Timeout(timeout)),
     };
     let progress = std::mem::take(&mut store.data_mut().progress);
-    GuestRun {
-        reply,
-        progress,
-    }
+    GuestRun { reply, progress }
 }
 
 async fn invoke(
@@ -275,14 +283,14 @@ async fn invoke(
             input,
             ctx,
         } => GuestReply::Validated(
-            tool.call_validate_input(&mut *store, &name.to_owned(), &input.to_owned(), &ctx)
+            tool.call_validate_input(&mut *store, name, input, &ctx)
                 .await?,
         ),
         GuestRequest::Call {
             tool: name,
             input,
             ctx,
-        } => GuestReply::Called(tool.call_call(&mut *store, &name.to_owned(), &input.to_owned(), &ctx).await?),
+        } => GuestReply::Called(tool.call_call(&mut *store, name, input, &ctx).await?),
     })
 }
 

@@ -58,10 +58,11 @@ impl Grants {
             .filter_map(|grant| grant.resolve(context))
             .filter(|(path, _)| path.is_dir())
             .collect();
-        if read_results && let Some(results) = &context.session_results {
-            if results.is_dir() {
-                dirs.push((results.clone(), FsAccess::Read));
-            }
+        if read_results
+            && let Some(results) = &context.session_results
+            && results.is_dir()
+        {
+            dirs.push((results.clone(), FsAccess::Read));
         }
         let env = env::select(&self.env, std::env::vars());
         ResolvedGrants { dirs, env }
@@ -77,9 +78,9 @@ impl Grants {
         access: FsAccess,
     ) -> Option<&FsGrant> {
         self.fs.iter().find(|grant| {
-            grant.resolve(context).is_some_and(|(root, granted)| {
-                granted.allows(access) && path.starts_with(&root)
-            })
+            grant
+                .resolve(context)
+                .is_some_and(|(root, granted)| granted.allows(access) && path.starts_with(&root))
         })
     }
 

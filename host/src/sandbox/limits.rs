@@ -55,9 +55,9 @@ impl Limits {
     /// The effective limits: the operator's, lowered by what the component declares.
     pub(crate) fn narrowed_by(self, declared: &DeclaredLimits) -> Limits {
         Limits {
-            timeout: declared
-                .timeout_ms
-                .map_or(self.timeout, |ms| self.timeout.min(Duration::from_millis(ms))),
+            timeout: declared.timeout_ms.map_or(self.timeout, |ms| {
+                self.timeout.min(Duration::from_millis(ms))
+            }),
             memory_bytes: declared
                 .memory_mib
                 .map_or(self.memory_bytes, |mib| self.memory_bytes.min(mib << 20)),

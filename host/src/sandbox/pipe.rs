@@ -33,7 +33,10 @@ impl CappedPipe {
 
     /// The captured text (lossy UTF-8) and the number of bytes dropped past the cap.
     pub(crate) fn contents(&self) -> (String, u64) {
-        let captured = self.inner.lock().unwrap_or_else(|poison| poison.into_inner());
+        let captured = self
+            .inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         (
             String::from_utf8_lossy(&captured.bytes).into_owned(),
             captured.dropped,
@@ -41,7 +44,10 @@ impl CappedPipe {
     }
 
     fn write(&self, data: &[u8]) {
-        let mut captured = self.inner.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut captured = self
+            .inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let room = self.capacity.saturating_sub(captured.bytes.len());
         let kept = data.len().min(room);
         captured.bytes.extend_from_slice(&data[..kept]);

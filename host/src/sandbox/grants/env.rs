@@ -85,7 +85,11 @@ mod tests {
             ("A*B*C", "AxxBxx", false),
         ];
         for (pattern, name, expected) in cases {
-            assert_eq!(grant(pattern).matches(name), *expected, "{pattern} vs {name}");
+            assert_eq!(
+                grant(pattern).matches(name),
+                *expected,
+                "{pattern} vs {name}"
+            );
         }
     }
 

@@ -154,7 +154,8 @@ mod tests {
             ("${HOME}", false),
             ("${WORKSPACE}/../etc", false),
             ("${WORKSPACE}docs", false),
-            ("${WORKSPACE}//etc", false),
+            // Extra slashes collapse: this is ${WORKSPACE}/etc, never /etc.
+            ("${WORKSPACE}//etc", true),
             ("${WORKSPACE}/./x", false),
         ];
         for (template, ok) in cases {

@@ -16,7 +16,8 @@ struct EnvPeek;
 impl Tool for EnvPeek {
     type Input = EnvPeekInput;
     const NAME: &'static str = "EnvPeek";
-    const DESCRIPTION: &'static str = "Returns one environment variable and the names of all visible ones.";
+    const DESCRIPTION: &'static str =
+        "Returns one environment variable and the names of all visible ones.";
     const READ_ONLY: bool = true;
 
     fn call(input: EnvPeekInput, _ctx: &Context) -> Result<Output, ToolError> {

@@ -44,14 +44,19 @@ impl Tool for Echo {
             return Err(ToolError::new("cancelled", "cancelled before start"));
         }
         if input.text == "fail" {
-            return Err(ToolError::new("asked_to_fail", "the input asked Echo to fail"));
+            return Err(ToolError::new(
+                "asked_to_fail",
+                "the input asked Echo to fail",
+            ));
         }
-        let value = serde_json::to_value(&input).map_err(|e| ToolError::new("internal", e.to_string()))?;
+        let value =
+            serde_json::to_value(&input).map_err(|e| ToolError::new("internal", e.to_string()))?;
         let mut text = value.to_string();
         if input.text == "big" {
             text = "x".repeat(input.count.unwrap_or(40_000).max(0) as usize);
         }
-        Ok(Output::text(text).with_structured(serde_json::json!({ "input": value, "call_id": ctx.call_id })))
+        Ok(Output::text(text)
+            .with_structured(serde_json::json!({ "input": value, "call_id": ctx.call_id })))
     }
 }
 

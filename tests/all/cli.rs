@@ -1,0 +1,206 @@
+//! The `warden` binary: output, exit codes and flag placement.
+
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{Fixture, cache_dir, warden_bin};
+
+fn warden(fixture: &Fixture, args: &[&str]) -> Output {
+    warden_with_stdin(fixture, args, None)
+}
+
+fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(warden_bin())
+        .args(args)
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .current_dir(fixture.workspace())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn warden");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    child.wait_with_output().expect("wait for warden")
+}
+
+fn json_stdout(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "stdout is not JSON ({error}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[test]
+fn call_prints_the_block_and_exits_zero() {
+    let fixture = Fixture::new();
+    fixture.write("README.md", "# hello\n");
+    let output = warden(
+        &fixture,
+        &[
+            "call",
+            "Read",
+            "--input",
+            r#"{"file_path":"README.md","limit":5}"#,
+            "--id",
+            "toolu_1",
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        json_stdout(&output),
+        serde_json::json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "     1\t# hello\n", "is_error": false})
+    );
+}
+
+#[test]
+fn input_from_stdin_and_flags_after_the_subcommand() {
+    let fixture = Fixture::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("n.txt"), "from cwd flag\n").unwrap();
+    let cwd = elsewhere.path().to_str().unwrap();
+    let after = warden_with_stdin(
+        &fixture,
+        &["call", "Read", "--input", "-", "--cwd", cwd],
+        Some(r#"{"file_path":"n.txt"}"#),
+    );
+    let before = warden_with_stdin(
+        &fixture,
+        &["--cwd", cwd, "call", "Read", "--input", "-"],
+        Some(r#"{"file_path":"n.txt"}"#),
+    );
+    for output in [after, before] {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            json_stdout(&output)["content"]
+                .as_str()
+                .unwrap()
+                .contains("from cwd flag")
+        );
+    }
+}
+
+#[test]
+fn error_results_exit_one_and_config_errors_exit_two() {
+    let fixture = Fixture::new();
+    let unknown = warden(&fixture, &["call", "Nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(json_stdout(&unknown)["is_error"], true);
+
+    let malformed = warden(&fixture, &["call", "Read", "--input", "{not json"]);
+    assert_eq!(malformed.status.code(), Some(1));
+    assert!(
+        json_stdout(&malformed)["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid_input: the input is not valid JSON")
+    );
+
+    let chain = warden(
+        &fixture,
+        &["call", "Read", "--alias", "A=B", "--alias", "B=Read"],
+    );
+    assert_eq!(chain.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&chain.stderr).contains("alias chain A -> B -> Read"));
+    assert!(chain.stdout.is_empty());
+
+    let usage = warden(&fixture, &["call"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let bad_timeout = warden(&fixture, &["--timeout", "soon", "tools"]);
+    assert_eq!(bad_timeout.status.code(), Some(2));
+}
+
+#[test]
+fn outcome_flag_prints_the_structured_outcome() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "x\n");
+    let output = warden(
+        &fixture,
+        &[
+            "call",
+            "Read",
+            "--input",
+            r#"{"file_path":"a.txt","limit":"1"}"#,
+            "--outcome",
+        ],
+    );
+    let printed = json_stdout(&output);
+    assert_eq!(printed["outcome"]["coercions"][0]["pointer"], "/limit");
+    assert_eq!(
+        printed["outcome"]["decision"]["decided_by"]["kind"],
+        "read_only_in_workspace"
+    );
+    assert_eq!(printed["tool_result"]["is_error"], false);
+}
+
+#[test]
+fn tools_lists_the_registry_in_every_format() {
+    let fixture = Fixture::new();
+    let table = warden(&fixture, &["tools"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("Read  [read, read-only, concurrency-safe]  built-in"),
+        "{text}"
+    );
+    assert!(text.contains("file_path: string (required)"), "{text}");
+
+    let anthropic = json_stdout(&warden(&fixture, &["tools", "--format", "anthropic"]));
+    assert_eq!(anthropic[0]["name"], "Read");
+    assert_eq!(anthropic[0]["input_schema"]["type"], "object");
+    let openai = json_stdout(&warden(&fixture, &["tools", "--format", "openai"]));
+    assert_eq!(
+        openai[0]["function"]["parameters"]["required"][0],
+        "file_path"
+    );
+    let mcp = json_stdout(&warden(&fixture, &["tools", "--format", "mcp"]));
+    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
+
+    let empty = warden(&fixture, &["tools", "--tools", ""]);
+    assert!(String::from_utf8_lossy(&empty.stdout).contains("(no tools)"));
+}
+
+#[test]
+fn help_describes_the_commands_and_flags() {
+    let fixture = Fixture::new();
+    let help = warden(&fixture, &["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&help.stdout);
+    for expected in [
+        "call",
+        "tools",
+        "--allowedTools",
+        "--disallowedTools",
+        "--alias",
+        "--plugins",
+        "--timeout",
+        "--session",
+    ] {
+        assert!(text.contains(expected), "help lacks {expected}: {text}");
+    }
+}

@@ -1,0 +1,261 @@
+//! PreToolUse, PostToolUse and PostToolUseFailure, exercised with in-process hooks that answer in
+//! Claude Code's JSON.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use warden::{DecidedBy, ErrorKind, FnHook, HookEvent, Runtime};
+use warden_test_guests::PIPELINE_ECHO;
+
+use crate::support::{Fixture, call, error_text, ok_text};
+
+async fn echo_runtime(fixture: &Fixture, allowed: &[&str], denied: &[&str]) -> Runtime {
+    let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+    let denied: Vec<String> = denied.iter().map(|s| s.to_string()).collect();
+    fixture
+        .runtime(&[plugin], |c| {
+            c.allowed_tools = allowed;
+            c.disallowed_tools = denied;
+        })
+        .await
+}
+
+fn answering(runtime: &mut Runtime, event: HookEvent, matcher: &str, name: &str, answer: Value) {
+    runtime.add_hook(
+        event,
+        matcher,
+        Arc::new(FnHook::new(name, move |_event: &Value| Ok(answer.clone()))),
+    );
+}
+
+fn pre_decision(decision: &str, reason: &str) -> Value {
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_hook_sees_claude_code_event_and_rewrites_input() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let record = Arc::clone(&seen);
+    runtime.add_hook(
+        HookEvent::PreToolUse,
+        "Echo",
+        Arc::new(FnHook::new("rewriter", move |event: &Value| {
+            record.lock().unwrap().push(event.clone());
+            Ok(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"text": "rewritten"}}}))
+        })),
+    );
+    let result = call(&runtime, "Echo", json!({"text": "original", "count": "3"})).await;
+    let echoed: Value = serde_json::from_str(&ok_text(&result)).unwrap();
+    assert_eq!(echoed["text"], "rewritten");
+    assert_eq!(
+        result.outcome.input_rewritten_by.as_deref(),
+        Some("rewriter")
+    );
+    let events = seen.lock().unwrap();
+    let event = &events[0];
+    assert_eq!(event["hook_event_name"], "PreToolUse");
+    assert_eq!(event["tool_name"], "Echo");
+    assert_eq!(event["tool_use_id"], "toolu_test");
+    assert_eq!(
+        event["tool_input"],
+        json!({"text": "original", "count": 3}),
+        "hooks see coerced input"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_that_breaks_the_schema_is_invalid_input() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "*",
+        "breaker",
+        json!({"hookSpecificOutput": {"updatedInput": {"count": 1}}}),
+    );
+    let text = error_text(
+        &call(&runtime, "Echo", json!({"text": "x"})).await,
+        ErrorKind::InvalidInput,
+    );
+    assert!(
+        text.contains("after the PreToolUse hook breaker rewrote it"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_deny_beats_an_allow_rule() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Echo",
+        "guard",
+        pre_decision("deny", "echo is off today"),
+    );
+    let result = call(&runtime, "Echo", json!({"text": "x"})).await;
+    assert!(error_text(&result, ErrorKind::PermissionDenied).contains("echo is off today"));
+    assert_eq!(
+        result.outcome.decision.unwrap().decided_by,
+        DecidedBy::Hook {
+            hook: "guard".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_allow_replaces_the_headless_ask() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &[], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "*",
+        "approver",
+        pre_decision("allow", "fine"),
+    );
+    let result = call(&runtime, "Echo", json!({"text": "hello"})).await;
+    ok_text(&result);
+    assert_eq!(
+        result.outcome.decision.unwrap().decided_by,
+        DecidedBy::Hook {
+            hook: "approver".into()
+        }
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_allow_does_not_override_a_scoped_deny_rule() {
+    let fixture = Fixture::new();
+    fixture.write("a.secret", "s\n");
+    let mut runtime = fixture
+        .runtime(&[], |c| c.disallowed_tools = vec!["Read(*.secret)".into()])
+        .await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Read",
+        "approver",
+        pre_decision("allow", "fine"),
+    );
+    let result = call(&runtime, "Read", json!({"file_path": "a.secret"})).await;
+    error_text(&result, ErrorKind::PermissionDenied);
+    assert!(matches!(
+        result.outcome.decision.unwrap().decided_by,
+        DecidedBy::DenyRule { .. }
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_ask_overrides_an_allow_rule_and_headless_denies() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "*",
+        "asker",
+        pre_decision("ask", "double-check"),
+    );
+    let text = error_text(
+        &call(&runtime, "Echo", json!({"text": "x"})).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(text.contains("double-check"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_stop_and_defer_end_the_call_before_the_decision() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Echo",
+        "stopper",
+        json!({"continue": false, "stopReason": "enough"}),
+    );
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Picky",
+        "deferrer",
+        pre_decision("defer", ""),
+    );
+    let stopped = call(&runtime, "Echo", json!({"text": "x"})).await;
+    assert!(error_text(&stopped, ErrorKind::HookStopped).contains("enough"));
+    assert!(stopped.outcome.decision.is_none());
+    let deferred = call(&runtime, "Picky", json!({"word": "x"})).await;
+    error_text(&deferred, ErrorKind::Deferred);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_or_malformed_pre_hook_fails_closed() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    runtime.add_hook(
+        HookEvent::PreToolUse,
+        "Echo",
+        Arc::new(FnHook::new("broken", |_: &Value| Err("boom".to_owned()))),
+    );
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Picky",
+        "typo",
+        json!({"hookSpecificOutput": {"permissionDecision": "alow"}}),
+    );
+    let text = error_text(
+        &call(&runtime, "Echo", json!({"text": "x"})).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(text.contains("broken failed (boom)"), "{text}");
+    let text = error_text(
+        &call(&runtime, "Picky", json!({"word": "x"})).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(text.contains("invalid permissionDecision"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_hooks_see_the_response_and_add_context() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+    for event in [HookEvent::PostToolUse, HookEvent::PostToolUseFailure] {
+        let record = Arc::clone(&seen);
+        runtime.add_hook(
+            event,
+            "*",
+            Arc::new(FnHook::new("observer", move |event: &Value| {
+                record.lock().unwrap().push(event.clone());
+                Ok(json!({"hookSpecificOutput": {"additionalContext": format!("seen {}", event["hook_event_name"].as_str().unwrap())}}))
+            })),
+        );
+    }
+    let ok = call(&runtime, "Echo", json!({"text": "x"})).await;
+    assert!(
+        ok_text(&ok).ends_with("[PostToolUse hook observer] seen PostToolUse"),
+        "{}",
+        ok_text(&ok)
+    );
+    let failed = call(&runtime, "Echo", json!({"text": "fail"})).await;
+    assert!(error_text(&failed, ErrorKind::ToolFailed).ends_with("seen PostToolUseFailure"));
+    // Not fired for failures before the call.
+    error_text(
+        &call(&runtime, "Echo", json!({})).await,
+        ErrorKind::InvalidInput,
+    );
+    let events = seen.lock().unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["tool_response"]["input"]["text"], "x");
+    assert_eq!(
+        events[1]["error"],
+        "asked_to_fail: the input asked Echo to fail"
+    );
+}

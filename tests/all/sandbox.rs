@@ -1,0 +1,127 @@
+//! Hostile guests: a crash, an infinite loop and a memory hog each end in a typed error result, and
+//! the host keeps serving afterwards.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use warden::ErrorKind;
+use warden_test_guests::{PIPELINE_ECHO, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP};
+
+use crate::support::{Fixture, call, error_text, ok_text};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn sandbox_trap() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "still serving\n");
+    let plugin = fixture.plugin("trap", SANDBOX_TRAP, "");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let text = error_text(
+        &call(&runtime, "Trap", json!({})).await,
+        ErrorKind::ToolFailed,
+    );
+    assert!(text.contains("Trap crashed: wasm trap"), "{text}");
+    assert!(
+        text.contains("guest panicked on purpose"),
+        "the guest's panic message is reported: {text}"
+    );
+    assert!(
+        ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
+            .contains("still serving")
+    );
+    // The same component runs again in a fresh store.
+    error_text(
+        &call(&runtime, "Trap", json!({})).await,
+        ErrorKind::ToolFailed,
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn sandbox_spin() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "after the loop\n");
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.limits.timeout = Duration::from_secs(1))
+        .await;
+    let started = Instant::now();
+    let text = error_text(&call(&runtime, "Spin", json!({})).await, ErrorKind::Timeout);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(2),
+        "stopped within deadline + 1 s, took {elapsed:?}"
+    );
+    assert!(
+        elapsed >= Duration::from_millis(900),
+        "not before the deadline, took {elapsed:?}"
+    );
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+    assert!(
+        ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
+            .contains("after the loop")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_timeout_only_lowers_the_operators() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 300 }");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let started = Instant::now();
+    error_text(&call(&runtime, "Spin", json!({})).await, ErrorKind::Timeout);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_call_interrupts_the_guest() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&cancel);
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let call = warden::ToolUse {
+        id: "t".into(),
+        name: "Spin".into(),
+        input: json!({}),
+    };
+    let result = runtime.dispatch_cancellable(call, cancel).await;
+    error_text(&result, ErrorKind::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn sandbox_hog() {
+    let fixture = Fixture::new();
+    let hog = fixture.plugin("hog", SANDBOX_HOG, "");
+    let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let runtime = fixture
+        .runtime(&[hog, echo], |c| {
+            c.limits.memory_bytes = 64 << 20;
+            c.allowed_tools = vec!["Echo".into()];
+        })
+        .await;
+    let text = error_text(
+        &call(&runtime, "Hog", json!({})).await,
+        ErrorKind::ResourceExhausted,
+    );
+    assert!(text.contains("memory limit of 64 MiB reached"), "{text}");
+    ok_text(&call(&runtime, "Echo", json!({"text": "alive"})).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_memory_limit_applies() {
+    let fixture = Fixture::new();
+    let hog = fixture.plugin("hog", SANDBOX_HOG, "limits = { memory_mib = 16 }");
+    let runtime = fixture.runtime(&[hog], |_| {}).await;
+    let text = error_text(
+        &call(&runtime, "Hog", json!({})).await,
+        ErrorKind::ResourceExhausted,
+    );
+    assert!(text.contains("memory limit of 16 MiB"), "{text}");
+}

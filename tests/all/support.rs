@@ -1,0 +1,137 @@
+//! Shared fixtures: workspaces in temporary directories, plugin directories holding real test
+//! guests, and runtimes whose compiled components are cached across tests.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tempfile::TempDir;
+use warden::{Dispatch, Runtime, RuntimeConfig, ToolUse};
+
+/// Compiled components shared by every test (and by the binary in CLI tests).
+pub(crate) fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+/// A temporary workspace plus a state directory and an "outside" directory next to it.
+pub(crate) struct Fixture {
+    root: TempDir,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Self {
+        let root = tempfile::tempdir().expect("create temp dir");
+        for dir in ["workspace", "state", "outside", "plugins"] {
+            std::fs::create_dir_all(root.path().join(dir)).expect("create fixture dir");
+        }
+        std::fs::write(
+            root.path().join("outside/secret.txt"),
+            "TOPSECRET-outside\n",
+        )
+        .expect("write secret");
+        Self { root }
+    }
+
+    /// The workspace directory (canonical).
+    pub(crate) fn workspace(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path().join("workspace")).expect("canonical workspace")
+    }
+
+    /// The directory beside the workspace holding `secret.txt`.
+    pub(crate) fn outside(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path().join("outside")).expect("canonical outside")
+    }
+
+    pub(crate) fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// Writes `text` to `name` inside the workspace.
+    pub(crate) fn write(&self, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.workspace().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::write(&path, text).expect("write workspace file");
+        path
+    }
+
+    /// A plugin directory named `name` holding `guest` and a manifest whose `[[tool]]` table has
+    /// `extra` appended (grants, limits).
+    pub(crate) fn plugin(&self, name: &str, guest: &str, extra: &str) -> PathBuf {
+        let dir = self.root.path().join("plugins").join(name);
+        std::fs::create_dir_all(&dir).expect("create plugin dir");
+        std::fs::copy(guest, dir.join("tool.wasm")).expect("copy guest");
+        std::fs::write(
+            dir.join("warden.toml"),
+            format!(
+                "[plugin]\nname = \"{name}\"\n\n[[tool]]\ncomponent = \"tool.wasm\"\n{extra}\n"
+            ),
+        )
+        .expect("write manifest");
+        dir
+    }
+
+    /// A runtime configuration for this fixture.
+    pub(crate) fn config(&self) -> RuntimeConfig {
+        let mut config = RuntimeConfig::new(self.workspace());
+        config.state_dir = Some(self.state_dir());
+        config.cache_dir = Some(cache_dir());
+        config
+    }
+
+    /// A runtime with `plugins` and `configure` applied.
+    pub(crate) async fn runtime(
+        &self,
+        plugins: &[PathBuf],
+        configure: impl FnOnce(&mut RuntimeConfig),
+    ) -> Runtime {
+        let mut config = self.config();
+        config.plugin_dirs = plugins.to_vec();
+        configure(&mut config);
+        Runtime::new(config).await.expect("runtime starts")
+    }
+}
+
+/// Dispatches `name` with `input`.
+pub(crate) async fn call(runtime: &Runtime, name: &str, input: Value) -> Dispatch {
+    runtime
+        .dispatch(ToolUse {
+            id: "toolu_test".to_owned(),
+            name: name.to_owned(),
+            input,
+        })
+        .await
+}
+
+/// The text of a result block.
+pub(crate) fn text(dispatch: &Dispatch) -> String {
+    dispatch.block.text()
+}
+
+/// Asserts `dispatch` succeeded and returns its text.
+pub(crate) fn ok_text(dispatch: &Dispatch) -> String {
+    assert!(
+        !dispatch.block.is_error,
+        "expected success, got {:?}",
+        dispatch.block
+    );
+    text(dispatch)
+}
+
+/// Asserts `dispatch` failed with `kind` and returns its text.
+pub(crate) fn error_text(dispatch: &Dispatch, kind: warden::ErrorKind) -> String {
+    assert!(
+        dispatch.block.is_error,
+        "expected {kind}, got success: {:?}",
+        dispatch.block
+    );
+    assert_eq!(dispatch.error_kind(), Some(kind), "{:?}", dispatch.block);
+    let text = text(dispatch);
+    assert!(text.starts_with(&format!("{kind}: ")), "{text}");
+    text
+}
+
+/// The path of the built binary.
+pub(crate) fn warden_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_warden"))
+}
