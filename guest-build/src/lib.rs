@@ -81,7 +81,7 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
     for guest in guests {
         println!("cargo:rerun-if-changed={}", guest.dir.display());
     }
-    for shared in ["guest-sdk", "wit", "Cargo.lock"] {
+    for shared in ["guest-sdk", "wit", "Cargo.lock", "Cargo.toml"] {
         println!(
             "cargo:rerun-if-changed={}",
             workspace_root.join(shared).display()

@@ -119,7 +119,7 @@ impl Cli {
             .enable_all()
             .build()
             .map_err(|error| ConfigError(format!("cannot start the async runtime: {error}")))?;
-        runtime.block_on(async move {
+        let code = runtime.block_on(async move {
             match self.command {
                 Command::Call(args) => {
                     let input = args.read_input()?;
@@ -131,7 +131,11 @@ impl Cli {
                     tools::run(&runtime, &args)
                 }
             }
-        })
+        });
+        // A guest abandoned inside a blocking host call leaves a worker thread behind; do not wait
+        // for it to exit.
+        runtime.shutdown_timeout(Duration::from_millis(100));
+        code
     }
 }
 

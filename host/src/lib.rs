@@ -31,6 +31,7 @@ mod runtime;
 mod sandbox;
 mod session;
 mod settings;
+mod wildcard;
 
 pub use hooks::{FnHook, Hook, HookEvent, Matcher, PostAnswer, PreAnswer};
 pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};

@@ -30,7 +30,7 @@ use crate::hooks::HookSet;
 use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
-use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
+use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
 use crate::sandbox::{CallContext, Sandbox};
 
 /// What the stages share for one dispatch.
@@ -95,7 +95,7 @@ async fn run(
     let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
     outcome.tool = Some(tool.spec.name.clone());
     outcome.alias = hop;
-    *limit = tool.component.limits.output_chars;
+    *limit = tool.component.limits.output_chars.max(MIN_OUTPUT_CHARS);
 
     let (input, coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
     outcome.coercions = coercions;
@@ -158,7 +158,11 @@ async fn run(
         grant_context: stages.grant_context,
     };
     let decision = decide::run(&decide_context, &tool, &input, pre.vote.as_ref());
-    let denied = (decision.verdict != Verdict::Allow).then(|| decide::denial(&decision));
+    let denied = match decision.verdict {
+        Verdict::Allow => None,
+        Verdict::Defer => Some(Failure::new(ErrorKind::Deferred, decision.reason.clone())),
+        Verdict::Deny | Verdict::Ask => Some(decide::denial(&decision)),
+    };
     outcome.decision = Some(decision);
     if let Some(failure) = denied {
         return Err((failure, Vec::new()));
@@ -178,6 +182,7 @@ async fn run(
     match executed {
         Ok(executed) => {
             outcome.progress = executed.progress;
+            outcome.warnings.extend(executed.warnings);
             let structured = executed.structured.as_deref().and_then(|text| {
                 serde_json::from_str::<Value>(text)
                     .map_err(|error| {

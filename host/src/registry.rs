@@ -13,6 +13,7 @@ mod selection;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
@@ -22,9 +23,9 @@ pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
 
-use crate::sandbox::grants::Grants;
+use crate::sandbox::grants::{Grants, ResolvedGrants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
-use crate::sandbox::{LoadedComponent, Sandbox, SandboxError};
+use crate::sandbox::{CallSetup, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError};
 
 /// Side-effect class of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -119,6 +120,32 @@ pub(crate) struct RegisteredTool {
     pub(crate) spec: ToolSpec,
     pub(crate) validator: jsonschema::Validator,
     pub(crate) component: Arc<ComponentEntry>,
+}
+
+impl RegisteredTool {
+    /// True when the tool may read the session's externalized results: a read-class tool that can
+    /// already read the workspace.
+    pub(crate) fn reads_session_results(&self) -> bool {
+        self.spec.class == CapabilityClass::Read && self.component.grants.reads_workspace()
+    }
+
+    /// Runs `request` against this tool's component in a fresh sandbox holding `grants`.
+    pub(crate) async fn run_guest(
+        &self,
+        sandbox: &Sandbox,
+        grants: &ResolvedGrants,
+        limits: Limits,
+        cancel: Arc<AtomicBool>,
+        request: GuestRequest<'_>,
+    ) -> GuestRun {
+        let setup = CallSetup {
+            grants,
+            limits,
+            cancel,
+            label: &self.spec.name,
+        };
+        sandbox.run(&self.component.loaded, setup, request).await
+    }
 }
 
 /// Errors building the registry; each names the file or setting to fix.

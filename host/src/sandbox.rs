@@ -66,7 +66,9 @@ impl Sandbox {
         bindings::add_host_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);
-        let ticker = engine::EpochTicker::start(&engine);
+        let ticker = engine::EpochTicker::start(&engine).map_err(|error| {
+            SandboxError::Engine(format!("cannot start the epoch ticker thread: {error}"))
+        })?;
         Ok(Self {
             engine,
             linker,

@@ -204,3 +204,35 @@ fn help_describes_the_commands_and_flags() {
         assert!(text.contains(expected), "help lacks {expected}: {text}");
     }
 }
+
+#[test]
+fn guest_stdio_never_reaches_the_hosts_stdout() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
+    let output = warden(
+        &fixture,
+        &[
+            "call",
+            "Echo",
+            "--input",
+            r#"{"text":"hi"}"#,
+            "--allowedTools",
+            "Echo",
+            "--plugins",
+            plugin.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stdout.contains("MARKER") && !stderr.contains("MARKER"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(json_stdout(&output)["is_error"], false);
+}

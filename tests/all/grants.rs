@@ -1,6 +1,7 @@
 //! Grants are the hard boundary: paths outside the workspace, symlinks out of it and ungranted
 //! environment variables are invisible to guests, whatever the permission decision said.
 
+use std::os::unix::ffi::OsStrExt as _;
 use std::process::Command;
 
 use serde_json::json;
@@ -120,26 +121,69 @@ async fn a_component_without_fs_grants_sees_no_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_write_grant_lets_a_guest_write_in_the_workspace() {
+async fn a_read_write_grant_makes_a_tool_ask_and_an_allow_rule_lets_it_write() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin(
         "escape",
         GRANTS_FS_ESCAPE,
         "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read-write\" }] }",
     );
-    let runtime = fixture.runtime(&[plugin], |_| {}).await;
-    ok_text(
-        &call(
-            &runtime,
-            "Peek",
-            json!({"target": "new.txt", "write": true}),
-        )
-        .await,
+    let input = json!({"target": "new.txt", "write": true});
+    // Peek claims to be read-only; a write grant overrides the claim, so the default mode asks.
+    let runtime = fixture.runtime(std::slice::from_ref(&plugin), |_| {}).await;
+    assert!(
+        !runtime
+            .tools()
+            .iter()
+            .any(|t| t.spec.name == "Peek" && t.spec.read_only)
     );
+    error_text(
+        &call(&runtime, "Peek", input.clone()).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(!fixture.workspace().join("new.txt").exists());
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.allowed_tools = vec!["Peek".into()])
+        .await;
+    ok_text(&call(&runtime, "Peek", input).await);
     assert_eq!(
         std::fs::read_to_string(fixture.workspace().join("new.txt")).unwrap(),
         "written by guest"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_subpath_that_is_a_symlink_out_of_the_workspace_grants_nothing() {
+    let fixture = Fixture::new();
+    std::os::unix::fs::symlink(fixture.outside(), fixture.workspace().join("docs")).unwrap();
+    let plugin = fixture.plugin(
+        "escape",
+        GRANTS_FS_ESCAPE,
+        "grants = { fs = [{ path = \"${WORKSPACE}/docs\", access = \"read\" }] }",
+    );
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let outside = fixture.outside().join("secret.txt");
+    for target in [outside.display().to_string(), "docs/secret.txt".to_owned()] {
+        let result = call(&runtime, "Peek", json!({"target": target})).await;
+        let text = error_text(&result, ErrorKind::ToolFailed);
+        assert!(!text.contains(SECRET), "{target}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_also_matches_the_target_of_a_symlink() {
+    let fixture = Fixture::new();
+    fixture.write("keys.secret", "sk-live\n");
+    std::os::unix::fs::symlink(
+        fixture.workspace().join("keys.secret"),
+        fixture.workspace().join("innocent.txt"),
+    )
+    .unwrap();
+    let runtime = fixture
+        .runtime(&[], |c| c.disallowed_tools = vec!["Read(*.secret)".into()])
+        .await;
+    let result = call(&runtime, "Read", json!({"file_path": "innocent.txt"})).await;
+    assert!(!error_text(&result, ErrorKind::PermissionDenied).contains("sk-live"));
 }
 
 /// Runs in a child process so the host environment can be set without touching this process's.
@@ -169,6 +213,11 @@ pub(crate) fn grants_env() {
             .arg(cache_dir())
             .env("WARDEN_TEST_SECRET", "hunter2")
             .env("WARDEN_TEST_GRANTED_ONE", "visible")
+            // A variable that is not UTF-8 is skipped, never a crash.
+            .env(
+                "WARDEN_TEST_GRANTED_RAW",
+                std::ffi::OsStr::from_bytes(b"\xff\xfe"),
+            )
             .output()
             .expect("run warden");
         assert!(

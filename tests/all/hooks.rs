@@ -259,3 +259,31 @@ async fn post_hooks_see_the_response_and_add_context() {
         "asked_to_fail: the input asked Echo to fail"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defer_is_a_vote_that_a_deny_vote_beats() {
+    let fixture = Fixture::new();
+    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Echo",
+        "deferrer",
+        pre_decision("defer", ""),
+    );
+    answering(
+        &mut runtime,
+        HookEvent::PreToolUse,
+        "Echo",
+        "guard",
+        pre_decision("deny", "no"),
+    );
+    let result = call(&runtime, "Echo", json!({"text": "x"})).await;
+    error_text(&result, ErrorKind::PermissionDenied);
+    assert_eq!(
+        result.outcome.decision.unwrap().decided_by,
+        DecidedBy::Hook {
+            hook: "guard".into()
+        }
+    );
+}

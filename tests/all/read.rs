@@ -117,3 +117,39 @@ async fn directories_binaries_and_missing_files_are_clear_errors() {
         ErrorKind::InvalidInput,
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_the_sessions_externalized_results_but_not_other_state() {
+    let fixture = Fixture::new();
+    let runtime = fixture.runtime(&[], |_| {}).await;
+    let results = runtime.session().results_dir();
+    std::fs::write(results.join("toolu_old.txt"), "full output\n").unwrap();
+    let result = call(
+        &runtime,
+        "Read",
+        json!({"file_path": results.join("toolu_old.txt")}),
+    )
+    .await;
+    assert!(ok_text(&result).contains("full output"));
+    let state = runtime.session().dir().join("session.json");
+    let result = call(&runtime, "Read", json!({"file_path": state})).await;
+    error_text(&result, ErrorKind::PermissionDenied);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_is_refused_without_blocking() {
+    let fixture = Fixture::new();
+    let fifo = fixture.workspace().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+    let runtime = fixture.runtime(&[], |_| {}).await;
+    let result = call(&runtime, "Read", json!({"file_path": "pipe"})).await;
+    error_text(&result, ErrorKind::ToolFailed);
+    assert_eq!(
+        result.outcome.error.unwrap().tool_error_kind.as_deref(),
+        Some("not_a_regular_file")
+    );
+}

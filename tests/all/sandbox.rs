@@ -125,3 +125,58 @@ async fn a_manifest_memory_limit_applies() {
     );
     assert!(text.contains("memory limit of 16 MiB"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_validate_input_times_out() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.limits.timeout = Duration::from_millis(500))
+        .await;
+    let started = Instant::now();
+    error_text(
+        &call(&runtime, "SpinCheck", json!({})).await,
+        ErrorKind::Timeout,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_cannot_raise_the_operators_memory_limit() {
+    let fixture = Fixture::new();
+    let hog = fixture.plugin("hog", SANDBOX_HOG, "limits = { memory_mib = 1024 }");
+    let runtime = fixture
+        .runtime(&[hog], |c| c.limits.memory_bytes = 32 << 20)
+        .await;
+    let text = error_text(
+        &call(&runtime, "Hog", json!({})).await,
+        ErrorKind::ResourceExhausted,
+    );
+    assert!(text.contains("memory limit of 32 MiB"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_structured_results_are_dropped_with_a_warning() {
+    let fixture = Fixture::new();
+    let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let runtime = fixture
+        .runtime(&[echo], |c| c.allowed_tools = vec!["Echo".into()])
+        .await;
+    let input = json!({"text": "huge_structured", "count": 9 << 20});
+    let result = call(&runtime, "Echo", input).await;
+    assert_eq!(ok_text(&result), "huge");
+    assert!(result.outcome.structured.is_none());
+    assert!(
+        result
+            .outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("over the 8388608-byte cap")),
+        "{:?}",
+        result.outcome.warnings
+    );
+}

@@ -67,15 +67,23 @@ impl Tool for Read {
 warden_sdk::export!(Read);
 
 fn open(path: &str) -> Result<File, ToolError> {
-    let file = File::open(path).map_err(|error| io_error(path, &error))?;
-    let metadata = file.metadata().map_err(|error| io_error(path, &error))?;
+    // Look before opening: opening a FIFO or a device could block or have side effects.
+    let metadata = std::fs::metadata(path).map_err(|error| io_error(path, &error))?;
     if metadata.is_dir() {
         return Err(ToolError::new(
             "is_directory",
             format!("{path} is a directory, not a file; list it with a directory tool instead"),
         ));
     }
-    Ok(file)
+    if !metadata.is_file() {
+        return Err(ToolError::new(
+            "not_a_regular_file",
+            format!(
+                "{path} is not a regular file (a FIFO, socket or device); Read reads files only"
+            ),
+        ));
+    }
+    File::open(path).map_err(|error| io_error(path, &error))
 }
 
 fn io_error(path: &str, error: &std::io::Error) -> ToolError {

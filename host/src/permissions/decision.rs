@@ -1,4 +1,4 @@
-//! The decision order (DESIGN.md §7): grant violation -> hook deny -> deny rule -> hook ask ->
+//! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule -> hook ask ->
 //! allow rule or hook allow -> read-only inside the workspace -> ask. A hook's allow never overrides
 //! a deny rule. Every decision records what decided it.
 
@@ -17,6 +17,8 @@ pub enum Verdict {
     Deny,
     /// A human (or prompter) must answer.
     Ask,
+    /// A hook handed the call back to the caller.
+    Defer,
 }
 
 /// What settled a decision.
@@ -89,13 +91,17 @@ pub enum VoteKind {
     Deny,
     /// Ask a human.
     Ask,
+    /// Hand the call back to the caller (`deferred`).
+    Defer,
 }
 
 /// Everything the decision reads.
 pub(crate) struct DecisionInput<'a> {
     pub(crate) tool: &'a ToolSpec,
-    /// Values rule specifiers are matched against (the rule field, raw and normalized).
-    pub(crate) rule_values: &'a [String],
+    /// Values allow-rule specifiers are matched against.
+    pub(crate) allow_values: &'a [String],
+    /// Values deny-rule specifiers are matched against.
+    pub(crate) deny_values: &'a [String],
     /// `Some(false)` when the call's path lies outside the tool's grants.
     pub(crate) within_grants: Option<bool>,
     /// `Some(true)` when the call's path lies inside the workspace; `None` for tools without paths.
@@ -132,7 +138,19 @@ pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
                 .unwrap_or_else(|| format!("the PreToolUse hook {} denied this call", vote.hook)),
         };
     }
-    if let Some(rule) = input.policy.deny.first_match(name, input.rule_values) {
+    if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Defer) {
+        return Decision {
+            verdict: Verdict::Defer,
+            decided_by: DecidedBy::Hook {
+                hook: vote.hook.clone(),
+            },
+            reason: format!(
+                "the PreToolUse hook {} deferred this call to the caller",
+                vote.hook
+            ),
+        };
+    }
+    if let Some(rule) = input.policy.deny.first_match(name, input.deny_values) {
         return Decision {
             verdict: Verdict::Deny,
             decided_by: DecidedBy::DenyRule {
@@ -158,7 +176,7 @@ pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
                 .unwrap_or_else(|| format!("the PreToolUse hook {} asks for approval", vote.hook)),
         };
     }
-    if let Some(rule) = input.policy.allow.first_match(name, input.rule_values) {
+    if let Some(rule) = input.policy.allow.first_match(name, input.allow_values) {
         return Decision {
             verdict: Verdict::Allow,
             decided_by: DecidedBy::AllowRule {
@@ -324,7 +342,8 @@ mod tests {
             let vote = case.vote.map(vote);
             let decision = decide(&DecisionInput {
                 tool: &tool,
-                rule_values: &values,
+                allow_values: &values,
+                deny_values: &values,
                 within_grants: case.within_grants,
                 inside_workspace: case.inside,
                 grants: "fs: none; env: none".into(),

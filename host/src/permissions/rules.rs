@@ -109,7 +109,7 @@ impl Rule {
 
     /// True when the tool-name part matches `tool`.
     pub(crate) fn matches_name(&self, tool: &str) -> bool {
-        wildcard_match(&self.tool, tool)
+        crate::wildcard::matches(&self.tool, tool)
     }
 
     /// True when the rule matches a call of `tool` whose rule-field values are `values`.
@@ -119,7 +119,9 @@ impl Rule {
         }
         match &self.specifier {
             None => true,
-            Some(specifier) => values.iter().any(|value| wildcard_match(specifier, value)),
+            Some(specifier) => values
+                .iter()
+                .any(|value| crate::wildcard::matches(specifier, value)),
         }
     }
 
@@ -136,30 +138,6 @@ impl Rule {
             .is_some_and(|server| !server.is_empty() && !server.contains('*'));
         !server_prefix
     }
-}
-
-/// `*` matches any run of characters (including none); everything else is literal.
-fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let (pattern, text) = (pattern.as_bytes(), text.as_bytes());
-    // Iterative matcher with single-star backtracking: linear in practice, no recursion depth risk.
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pattern.len() && pattern[p] != b'*' && pattern[p] == text[t] {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
-            star = Some((p, t));
-            p += 1;
-        } else if let Some((star_p, star_t)) = star {
-            p = star_p + 1;
-            t = star_t + 1;
-            star = Some((star_p, star_t + 1));
-        } else {
-            return false;
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 /// An ordered list of rules of one kind.

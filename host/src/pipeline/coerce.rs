@@ -176,14 +176,9 @@ impl<'a> Coercer<'a> {
                 let mut out = serde_json::Map::with_capacity(map.len());
                 for (key, item) in map {
                     let item = match properties.get(&key) {
-                        Some(property) => {
-                            let length = pointer.len();
-                            pointer.push('/');
-                            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                            let item = self.value(property, item, pointer, depth + 1);
-                            pointer.truncate(length);
-                            item
-                        }
+                        Some(property) => with_segment(pointer, &key, |pointer| {
+                            self.value(property, item, pointer, depth + 1)
+                        }),
                         None => item,
                     };
                     out.insert(key, item);
@@ -198,12 +193,9 @@ impl<'a> Coercer<'a> {
                     .into_iter()
                     .enumerate()
                     .map(|(index, item)| {
-                        let length = pointer.len();
-                        pointer.push('/');
-                        pointer.push_str(&index.to_string());
-                        let item = self.value(item_schema, item, pointer, depth + 1);
-                        pointer.truncate(length);
-                        item
+                        with_segment(pointer, &index.to_string(), |pointer| {
+                            self.value(item_schema, item, pointer, depth + 1)
+                        })
                     })
                     .collect()
             }
@@ -225,6 +217,16 @@ impl<'a> Coercer<'a> {
     fn resolve(&self, schema: &'a Value, hops: usize) -> &'a Value {
         resolve_ref(self.root, schema, hops)
     }
+}
+
+/// Runs `f` with `segment` appended to the JSON pointer (escaped per RFC 6901), then restores it.
+fn with_segment<R>(pointer: &mut String, segment: &str, f: impl FnOnce(&mut String) -> R) -> R {
+    let length = pointer.len();
+    pointer.push('/');
+    pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    let result = f(pointer);
+    pointer.truncate(length);
+    result
 }
 
 /// Follows a local `$ref` from `schema` within `root`, at most a few hops.

@@ -1,7 +1,7 @@
 //! Stage 6: the central permission decision, then the prompter for `ask`. With no prompter able to
 //! answer, `ask` becomes `permission_denied` with a reason naming what would allow the call.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) grant_context: &'a GrantContext,
 }
 
-/// Decides, asking the prompter when needed; the verdict is always `Allow` or `Deny`.
+/// Decides, asking the prompter when needed; the verdict is never `Ask`.
 pub(crate) fn run(
     context: &DecideContext<'_>,
     tool: &RegisteredTool,
@@ -28,45 +28,34 @@ pub(crate) fn run(
     vote: Option<&HookVote>,
 ) -> Decision {
     let spec = &tool.spec;
-    let workspace = &context.grant_context.workspace;
     let raw_value = spec
         .rule_field
         .as_deref()
         .and_then(|field| input.get(field))
         .and_then(Value::as_str);
-    let path_tool = matches!(spec.class, CapabilityClass::Read | CapabilityClass::Write);
-    let path = raw_value
-        .filter(|_| path_tool)
-        .map(|value| normalize(workspace, value));
-    let mut rule_values: Vec<String> = raw_value.map(str::to_owned).into_iter().collect();
-    if let Some(path) = &path {
-        rule_values.push(path.to_string_lossy().into_owned());
-    }
-    let access = if spec.class == CapabilityClass::Write {
-        FsAccess::ReadWrite
+    let path_tool = spec.rule_field.is_some()
+        && matches!(spec.class, CapabilityClass::Read | CapabilityClass::Write);
+    let (within_grants, inside_workspace) = if path_tool {
+        let (within, inside) = match raw_value {
+            Some(value) => {
+                let path = normalize(&context.grant_context.workspace, value);
+                locate(context.grant_context, tool, &path)
+            }
+            // A path tool called without its path cannot be placed: never inside.
+            None => (true, false),
+        };
+        (Some(within), Some(inside))
     } else {
-        FsAccess::Read
+        (None, None)
     };
-    let within_grants = path.as_deref().map(|path| {
-        let granted = tool
-            .component
-            .grants
-            .covering(context.grant_context, path, access)
-            .is_some();
-        let session_results = spec.class == CapabilityClass::Read
-            && context
-                .grant_context
-                .session_results
-                .as_deref()
-                .is_some_and(|results| path.starts_with(results));
-        granted || session_results
-    });
-    let inside_workspace = path
-        .as_deref()
-        .map(|path: &Path| path.starts_with(workspace));
+    let values = RuleValues::new(
+        raw_value,
+        path_tool.then_some(&context.grant_context.workspace),
+    );
     let decision = decide(&DecisionInput {
         tool: spec,
-        rule_values: &rule_values,
+        allow_values: &values.allow,
+        deny_values: &values.deny,
         within_grants,
         inside_workspace,
         grants: tool.component.grants.describe(),
@@ -74,8 +63,76 @@ pub(crate) fn run(
         policy: context.policy,
     });
     match decision.verdict {
-        Verdict::Allow | Verdict::Deny => decision,
         Verdict::Ask => ask(context, tool, input, decision),
+        _ => decision,
+    }
+}
+
+/// Whether `path` is inside the tool's grants and inside the workspace. The session's
+/// externalized results count as both for tools that may page through them.
+fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (bool, bool) {
+    let access = if tool.spec.class == CapabilityClass::Write {
+        FsAccess::ReadWrite
+    } else {
+        FsAccess::Read
+    };
+    let in_results = tool.reads_session_results()
+        && grant_context
+            .session_results
+            .as_deref()
+            .is_some_and(|results| path.starts_with(results));
+    let granted = tool
+        .component
+        .grants
+        .covering(grant_context, path, access)
+        .is_some();
+    (
+        granted || in_results,
+        path.starts_with(&grant_context.workspace) || in_results,
+    )
+}
+
+/// The strings rule specifiers are matched against.
+///
+/// Deny rules see every spelling of the target (as written, lexically normalized, and with symlinks
+/// resolved), so no spelling slips past them. Allow rules see only spellings without `..`, so
+/// `docs/../.git/x` cannot ride on an allow rule for `docs/*`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct RuleValues {
+    pub(crate) allow: Vec<String>,
+    pub(crate) deny: Vec<String>,
+}
+
+impl RuleValues {
+    /// Values for `raw`; `workspace` is given for path tools.
+    pub(crate) fn new(raw: Option<&str>, workspace: Option<&PathBuf>) -> Self {
+        let Some(raw) = raw else {
+            return Self::default();
+        };
+        let Some(workspace) = workspace else {
+            return Self {
+                allow: vec![raw.to_owned()],
+                deny: vec![raw.to_owned()],
+            };
+        };
+        let normalized = normalize(workspace, raw).to_string_lossy().into_owned();
+        let climbs = Path::new(raw)
+            .components()
+            .any(|part| part == std::path::Component::ParentDir);
+        let mut values = Self::default();
+        if !climbs {
+            values.allow.push(raw.to_owned());
+        }
+        values.allow.push(normalized.clone());
+        values.deny.push(raw.to_owned());
+        values.deny.push(normalized.clone());
+        if let Ok(resolved) = std::fs::canonicalize(&normalized) {
+            let resolved = resolved.to_string_lossy().into_owned();
+            if resolved != normalized {
+                values.deny.push(resolved);
+            }
+        }
+        values
     }
 }
 
@@ -125,5 +182,39 @@ fn ask(
                 ),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_values_never_climb_and_deny_values_see_every_spelling() {
+        let workspace = PathBuf::from("/ws");
+        let values = RuleValues::new(Some("docs/../.git/hooks/x"), Some(&workspace));
+        assert_eq!(values.allow, ["/ws/.git/hooks/x"]);
+        assert_eq!(values.deny, ["docs/../.git/hooks/x", "/ws/.git/hooks/x"]);
+        let plain = RuleValues::new(Some("docs/a.md"), Some(&workspace));
+        assert_eq!(plain.allow, ["docs/a.md", "/ws/docs/a.md"]);
+        let command = RuleValues::new(Some("ls ../x"), None);
+        assert_eq!(command.allow, ["ls ../x"]);
+        assert_eq!(
+            RuleValues::new(None, Some(&workspace)),
+            RuleValues::default()
+        );
+    }
+
+    #[test]
+    fn deny_values_include_the_symlink_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(workspace.join("keys.secret"), "k").unwrap();
+        std::os::unix::fs::symlink(workspace.join("keys.secret"), workspace.join("link.txt"))
+            .unwrap();
+        let values = RuleValues::new(Some("link.txt"), Some(&workspace));
+        let target = workspace.join("keys.secret").to_string_lossy().into_owned();
+        assert!(values.deny.contains(&target), "{values:?}");
+        assert!(!values.allow.contains(&target));
     }
 }

@@ -5,17 +5,61 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::outcome::{ErrorKind, Failure};
-use crate::registry::{CapabilityClass, RegisteredTool};
+use crate::registry::RegisteredTool;
 use crate::sandbox::grants::GrantContext;
-use crate::sandbox::{
-    CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent,
-};
+use crate::sandbox::{CallContext, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent};
+
+/// Largest structured result kept; larger ones are dropped with a warning (the content remains).
+const MAX_STRUCTURED_BYTES: usize = 8 << 20;
+/// Largest inline image; larger ones are replaced by a note.
+const MAX_IMAGE_BYTES: usize = 5 << 20;
 
 /// A successful call's raw output.
 pub(crate) struct Executed {
     pub(crate) content: Vec<WitContent>,
     pub(crate) structured: Option<String>,
     pub(crate) progress: Vec<String>,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Executed {
+    /// Applies the size caps that keep host memory proportional to the limits, not to the guest.
+    fn bounded(
+        content: Vec<WitContent>,
+        structured: Option<String>,
+        progress: Vec<String>,
+    ) -> Self {
+        let mut warnings = Vec::new();
+        let structured = structured.filter(|text| {
+            let keep = text.len() <= MAX_STRUCTURED_BYTES;
+            if !keep {
+                warnings.push(format!(
+                    "the structured result ({} bytes) is over the {MAX_STRUCTURED_BYTES}-byte cap and was dropped",
+                    text.len()
+                ));
+            }
+            keep
+        });
+        let content = content
+            .into_iter()
+            .map(|part| match part {
+                WitContent::Image(image) if image.data.len() > MAX_IMAGE_BYTES => {
+                    WitContent::Text(format!(
+                        "[image omitted: {} bytes of {} is over the {MAX_IMAGE_BYTES}-byte cap]",
+                        image.data.len(),
+                        image.media_type
+                    ))
+                }
+                other => other,
+            })
+            .collect();
+        Self {
+            content,
+            structured,
+            progress,
+            warnings,
+        }
+    }
 }
 
 /// Runs the tool. The `${TMP}` directory, if the grants use it, lives exactly as long as the call.
@@ -59,30 +103,22 @@ pub(crate) async fn run(
     context.tmp = tmp.as_ref().map(|dir| dir.path().to_path_buf());
     let grants = component
         .grants
-        .resolve(&context, tool.spec.class == CapabilityClass::Read);
-    let run = sandbox
-        .run(
-            &component.loaded,
-            CallSetup {
-                grants: &grants,
-                limits: component.limits,
-                cancel,
-                label: &tool.spec.name,
-            },
-            GuestRequest::Call {
-                tool: &tool.spec.name,
-                input,
-                ctx,
-            },
-        )
+        .resolve(&context, tool.reads_session_results());
+    let request = GuestRequest::Call {
+        tool: &tool.spec.name,
+        input,
+        ctx,
+    };
+    let run = tool
+        .run_guest(sandbox, &grants, component.limits, cancel, request)
         .await;
     drop(tmp);
     match run.reply {
-        Ok(GuestReply::Called(Ok(output))) => Ok(Executed {
-            content: output.content,
-            structured: output.structured,
-            progress: run.progress,
-        }),
+        Ok(GuestReply::Called(Ok(output))) => Ok(Executed::bounded(
+            output.content,
+            output.structured,
+            run.progress,
+        )),
         Ok(GuestReply::Called(Err(error))) => {
             let failure = Failure {
                 kind: ErrorKind::ToolFailed,

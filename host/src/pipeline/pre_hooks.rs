@@ -86,13 +86,16 @@ pub(crate) fn run(
             ));
         }
         if answer.defer {
-            return Err(Failure::new(
-                ErrorKind::Deferred,
-                format!(
-                    "the PreToolUse hook {} deferred this call to the caller",
-                    hook.name()
-                ),
-            ));
+            // A vote, not an exit: grant violations and other hooks' denials still take precedence.
+            combine(
+                &mut outcome.vote,
+                HookVote {
+                    kind: VoteKind::Defer,
+                    hook: hook.name().to_owned(),
+                    reason: None,
+                },
+            );
+            continue;
         }
         if let Some(input) = answer.updated_input {
             current = input.clone();
@@ -120,7 +123,8 @@ pub(crate) fn run(
 /// Keeps the most restrictive vote; the first hook wins among equals.
 fn combine(current: &mut Option<HookVote>, vote: HookVote) {
     let rank = |kind: VoteKind| match kind {
-        VoteKind::Deny => 2,
+        VoteKind::Deny => 3,
+        VoteKind::Defer => 2,
         VoteKind::Ask => 1,
         VoteKind::Allow => 0,
     };

@@ -3,12 +3,17 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::execute::failure_from_guest;
 use super::outcome::{ErrorKind, Failure};
 use crate::registry::RegisteredTool;
 use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{CallContext, CallSetup, GuestReply, GuestRequest, Sandbox};
+use crate::sandbox::{CallContext, GuestReply, GuestRequest, Sandbox};
+
+/// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),
+/// so that one dispatch takes at most this plus the call's own timeout.
+const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `Ok` when the tool accepts `input`; `validation_failed` with the tool's message otherwise.
 pub(crate) async fn run(
@@ -19,21 +24,15 @@ pub(crate) async fn run(
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     let no_grants = ResolvedGrants::default();
-    let run = sandbox
-        .run(
-            &tool.component.loaded,
-            CallSetup {
-                grants: &no_grants,
-                limits: tool.component.limits,
-                cancel,
-                label: &tool.spec.name,
-            },
-            GuestRequest::Validate {
-                tool: &tool.spec.name,
-                input,
-                ctx,
-            },
-        )
+    let request = GuestRequest::Validate {
+        tool: &tool.spec.name,
+        input,
+        ctx,
+    };
+    let mut limits = tool.component.limits;
+    limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
+    let run = tool
+        .run_guest(sandbox, &no_grants, limits, cancel, request)
         .await;
     match run.reply {
         Ok(GuestReply::Validated(Ok(()))) => Ok(()),

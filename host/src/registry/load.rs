@@ -47,7 +47,9 @@ pub(super) async fn describe(
     specs
         .into_iter()
         .map(|spec| {
-            let spec = convert(spec).map_err(describe_error)?;
+            let mut spec = convert(spec).map_err(describe_error)?;
+            // A tool's claim to be read-only is honoured only if its grants cannot write.
+            spec.read_only &= !component.grants.can_write();
             let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
                 describe_error(format!("tool {}: invalid input schema: {error}", spec.name))
             })?;

@@ -128,6 +128,12 @@ impl Manifest {
             ));
         }
         for tool in &raw.tools {
+            if let Some(problem) = tool.limits.problem() {
+                return Err(ManifestError::at(
+                    path,
+                    format!("component {}: {problem}", tool.component.display()),
+                ));
+            }
             let inside = tool
                 .component
                 .components()
@@ -195,6 +201,14 @@ limits = { memory_mib = 64 }
                 "relative",
             ),
             ("[plugin\n", "line 1"),
+            (
+                "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"x.wasm\"\nlimits = { output_chars = 10 }\n",
+                "output_chars must be at least 1000",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"x.wasm\"\nlimits = { timeout_ms = 0 }\n",
+                "timeout_ms must be at least 1",
+            ),
         ];
         for (text, expected) in cases {
             let message = parse(text).unwrap_err().to_string();

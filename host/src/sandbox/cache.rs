@@ -18,12 +18,25 @@ pub(crate) struct ComponentCache {
 }
 
 impl ComponentCache {
-    /// A cache under `dir/<engine compatibility hash>/`; `None` disables it.
+    /// A cache under `dir/<engine compatibility hash>/`; `None` disables it. The cache holds native
+    /// code, so it is used only if this user owns the directory and nobody else can write to it;
+    /// otherwise it is disabled with a warning.
     pub(crate) fn new(engine: &Engine, dir: Option<&Path>) -> Self {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
-        let dir = dir.map(|dir| dir.join(format!("{:016x}", hasher.finish())));
+        let dir = dir
+            .map(|dir| dir.join(format!("{:016x}", hasher.finish())))
+            .and_then(|dir| match private_dir(&dir) {
+                Ok(()) => Some(dir),
+                Err(reason) => {
+                    tracing::warn!(
+                        "not caching compiled components in {}: {reason}",
+                        dir.display()
+                    );
+                    None
+                }
+            });
         Self { dir }
     }
 
@@ -34,10 +47,11 @@ impl ComponentCache {
         };
         let digest = hex(&Sha256::digest(wasm));
         let path = dir.join(format!("{digest}.cwasm"));
-        if path.is_file() {
+        if path.is_file() && owned_by_us(dir, &path) {
             // SAFETY: the file was produced by `Component::serialize` for an engine with the same
             // compatibility hash (it is in the directory name) and is only ever replaced by rename.
-            // The cache directory belongs to the user running warden.
+            // The directory and the file belong to the user running warden and nobody else can
+            // write the directory (`private_dir`, `owned_by_us`).
             match unsafe { Component::deserialize_file(engine, &path) } {
                 Ok(component) => return Ok(component),
                 Err(error) => tracing::warn!(
@@ -51,6 +65,47 @@ impl ComponentCache {
             tracing::warn!("cannot cache component at {}: {error}", path.display());
         }
         Ok(component)
+    }
+}
+
+/// Creates `dir` (mode 0700) if needed and checks that this user owns it and that neither group
+/// nor others can write to it.
+fn private_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|error| error.to_string())?;
+    let metadata = std::fs::metadata(dir).map_err(|error| error.to_string())?;
+    // A file this process creates is owned by its effective user: compare owners without libc.
+    let probe = tempfile::NamedTempFile::new_in(dir).map_err(|error| error.to_string())?;
+    let our_uid = probe
+        .as_file()
+        .metadata()
+        .map_err(|error| error.to_string())?
+        .uid();
+    if metadata.uid() != our_uid {
+        return Err(format!(
+            "it is owned by uid {}, not by this user",
+            metadata.uid()
+        ));
+    }
+    if metadata.mode() & 0o022 != 0 {
+        return Err(format!(
+            "its mode {:o} lets others write to it",
+            metadata.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// True when `path` has the same owner as `dir` (checked by `private_dir`).
+fn owned_by_us(dir: &Path, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (std::fs::metadata(dir), std::fs::symlink_metadata(path)) {
+        (Ok(dir), Ok(file)) => file.is_file() && file.uid() == dir.uid(),
+        _ => false,
     }
 }
 

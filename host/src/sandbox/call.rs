@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{Engine, ResourceLimiter, Store, Trap, UpdateDeadline};
+use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{
@@ -113,11 +113,11 @@ impl WasiView for CallState {
 
 impl Host for CallState {
     fn log(&mut self, level: LogLevel, message: String) {
-        self.log_lines += 1;
+        self.log_lines = self.log_lines.saturating_add(1);
         if self.log_lines > MAX_LOG_LINES {
             return;
         }
-        let message: String = message.chars().take(MAX_LOG_CHARS).collect();
+        let message = printable(&message);
         let label = &self.label;
         match level {
             LogLevel::Trace => {
@@ -150,10 +150,26 @@ impl Host for CallState {
     }
 }
 
+/// At most [`MAX_LOG_CHARS`] characters of `message`, with control characters escaped so a guest
+/// cannot drive the operator's terminal.
+fn printable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(MAX_LOG_CHARS));
+    for c in message.chars().take(MAX_LOG_CHARS) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Memory and table limits; remembers a refusal so that the resulting trap is reported as
-/// `resource_exhausted` instead of a crash.
+/// `resource_exhausted` instead of a crash. The memory cap covers all of a call's linear memories
+/// together, not each one.
 struct CallLimiter {
     memory_bytes: u64,
+    memory_in_use: u64,
     refused: Option<String>,
 }
 
@@ -162,18 +178,21 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired as u64 > self.memory_bytes {
+        let growth = (desired as u64).saturating_sub(current as u64);
+        let total = self.memory_in_use.saturating_add(growth);
+        if total > self.memory_bytes {
             self.refused = Some(format!(
-                "memory limit of {} MiB reached (the guest asked for {} MiB)",
+                "memory limit of {} MiB reached (the guest asked for {} MiB in all)",
                 self.memory_bytes >> 20,
-                (desired as u64).div_ceil(1 << 20)
+                total.div_ceil(1 << 20)
             ));
             return Ok(false);
         }
+        self.memory_in_use = total;
         Ok(true)
     }
 
@@ -201,7 +220,7 @@ impl ResourceLimiter for CallLimiter {
     }
 
     fn memories(&self) -> usize {
-        8
+        4
     }
 }
 
@@ -229,10 +248,11 @@ pub(crate) async fn run(
         table: ResourceTable::new(),
         limiter: CallLimiter {
             memory_bytes: setup.limits.memory_bytes,
+            memory_in_use: 0,
             refused: None,
         },
         cancel: setup.cancel,
-        deadline: Instant::now() + timeout,
+        deadline: far_deadline(timeout),
         stopped: None,
         log_lines: 0,
         progress: Vec::new(),
@@ -258,7 +278,7 @@ pub(crate) async fn run(
 
     let outcome = {
         let invocation = invoke(&mut store, pre, request);
-        tokio::time::timeout(timeout + BACKSTOP, invocation).await
+        tokio::time::timeout(timeout.saturating_add(BACKSTOP), invocation).await
     };
     let reply = match outcome {
         Ok(Ok(reply)) => Ok(reply),
@@ -267,6 +287,14 @@ pub(crate) async fn run(
     };
     let progress = std::mem::take(&mut store.data_mut().progress);
     GuestRun { reply, progress }
+}
+
+/// `now + timeout`, or about a century from now when that overflows.
+fn far_deadline(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+        .unwrap_or(now)
 }
 
 async fn invoke(
@@ -307,6 +335,11 @@ fn classify(
     }
     if let Some(refused) = &state.limiter.refused {
         return GuestFailure::ResourceExhausted(refused.clone());
+    }
+    if error.downcast_ref::<PoolConcurrencyLimitError>().is_some() {
+        return GuestFailure::ResourceExhausted(
+            "too many calls are running at once; retry when others finish".to_owned(),
+        );
     }
     let cause = match error.downcast_ref::<Trap>() {
         Some(trap) => format!("wasm trap: {trap}"),

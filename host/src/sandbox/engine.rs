@@ -56,8 +56,9 @@ pub(crate) struct EpochTicker {
 }
 
 impl EpochTicker {
-    /// Starts ticking `engine`.
-    pub(crate) fn start(engine: &Engine) -> Self {
+    /// Starts ticking `engine`. Without the ticker no deadline could fire, so failing to start it
+    /// is an error.
+    pub(crate) fn start(engine: &Engine) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let stop = Arc::clone(&stop);
@@ -69,13 +70,12 @@ impl EpochTicker {
                         std::thread::sleep(EPOCH_TICK);
                         engine.increment_epoch();
                     }
-                })
-                .ok()
+                })?
         };
-        if thread.is_none() {
-            tracing::error!("cannot start the epoch thread; guest deadlines rely on the backstop");
-        }
-        Self { stop, thread }
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 

@@ -49,14 +49,13 @@ pub(crate) struct ResolvedGrants {
 }
 
 impl Grants {
-    /// Resolves the grants for one call. Directories that do not exist are skipped rather than
-    /// created, so a grant never brings a path into being.
+    /// Resolves the grants for one call. Directories that do not exist, or that a symlink would
+    /// take outside their base, are skipped; a grant never brings a path into being.
     pub(crate) fn resolve(&self, context: &GrantContext, read_results: bool) -> ResolvedGrants {
         let mut dirs: Vec<(PathBuf, FsAccess)> = self
             .fs
             .iter()
             .filter_map(|grant| grant.resolve(context))
-            .filter(|(path, _)| path.is_dir())
             .collect();
         if read_results
             && let Some(results) = &context.session_results
@@ -64,7 +63,11 @@ impl Grants {
         {
             dirs.push((results.clone(), FsAccess::Read));
         }
-        let env = env::select(&self.env, std::env::vars());
+        // `vars_os`: a variable that is not UTF-8 is skipped, never a panic.
+        let vars = std::env::vars_os().filter_map(|(name, value)| {
+            Some((name.into_string().ok()?, value.into_string().ok()?))
+        });
+        let env = env::select(&self.env, vars);
         ResolvedGrants { dirs, env }
     }
 
@@ -82,6 +85,18 @@ impl Grants {
                 .resolve(context)
                 .is_some_and(|(root, granted)| granted.allows(access) && path.starts_with(&root))
         })
+    }
+
+    /// True when some fs grant allows writing.
+    pub(crate) fn can_write(&self) -> bool {
+        self.fs
+            .iter()
+            .any(|grant| grant.access() == FsAccess::ReadWrite)
+    }
+
+    /// True when some fs grant is rooted at `${WORKSPACE}`.
+    pub(crate) fn reads_workspace(&self) -> bool {
+        self.fs.iter().any(FsGrant::is_workspace)
     }
 
     /// True when some fs grant is rooted at `${TMP}`, so the call needs a scratch directory.

@@ -51,6 +51,30 @@ pub struct DeclaredLimits {
     pub output_chars: Option<usize>,
 }
 
+/// Smallest inline output budget: room for real content beside the truncation marker.
+pub const MIN_OUTPUT_CHARS: usize = 1000;
+
+impl DeclaredLimits {
+    /// What is wrong with these limits, if anything.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if self.memory_mib == Some(0) {
+            return Some("limits.memory_mib must be at least 1".to_owned());
+        }
+        if self.timeout_ms == Some(0) {
+            return Some("limits.timeout_ms must be at least 1".to_owned());
+        }
+        if self
+            .output_chars
+            .is_some_and(|chars| chars < MIN_OUTPUT_CHARS)
+        {
+            return Some(format!(
+                "limits.output_chars must be at least {MIN_OUTPUT_CHARS}"
+            ));
+        }
+        None
+    }
+}
+
 impl Limits {
     /// The effective limits: the operator's, lowered by what the component declares.
     pub(crate) fn narrowed_by(self, declared: &DeclaredLimits) -> Limits {

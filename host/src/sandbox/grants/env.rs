@@ -30,7 +30,7 @@ impl TryFrom<String> for EnvGrant {
 impl EnvGrant {
     /// True when `name` matches this grant.
     pub(crate) fn matches(&self, name: &str) -> bool {
-        glob_matches(self.0.as_bytes(), name.as_bytes())
+        crate::wildcard::matches(&self.0, name)
     }
 }
 
@@ -50,18 +50,6 @@ pub(crate) fn select(
     }
     vars.filter(|(name, _)| grants.iter().any(|grant| grant.matches(name)))
         .collect()
-}
-
-/// `*`-only glob matching; variable names have no path separators or classes, so the full glob
-/// syntax of `globset` would only add ways to grant more than intended.
-fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|skip| glob_matches(rest, &name[skip..])),
-        Some((first, rest)) => name
-            .split_first()
-            .is_some_and(|(c, name_rest)| c == first && glob_matches(rest, name_rest)),
-    }
 }
 
 #[cfg(test)]

@@ -109,14 +109,23 @@ impl FsGrant {
         self.access
     }
 
-    /// The host directory and access this grant means in `context`, if its base exists there.
+    /// The host directory and access this grant means in `context`: canonical, existing, and inside
+    /// its base. A subpath that is (or passes through) a symlink leading out of the base resolves to
+    /// nothing, so a link in the workspace can never widen a grant.
     pub(crate) fn resolve(&self, context: &GrantContext) -> Option<(PathBuf, FsAccess)> {
         let root: &Path = match self.base {
             Base::Workspace => &context.workspace,
             Base::PluginData => context.plugin_data.as_deref()?,
             Base::Tmp => context.tmp.as_deref()?,
         };
-        Some((root.join(&self.subpath), self.access))
+        let base = std::fs::canonicalize(root).ok()?;
+        let target = std::fs::canonicalize(base.join(&self.subpath)).ok()?;
+        (target.starts_with(&base) && target.is_dir()).then_some((target, self.access))
+    }
+
+    /// True when rooted at `${WORKSPACE}`.
+    pub(crate) fn is_workspace(&self) -> bool {
+        self.base == Base::Workspace
     }
 }
 

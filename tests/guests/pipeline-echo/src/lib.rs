@@ -43,6 +43,15 @@ impl Tool for Echo {
         if warden_sdk::cancelled() {
             return Err(ToolError::new("cancelled", "cancelled before start"));
         }
+        // Guest stdio is captured by the host; it must never reach the host's own stdout.
+        println!("ECHO-STDOUT-MARKER");
+        eprintln!("ECHO-STDERR-MARKER");
+        if input.text == "huge_structured" {
+            let size = input.count.unwrap_or(0).max(0) as usize;
+            return Ok(
+                Output::text("huge").with_structured(serde_json::Value::String("s".repeat(size)))
+            );
+        }
         if input.text == "fail" {
             return Err(ToolError::new(
                 "asked_to_fail",

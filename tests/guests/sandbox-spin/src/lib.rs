@@ -1,4 +1,5 @@
-//! Hostile guest: `Spin` loops forever without calling the host, so only the epoch deadline stops it.
+//! Hostile guest: `Spin` loops forever in `call` and `SpinCheck` in `validate-input`, without calling
+//! the host, so only the epoch deadline stops them.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,4 +25,29 @@ impl Tool for Spin {
     }
 }
 
-warden_sdk::export!(Spin);
+/// Input of `SpinCheck`.
+#[derive(Deserialize, JsonSchema)]
+struct SpinCheckInput {}
+
+/// Loops forever in `validate-input`.
+struct SpinCheck;
+
+impl Tool for SpinCheck {
+    type Input = SpinCheckInput;
+    const NAME: &'static str = "SpinCheck";
+    const DESCRIPTION: &'static str = "Never finishes validating.";
+    const READ_ONLY: bool = true;
+
+    fn validate(_input: &SpinCheckInput, _ctx: &Context) -> Result<(), String> {
+        let mut counter: u64 = 0;
+        loop {
+            counter = std::hint::black_box(counter.wrapping_add(1));
+        }
+    }
+
+    fn call(_input: SpinCheckInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text("unreachable in tests"))
+    }
+}
+
+warden_sdk::export!(Spin, SpinCheck);
