@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use warden::{Alias, Limits, Runtime, RuntimeConfig, ToolSelection};
@@ -106,19 +107,16 @@ enum LogLevel {
     Trace,
 }
 
-/// A usage or configuration problem (exit code 2).
-#[derive(Debug)]
-pub(crate) struct ConfigError(pub(crate) String);
-
 impl Cli {
-    /// Runs the command and returns the process exit code.
-    pub(crate) fn run(self) -> Result<ExitCode, ConfigError> {
+    /// Runs the command and returns the process exit code; `Err` is a usage or configuration
+    /// problem (exit code 2).
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         init_logging(self.global.log);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|error| ConfigError(format!("cannot start the async runtime: {error}")))?;
+            .context("cannot start the async runtime")?;
         let code = runtime.block_on(async move {
             match self.command {
                 Command::Call(args) => {
@@ -140,12 +138,10 @@ impl Cli {
 }
 
 impl GlobalArgs {
-    async fn runtime(&self) -> Result<Runtime, ConfigError> {
+    async fn runtime(&self) -> anyhow::Result<Runtime> {
         let workspace = match &self.cwd {
             Some(dir) => dir.clone(),
-            None => std::env::current_dir().map_err(|error| {
-                ConfigError(format!("cannot read the current directory: {error}"))
-            })?,
+            None => std::env::current_dir().context("cannot read the current directory")?,
         };
         let mut config = RuntimeConfig::new(workspace);
         if let Some(tools) = &self.tools {
@@ -156,8 +152,7 @@ impl GlobalArgs {
             .aliases
             .iter()
             .map(|text| text.parse::<Alias>())
-            .collect::<Result<_, _>>()
-            .map_err(|error| ConfigError(error.to_string()))?;
+            .collect::<Result<_, _>>()?;
         config.allowed_tools.clone_from(&self.allowed_tools);
         config.disallowed_tools.clone_from(&self.disallowed_tools);
         config.settings_files.clone_from(&self.settings);
@@ -176,9 +171,7 @@ impl GlobalArgs {
         } else if let Some(dir) = &self.cache_dir {
             config.cache_dir = Some(dir.clone());
         }
-        let runtime = Runtime::new(config)
-            .await
-            .map_err(|error| ConfigError(error.to_string()))?;
+        let runtime = Runtime::new(config).await?;
         for warning in runtime.warnings() {
             eprintln!("warden: warning: {warning}");
         }

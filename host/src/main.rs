@@ -21,8 +21,8 @@ fn main() -> ExitCode {
     };
     match cli.run() {
         Ok(code) => code,
-        Err(cli::ConfigError(message)) => {
-            eprintln!("warden: error: {message}");
+        Err(error) => {
+            eprintln!("warden: error: {error:#}");
             ExitCode::from(2)
         }
     }

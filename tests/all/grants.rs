@@ -187,6 +187,8 @@ async fn a_deny_rule_also_matches_the_target_of_a_symlink() {
 }
 
 /// Runs in a child process so the host environment can be set without touching this process's.
+/// Env-reading tools are never auto-allowed (the values come from outside the workspace), so the
+/// call carries an allow rule; `env_reading_tools_ask_even_when_read_only` checks the denial.
 #[test]
 pub(crate) fn grants_env() {
     let fixture = Fixture::new();
@@ -203,6 +205,7 @@ pub(crate) fn grants_env() {
                 "--input",
                 &json!({"name": name}).to_string(),
             ])
+            .args(["--allowedTools", "EnvPeek"])
             .arg("--plugins")
             .arg(&plugin)
             .arg("--cwd")
@@ -241,4 +244,14 @@ pub(crate) fn grants_env() {
     assert_eq!(secret["value"], serde_json::Value::Null);
     let path = peek("PATH");
     assert_eq!(path["value"], serde_json::Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn env_reading_tools_ask_even_when_read_only() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("env", GRANTS_ENV, "grants = { env = [\"HOME\"] }");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let result = call(&runtime, "EnvPeek", json!({"name": "HOME"})).await;
+    let text = error_text(&result, ErrorKind::PermissionDenied);
+    assert!(text.contains("--allowedTools EnvPeek"), "{text}");
 }

@@ -4,9 +4,9 @@ use std::io::Read as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use anyhow::Context as _;
 use clap::Args;
 
-use super::ConfigError;
 use warden::{ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse};
 
 /// Arguments of `warden call`.
@@ -27,16 +27,14 @@ pub(crate) struct CallArgs {
 
 impl CallArgs {
     /// The raw input text.
-    pub(crate) fn read_input(&self) -> Result<String, ConfigError> {
+    pub(crate) fn read_input(&self) -> anyhow::Result<String> {
         match self.input.as_deref() {
             None => Ok("{}".to_owned()),
             Some("-") => {
                 let mut text = String::new();
                 std::io::stdin()
                     .read_to_string(&mut text)
-                    .map_err(|error| {
-                        ConfigError(format!("cannot read the input from stdin: {error}"))
-                    })?;
+                    .context("cannot read the input from stdin")?;
                 Ok(text)
             }
             Some(text) => Ok(text.to_owned()),

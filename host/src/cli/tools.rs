@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
-use super::ConfigError;
 use warden::{DefinitionFormat, Runtime, tool_definitions};
 
 /// Arguments of `warden tools`.
@@ -29,7 +28,7 @@ enum Format {
 }
 
 /// Prints the registry.
-pub(crate) fn run(runtime: &Runtime, args: &ToolsArgs) -> Result<ExitCode, ConfigError> {
+pub(crate) fn run(runtime: &Runtime, args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let tools = runtime.tools();
     let format = match args.format {
         Format::Table => {
@@ -41,8 +40,7 @@ pub(crate) fn run(runtime: &Runtime, args: &ToolsArgs) -> Result<ExitCode, Confi
         Format::Mcp => DefinitionFormat::Mcp,
     };
     let definitions = tool_definitions(tools.iter().map(|tool| &tool.spec), format);
-    let text = serde_json::to_string_pretty(&definitions)
-        .map_err(|error| ConfigError(format!("cannot print definitions: {error}")))?;
+    let text = serde_json::to_string_pretty(&definitions)?;
     println!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -45,8 +45,11 @@ pub(crate) fn run(
             None => (true, false),
         };
         (Some(within), Some(inside))
-    } else {
+    } else if tool.component.grants.env.is_empty() {
         (None, None)
+    } else {
+        // Environment variables are host data from outside the workspace: never auto-allowed.
+        (None, Some(false))
     };
     let values = RuleValues::new(
         raw_value,

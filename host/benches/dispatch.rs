@@ -1,0 +1,192 @@
+//! Dispatch benchmarks: start-up, full-pipeline latency per outcome, throughput and memory.
+//!
+//! `cargo bench -p warden --bench dispatch` prints Markdown rows for `BENCHMARKS.md`. Plain
+//! `Instant` timing over many iterations after a warm-up; each row states what one iteration does.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use warden::{Runtime, RuntimeConfig, ToolUse};
+
+const WARM_UP: usize = 200;
+const ITERATIONS: usize = 3000;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let lines: String = (1..=100)
+        .map(|n| format!("line {n} of the benchmark file\n"))
+        .collect();
+    std::fs::write(workspace.join("small.txt"), lines).expect("write file");
+    let plugin = root.path().join("echo");
+    std::fs::create_dir_all(&plugin).expect("plugin dir");
+    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
+    )
+    .expect("manifest");
+
+    let config = || {
+        let mut config = RuntimeConfig::new(&workspace);
+        config.state_dir = Some(root.path().join("state"));
+        config.cache_dir = Some(root.path().join("cache"));
+        config.plugin_dirs = vec![plugin.clone()];
+        config.allowed_tools = vec!["Echo".to_owned()];
+        config
+    };
+
+    println!("| what one iteration does | p50 | p99 | mean | per second |");
+    println!("|---|---|---|---|---|");
+
+    let cold = Instant::now();
+    drop(Runtime::new(config()).await.expect("runtime"));
+    println!(
+        "| `Runtime::new`, empty compile cache (Cranelift compiles 2 components), once | {} | | | |",
+        format_duration(cold.elapsed())
+    );
+    let mut starts = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        drop(Runtime::new(config()).await.expect("runtime"));
+        starts.push(started.elapsed());
+    }
+    row(
+        "`Runtime::new`, warm compile cache (load, link, describe 2 components)",
+        &mut starts,
+    );
+
+    let rss_before = rss_kib();
+    let runtime = Arc::new(Runtime::new(config()).await.expect("runtime"));
+    let read = json!({"file_path": "small.txt", "limit": 10});
+    bench(
+        &runtime,
+        "full pipeline, `Read` of 10 lines (validate + call: 2 fresh instances, 1 file read)",
+        "Read",
+        &read,
+    )
+    .await;
+    bench(
+        &runtime,
+        "full pipeline, `Echo` (2 fresh instances, no files)",
+        "Echo",
+        &json!({"text": "hi", "count": "3"}),
+    )
+    .await;
+    bench(
+        &runtime,
+        "`unknown_tool` result (resolve stage only)",
+        "Nope",
+        &json!({}),
+    )
+    .await;
+    bench(
+        &runtime,
+        "`invalid_input` result (coerce + schema, no guest)",
+        "Echo",
+        &json!({"count": "x"}),
+    )
+    .await;
+
+    for tasks in [1usize, 2] {
+        let per_task = 4000;
+        let started = Instant::now();
+        let handles: Vec<_> = (0..tasks)
+            .map(|_| {
+                let runtime = Arc::clone(&runtime);
+                tokio::spawn(async move {
+                    for _ in 0..per_task {
+                        let result = runtime.dispatch(echo_call()).await;
+                        assert!(!result.block.is_error);
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.await.expect("task");
+        }
+        let rate = (tasks * per_task) as f64 / started.elapsed().as_secs_f64();
+        println!(
+            "| `Echo` throughput, {tasks} concurrent task(s), {} calls | | | | {rate:.0} |",
+            tasks * per_task
+        );
+    }
+    let rss_after = rss_kib();
+    println!(
+        "\nRSS: {} MiB before the runtime, {} MiB after it served {} calls.",
+        rss_before / 1024,
+        rss_after / 1024,
+        4 * (WARM_UP + ITERATIONS) + 12_000
+    );
+}
+
+fn echo_call() -> ToolUse {
+    ToolUse {
+        id: "toolu_bench".to_owned(),
+        name: "Echo".to_owned(),
+        input: json!({"text": "hi"}),
+    }
+}
+
+async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value) {
+    let call = || ToolUse {
+        id: "toolu_bench".to_owned(),
+        name: tool.to_owned(),
+        input: input.clone(),
+    };
+    for _ in 0..WARM_UP {
+        runtime.dispatch(call()).await;
+    }
+    let mut samples = Vec::with_capacity(ITERATIONS);
+    for _ in 0..ITERATIONS {
+        let started = Instant::now();
+        let result = runtime.dispatch(call()).await;
+        samples.push(started.elapsed());
+        std::hint::black_box(result);
+    }
+    row(label, &mut samples);
+}
+
+fn row(label: &str, samples: &mut [Duration]) {
+    samples.sort();
+    let p50 = samples[samples.len() / 2];
+    let p99 = samples[(samples.len() * 99 / 100).min(samples.len() - 1)];
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    println!(
+        "| {label} | {} | {} | {} | {:.0} |",
+        format_duration(p50),
+        format_duration(p99),
+        format_duration(mean),
+        1.0 / mean.as_secs_f64()
+    );
+}
+
+fn format_duration(duration: Duration) -> String {
+    let micros = duration.as_secs_f64() * 1e6;
+    if micros >= 1000.0 {
+        format!("{:.2} ms", micros / 1000.0)
+    } else {
+        format!("{micros:.1} µs")
+    }
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string(Path::new("/proc/self/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
