@@ -249,10 +249,8 @@ impl Runtime {
             session_id: self.session.id(),
         };
         let call_id = call.id.clone();
-        let mut dispatch = pipeline::dispatch(&stages, call, cancel).await;
-        if let Err(error) = self.session.record_call(&call_id) {
-            dispatch.outcome.warnings.push(format!("{error}"));
-        }
+        let dispatch = pipeline::dispatch(&stages, call, cancel).await;
+        self.session.record_call(&call_id);
         dispatch
     }
 }

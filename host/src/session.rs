@@ -9,6 +9,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,7 @@ pub struct Session {
     id: String,
     dir: PathBuf,
     state: Mutex<SessionState>,
+    dirty: AtomicBool,
 }
 
 impl Session {
@@ -104,9 +106,9 @@ impl Session {
             calls: 0,
             last_call_id: None,
         };
-        let state = match std::fs::read(&path) {
+        let (state, loaded) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<SessionState>(&bytes) {
-                Ok(state) if state.version == STATE_VERSION && state.id == id => state,
+                Ok(state) if state.version == STATE_VERSION && state.id == id => (state, true),
                 Ok(_) | Err(_) => {
                     let aside = dir.join(format!("{STATE_FILE}.corrupt-{now}"));
                     std::fs::rename(&path, &aside).map_err(io(&path))?;
@@ -115,18 +117,21 @@ impl Session {
                         path.display(),
                         aside.display()
                     ));
-                    fresh
+                    (fresh, false)
                 }
             },
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => fresh,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => (fresh, false),
             Err(error) => return Err(io(&path)(error)),
         };
         let session = Self {
             id: id.to_owned(),
             dir,
             state: Mutex::new(state),
+            dirty: AtomicBool::new(false),
         };
-        session.save()?;
+        if !loaded {
+            session.save()?;
+        }
         Ok((session, warnings))
     }
 
@@ -150,15 +155,30 @@ impl Session {
         self.lock().calls
     }
 
-    /// Records a finished call and saves the state.
-    pub fn record_call(&self, call_id: &str) -> Result<(), SessionError> {
-        {
-            let mut state = self.lock();
-            state.calls += 1;
-            state.updated_unix_ms = unix_ms();
-            state.last_call_id = Some(call_id.to_owned());
-        }
-        self.save()
+    /// Records a finished call. The state is saved when the session is dropped (or by
+    /// [`Session::save`]); a durable write per call would cost more than the call itself.
+    pub fn record_call(&self, call_id: &str) {
+        let mut state = self.lock();
+        state.calls += 1;
+        state.updated_unix_ms = unix_ms();
+        state.last_call_id = Some(call_id.to_owned());
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// Writes the state now, atomically.
+    pub fn save(&self) -> Result<(), SessionError> {
+        let bytes = serde_json::to_vec_pretty(&*self.lock()).map_err(|error| SessionError::Io {
+            path: self.dir.join(STATE_FILE),
+            source: std::io::Error::other(error),
+        })?;
+        write_atomically(&self.dir.join(STATE_FILE), &bytes).map_err(|source| {
+            SessionError::Io {
+                path: self.dir.join(STATE_FILE),
+                source,
+            }
+        })?;
+        self.dirty.store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SessionState> {
@@ -166,16 +186,15 @@ impl Session {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
+}
 
-    fn save(&self) -> Result<(), SessionError> {
-        let bytes = serde_json::to_vec_pretty(&*self.lock()).map_err(|error| SessionError::Io {
-            path: self.dir.join(STATE_FILE),
-            source: std::io::Error::other(error),
-        })?;
-        write_atomically(&self.dir.join(STATE_FILE), &bytes).map_err(|source| SessionError::Io {
-            path: self.dir.join(STATE_FILE),
-            source,
-        })
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.dirty.load(Ordering::Relaxed)
+            && let Err(error) = self.save()
+        {
+            tracing::warn!("{error}");
+        }
     }
 }
 
@@ -225,11 +244,13 @@ mod tests {
         let workspace = Path::new("/ws");
         let (session, warnings) = Session::open(Some(root.path()), workspace, None).unwrap();
         assert!(warnings.is_empty());
-        session.record_call("a").unwrap();
+        session.record_call("a");
+        drop(session);
         let (session, _) = Session::open(Some(root.path()), workspace, None).unwrap();
         assert_eq!(session.calls(), 1);
-        session.record_call("b").unwrap();
+        session.record_call("b");
         assert_eq!(session.calls(), 2);
+        session.save().unwrap();
 
         std::fs::write(session.dir().join(STATE_FILE), b"{not json").unwrap();
         let (reopened, warnings) = Session::open(Some(root.path()), workspace, None).unwrap();

@@ -1,13 +1,15 @@
 //! A capped capture pipe for guest stdout and stderr.
 //!
 //! wasmtime's `MemoryOutputPipe` traps the guest once full (a chatty guest would die from logging).
-//! This pipe keeps the first `capacity` bytes, counts the rest and always accepts writes.
+//! This pipe keeps the first `capacity` bytes, counts the rest and always accepts writes. It
+//! implements the WASI p2 stream directly, so a write is a copy into a buffer, with no adapter task.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 /// Shared capture buffer; clones write to and read from the same buffer.
 #[derive(Clone)]
@@ -43,7 +45,7 @@ impl CappedPipe {
         )
     }
 
-    fn write(&self, data: &[u8]) {
+    fn append(&self, data: &[u8]) {
         let mut captured = self
             .inner
             .lock()
@@ -65,6 +67,34 @@ impl StdoutStream for CappedPipe {
     fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
         Box::new(self.clone())
     }
+
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+}
+
+/// Permit handed to the guest per write; any size works because writes never fail.
+const WRITE_PERMIT: usize = 64 << 10;
+
+#[async_trait::async_trait]
+impl OutputStream for CappedPipe {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        self.append(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(WRITE_PERMIT)
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for CappedPipe {
+    async fn ready(&mut self) {}
 }
 
 impl tokio::io::AsyncWrite for CappedPipe {
@@ -73,7 +103,7 @@ impl tokio::io::AsyncWrite for CappedPipe {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        self.write(buf);
+        self.append(buf);
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -93,8 +123,8 @@ mod tests {
     #[test]
     fn keeps_the_head_and_counts_the_rest() {
         let pipe = CappedPipe::new(4);
-        pipe.write(b"abc");
-        pipe.write(b"defgh");
+        pipe.append(b"abc");
+        pipe.append(b"defgh");
         assert_eq!(pipe.contents(), ("abcd".to_owned(), 4));
     }
 }
