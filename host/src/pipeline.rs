@@ -172,7 +172,7 @@ async fn run(
     let executed = execute::run(
         stages.sandbox,
         &tool,
-        &input.to_string(),
+        input.to_string(),
         context(),
         stages.grant_context,
         cancel,

@@ -136,7 +136,7 @@ impl RegisteredTool {
         grants: &ResolvedGrants,
         limits: Limits,
         cancel: Arc<AtomicBool>,
-        request: GuestRequest<'_>,
+        request: GuestRequest,
     ) -> GuestRun {
         let setup = CallSetup {
             grants,

@@ -61,7 +61,7 @@ impl Sandbox {
         let engine =
             engine::build_engine().map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_host_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
@@ -105,7 +105,7 @@ impl Sandbox {
         &self,
         component: &LoadedComponent,
         setup: CallSetup<'_>,
-        request: GuestRequest<'_>,
+        request: GuestRequest,
     ) -> GuestRun {
         call::run(&self.engine, &component.pre, setup, request).await
     }

@@ -180,3 +180,39 @@ async fn oversized_structured_results_are_dropped_with_a_warning() {
         result.outcome.warnings
     );
 }
+
+/// A guest stuck inside a host call (opening a FIFO nobody writes to) is beyond the epoch
+/// deadline's reach; the backstop ends the call and the host keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_blocked_in_a_host_call_is_abandoned_at_the_backstop() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "still here\n");
+    let fifo = fixture.workspace().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let plugin = fixture.plugin(
+        "escape",
+        warden_test_guests::GRANTS_FS_ESCAPE,
+        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.limits.timeout = Duration::from_millis(500))
+        .await;
+    let started = Instant::now();
+    let result = call(&runtime, "Peek", json!({"target": "pipe"})).await;
+    error_text(&result, ErrorKind::Timeout);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
+            .contains("still here")
+    );
+    // Release the abandoned thread so the test runtime can shut down.
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo));
+}

@@ -66,7 +66,7 @@ impl Executed {
 pub(crate) async fn run(
     sandbox: &Sandbox,
     tool: &RegisteredTool,
-    input: &String,
+    input: String,
     ctx: CallContext,
     grant_context: &GrantContext,
     cancel: Arc<AtomicBool>,
@@ -105,7 +105,7 @@ pub(crate) async fn run(
         .grants
         .resolve(&context, tool.reads_session_results());
     let request = GuestRequest::Call {
-        tool: &tool.spec.name,
+        tool: tool.spec.name.clone(),
         input,
         ctx,
     };

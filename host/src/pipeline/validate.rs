@@ -19,14 +19,14 @@ const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) async fn run(
     sandbox: &Sandbox,
     tool: &RegisteredTool,
-    input: &String,
+    input: &str,
     ctx: CallContext,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     let no_grants = ResolvedGrants::default();
     let request = GuestRequest::Validate {
-        tool: &tool.spec.name,
-        input,
+        tool: tool.spec.name.clone(),
+        input: input.to_owned(),
         ctx,
     };
     let mut limits = tool.component.limits;

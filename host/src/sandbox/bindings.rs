@@ -6,7 +6,6 @@ mod generated {
     wasmtime::component::bindgen!({
         world: "tool-plugin",
         path: "../wit",
-        exports: { default: async },
     });
 }
 

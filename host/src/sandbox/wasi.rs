@@ -23,6 +23,8 @@ pub(crate) fn build_context(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
+        // The guest runs on its own blocking-pool thread (see `call.rs`), so file calls may block it.
+        .allow_blocking_current_thread(true)
         .socket_addr_check(|_, _| Box::pin(async { false }));
     for (name, value) in &grants.env {
         builder.env(name, value);
