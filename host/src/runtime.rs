@@ -163,7 +163,8 @@ impl Runtime {
             .dir()
             .parent()
             .map_or_else(|| session.dir().to_path_buf(), Path::to_path_buf)
-            .join("plugin-data");
+            // A session id cannot start with '.', so no session directory can be this one.
+            .join(".plugin-data");
         let registry = Registry::build(
             &sandbox,
             RegistryConfig {

@@ -6,6 +6,7 @@ mod grants;
 mod hooks;
 mod pipeline;
 mod read;
+mod redteam;
 mod registry;
 mod sandbox;
 mod support;
@@ -24,5 +25,6 @@ mod guest_coverage {
 mod tested {
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
     pub(crate) use crate::pipeline::pipeline_echo;
+    pub(crate) use crate::redteam::{redteam_fs_tricks, redteam_net, redteam_output_flood};
     pub(crate) use crate::sandbox::{sandbox_hog, sandbox_spin, sandbox_trap};
 }

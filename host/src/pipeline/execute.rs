@@ -5,14 +5,26 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::outcome::{ErrorKind, Failure};
+use crate::output::head_and_tail;
 use crate::registry::RegisteredTool;
 use crate::sandbox::grants::GrantContext;
+use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
 use crate::sandbox::{CallContext, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent};
 
 /// Largest structured result kept; larger ones are dropped with a warning (the content remains).
 const MAX_STRUCTURED_BYTES: usize = 8 << 20;
 /// Largest inline image; larger ones are replaced by a note.
 const MAX_IMAGE_BYTES: usize = 5 << 20;
+/// Most images in one result, and their total size: base64 inflates by 4/3, and the whole request
+/// to a model API must stay well under 32 MB.
+const MAX_IMAGES: usize = 20;
+const MAX_TOTAL_IMAGE_BYTES: usize = 15 << 20;
+/// Media types model APIs accept for images. The type is guest text, so nothing else passes.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/// Characters of a tool's own error message kept in the outcome (head and tail).
+const MAX_ERROR_CHARS: usize = 2 * DEFAULT_OUTPUT_CHARS;
+/// Characters of a tool's own error kind kept.
+const MAX_ERROR_KIND_CHARS: usize = 64;
 
 /// A successful call's raw output.
 pub(crate) struct Executed {
@@ -40,15 +52,36 @@ impl Executed {
             }
             keep
         });
+        let mut image_count = 0usize;
+        let mut image_bytes = 0usize;
         let content = content
             .into_iter()
             .map(|part| match part {
-                WitContent::Image(image) if image.data.len() > MAX_IMAGE_BYTES => {
-                    WitContent::Text(format!(
-                        "[image omitted: {} bytes of {} is over the {MAX_IMAGE_BYTES}-byte cap]",
-                        image.data.len(),
-                        image.media_type
-                    ))
+                WitContent::Image(image) => {
+                    let problem = if !IMAGE_TYPES.contains(&image.media_type.as_str()) {
+                        Some("its media type is not image/png, image/jpeg, image/gif or image/webp".to_owned())
+                    } else if image.data.len() > MAX_IMAGE_BYTES {
+                        Some(format!("it is over the {MAX_IMAGE_BYTES}-byte cap per image"))
+                    } else if image_count == MAX_IMAGES
+                        || image_bytes + image.data.len() > MAX_TOTAL_IMAGE_BYTES
+                    {
+                        Some(format!(
+                            "the result already holds {image_count} images ({image_bytes} bytes; at most {MAX_IMAGES} and {MAX_TOTAL_IMAGE_BYTES} bytes)"
+                        ))
+                    } else {
+                        None
+                    };
+                    match problem {
+                        None => {
+                            image_count += 1;
+                            image_bytes += image.data.len();
+                            WitContent::Image(image)
+                        }
+                        Some(problem) => WitContent::Text(format!(
+                            "[image omitted ({} bytes): {problem}]",
+                            image.data.len()
+                        )),
+                    }
                 }
                 other => other,
             })
@@ -120,10 +153,23 @@ pub(crate) async fn run(
             run.progress,
         )),
         Ok(GuestReply::Called(Err(error))) => {
+            // Both strings are guest text: bound them before they reach the outcome or hooks.
+            let kind: String = error
+                .kind
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+                .take(MAX_ERROR_KIND_CHARS)
+                .collect();
+            let kind = if kind.is_empty() {
+                "error".to_owned()
+            } else {
+                kind
+            };
+            let (message, _) = head_and_tail(&error.message, MAX_ERROR_CHARS);
             let failure = Failure {
                 kind: ErrorKind::ToolFailed,
-                message: format!("{}: {}", error.kind, error.message),
-                tool_error_kind: Some(error.kind),
+                message: format!("{kind}: {message}"),
+                tool_error_kind: Some(kind),
             };
             Err((failure, run.progress))
         }

@@ -355,7 +355,7 @@ fn classify(
         );
     }
     let cause = match error.downcast_ref::<Trap>() {
-        Some(trap) => format!("wasm trap: {trap}"),
+        Some(trap) => trap.to_string(),
         None => format!("{error:#}")
             .lines()
             .next()

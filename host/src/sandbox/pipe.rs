@@ -1,9 +1,11 @@
 //! A capped capture pipe for guest stdout and stderr.
 //!
 //! wasmtime's `MemoryOutputPipe` traps the guest once full (a chatty guest would die from logging).
-//! This pipe keeps the first `capacity` bytes, counts the rest and always accepts writes. It
+//! This pipe keeps `capacity` bytes (the head and the tail of the output), counts what it drops in
+//! between and always accepts writes. It
 //! implements the WASI p2 stream directly, so a write is a copy into a buffer, with no adapter task.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -18,9 +20,12 @@ pub(crate) struct CappedPipe {
     capacity: usize,
 }
 
+/// The first quarter of the capacity keeps the head of the output, the rest keeps its tail: a
+/// guest's last words (a panic message) survive any flood before them.
 #[derive(Default)]
 struct Captured {
-    bytes: Vec<u8>,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
     dropped: u64,
 }
 
@@ -33,16 +38,20 @@ impl CappedPipe {
         }
     }
 
-    /// The captured text (lossy UTF-8) and the number of bytes dropped past the cap.
+    /// The captured text (lossy UTF-8), with a marker where bytes were dropped, and the number of
+    /// bytes dropped.
     pub(crate) fn contents(&self) -> (String, u64) {
         let captured = self
             .inner
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        (
-            String::from_utf8_lossy(&captured.bytes).into_owned(),
-            captured.dropped,
-        )
+        let mut text = String::from_utf8_lossy(&captured.head).into_owned();
+        if captured.dropped > 0 {
+            text.push_str(&format!("\n[... {} bytes dropped ...]\n", captured.dropped));
+        }
+        let (first, second) = captured.tail.as_slices();
+        text.push_str(&String::from_utf8_lossy(&[first, second].concat()));
+        (text, captured.dropped)
     }
 
     fn append(&self, data: &[u8]) {
@@ -50,10 +59,18 @@ impl CappedPipe {
             .inner
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        let room = self.capacity.saturating_sub(captured.bytes.len());
-        let kept = data.len().min(room);
-        captured.bytes.extend_from_slice(&data[..kept]);
-        captured.dropped += (data.len() - kept) as u64;
+        let head_capacity = self.capacity / 4;
+        let tail_capacity = self.capacity - head_capacity;
+        let room = head_capacity.saturating_sub(captured.head.len());
+        let (to_head, rest) = data.split_at(data.len().min(room));
+        captured.head.extend_from_slice(to_head);
+        // Only the last `tail_capacity` bytes of `rest` can survive; skip the others at once.
+        let skipped = rest.len().saturating_sub(tail_capacity);
+        let rest = &rest[skipped..];
+        let overflow = (captured.tail.len() + rest.len()).saturating_sub(tail_capacity);
+        captured.tail.drain(..overflow);
+        captured.tail.extend(rest);
+        captured.dropped += (skipped + overflow) as u64;
     }
 }
 
@@ -121,10 +138,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keeps_the_head_and_counts_the_rest() {
-        let pipe = CappedPipe::new(4);
+    fn keeps_everything_under_the_capacity() {
+        let pipe = CappedPipe::new(16);
         pipe.append(b"abc");
-        pipe.append(b"defgh");
-        assert_eq!(pipe.contents(), ("abcd".to_owned(), 4));
+        pipe.append(b"def");
+        assert_eq!(pipe.contents(), ("abcdef".to_owned(), 0));
+    }
+
+    #[test]
+    fn keeps_the_head_and_the_tail_and_counts_the_rest() {
+        let pipe = CappedPipe::new(8);
+        pipe.append(b"ab");
+        pipe.append(b"0123456789");
+        pipe.append(b"xyz");
+        // Head: 2 bytes; tail: the last 6 bytes; 7 dropped in between.
+        assert_eq!(
+            pipe.contents(),
+            ("ab\n[... 7 bytes dropped ...]\n789xyz".to_owned(), 7)
+        );
     }
 }
