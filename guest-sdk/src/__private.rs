@@ -82,6 +82,8 @@ fn context(ctx: CallContext) -> Context {
         session_id: ctx.session_id,
         cwd: ctx.cwd,
         deadline_ms: ctx.deadline_ms,
+        plugin_data: ctx.plugin_data,
+        tmp: ctx.tmp,
     }
 }
 

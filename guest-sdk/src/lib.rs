@@ -62,6 +62,10 @@ pub struct Context {
     pub cwd: String,
     /// Wall-clock budget of the call in milliseconds.
     pub deadline_ms: u64,
+    /// The plugin's persistent data directory, when granted (`${PLUGIN_DATA}`).
+    pub plugin_data: Option<String>,
+    /// A scratch directory for this call only, when granted (`${TMP}`).
+    pub tmp: Option<String>,
 }
 
 impl Context {

@@ -112,6 +112,8 @@ async fn run(
         session_id: stages.session_id.to_owned(),
         cwd: workspace.clone(),
         deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+        plugin_data: None,
+        tmp: None,
     };
     plain(
         validate::run(

@@ -255,3 +255,44 @@ async fn env_reading_tools_ask_even_when_read_only() {
     let text = error_text(&result, ErrorKind::PermissionDenied);
     assert!(text.contains("--allowedTools EnvPeek"), "{text}");
 }
+
+/// `${PLUGIN_DATA}` persists across calls and runtimes; `${TMP}` is fresh for every call and gone
+/// afterwards. Both are reported to the guest in its call context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_data_persists_and_tmp_is_per_call() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "scratch",
+        GRANTS_FS_ESCAPE,
+        "grants = { fs = [{ path = \"${PLUGIN_DATA}\", access = \"read-write\" }, { path = \"${TMP}\", access = \"read-write\" }] }",
+    );
+    let configure = |c: &mut warden::RuntimeConfig| c.allowed_tools = vec!["Peek".into()];
+    let runtime = fixture
+        .runtime(std::slice::from_ref(&plugin), configure)
+        .await;
+    let write = |target: &str| json!({"target": target, "write": true});
+    let read = |target: &str| json!({"target": target});
+    ok_text(&call(&runtime, "Peek", write("$PLUGIN_DATA/kept.txt")).await);
+    ok_text(&call(&runtime, "Peek", write("$TMP/scratch.txt")).await);
+    error_text(
+        &call(&runtime, "Peek", read("$TMP/scratch.txt")).await,
+        ErrorKind::ToolFailed,
+    );
+    drop(runtime);
+
+    let runtime = fixture.runtime(&[plugin], configure).await;
+    let kept = call(&runtime, "Peek", read("$PLUGIN_DATA/kept.txt")).await;
+    assert_eq!(ok_text(&kept), "written by guest");
+    let data_dir = runtime
+        .session()
+        .dir()
+        .parent()
+        .unwrap()
+        .join(".plugin-data/scratch");
+    assert!(
+        data_dir.join("kept.txt").is_file(),
+        "{}",
+        data_dir.display()
+    );
+    assert!(!data_dir.starts_with(fixture.workspace()));
+}

@@ -134,6 +134,12 @@ pub(crate) async fn run(
         None
     };
     context.tmp = tmp.as_ref().map(|dir| dir.path().to_path_buf());
+    let mut ctx = ctx;
+    let path_text = |path: &std::path::Path| path.to_string_lossy().into_owned();
+    if component.grants.uses_plugin_data() {
+        ctx.plugin_data = context.plugin_data.as_deref().map(path_text);
+    }
+    ctx.tmp = context.tmp.as_deref().map(path_text);
     let grants = component
         .grants
         .resolve(&context, tool.reads_session_results());

@@ -99,6 +99,11 @@ impl Grants {
         self.fs.iter().any(FsGrant::is_workspace)
     }
 
+    /// True when some fs grant is rooted at `${PLUGIN_DATA}`.
+    pub(crate) fn uses_plugin_data(&self) -> bool {
+        self.fs.iter().any(FsGrant::is_plugin_data)
+    }
+
     /// True when some fs grant is rooted at `${TMP}`, so the call needs a scratch directory.
     pub(crate) fn uses_tmp(&self) -> bool {
         self.fs.iter().any(FsGrant::is_tmp)

@@ -99,6 +99,11 @@ impl FsGrant {
         })
     }
 
+    /// True when rooted at `${PLUGIN_DATA}`.
+    pub(crate) fn is_plugin_data(&self) -> bool {
+        self.base == Base::PluginData
+    }
+
     /// True when rooted at `${TMP}`.
     pub(crate) fn is_tmp(&self) -> bool {
         self.base == Base::Tmp

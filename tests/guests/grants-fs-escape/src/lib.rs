@@ -23,7 +23,18 @@ impl Tool for Peek {
     const READ_ONLY: bool = true;
 
     fn call(input: PeekInput, ctx: &Context) -> Result<Output, ToolError> {
-        let path = ctx.resolve_path(&input.target);
+        // `$PLUGIN_DATA/...` and `$TMP/...` name the granted directories the host reports.
+        let expanded = [("$PLUGIN_DATA", &ctx.plugin_data), ("$TMP", &ctx.tmp)]
+            .iter()
+            .find_map(|(variable, dir)| {
+                let rest = input.target.strip_prefix(variable)?;
+                Some(format!(
+                    "{}{rest}",
+                    dir.as_deref().unwrap_or("/nonexistent")
+                ))
+            })
+            .unwrap_or_else(|| input.target.clone());
+        let path = ctx.resolve_path(&expanded);
         if input.write.unwrap_or(false) {
             return std::fs::write(&path, b"written by guest")
                 .map(|()| Output::text("wrote"))
