@@ -130,6 +130,16 @@ fn error_results_exit_one_and_config_errors_exit_two() {
     assert!(String::from_utf8_lossy(&chain.stderr).contains("alias chain A -> B -> Read"));
     assert!(chain.stdout.is_empty());
 
+    let missing = warden(
+        &fixture,
+        &["call", "Read", "--cwd", "/nonexistent/warden-ws"],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("workspace /nonexistent/warden-ws"));
+    let bad_session = warden(&fixture, &["call", "Read", "--session", "../x"]);
+    assert_eq!(bad_session.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_session.stderr).contains("invalid session id"));
+
     let usage = warden(&fixture, &["call"]);
     assert_eq!(usage.status.code(), Some(2));
     let bad_timeout = warden(&fixture, &["--timeout", "soon", "tools"]);

@@ -304,3 +304,31 @@ async fn consecutive_calls_share_the_default_session_and_ids_separate_sessions()
     assert_eq!(other.session().calls(), 0);
     assert_ne!(other.session().dir(), runtime.session().dir());
 }
+
+/// One runtime serves concurrent dispatches; every result answers its own call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_dispatches_keep_their_own_inputs_and_ids() {
+    let fixture = Fixture::new();
+    let runtime = std::sync::Arc::new(
+        echo_runtime(&fixture, |c| c.allowed_tools = vec!["Echo".into()]).await,
+    );
+    let tasks: Vec<_> = (0..16)
+        .map(|n| {
+            let runtime = std::sync::Arc::clone(&runtime);
+            tokio::spawn(async move {
+                let call = warden::ToolUse {
+                    id: format!("toolu_{n}"),
+                    name: "Echo".into(),
+                    input: json!({"text": format!("call {n}")}),
+                };
+                (n, runtime.dispatch(call).await)
+            })
+        })
+        .collect();
+    for task in tasks {
+        let (n, result) = task.await.unwrap();
+        assert_eq!(result.block.tool_use_id, format!("toolu_{n}"));
+        let echoed: serde_json::Value = serde_json::from_str(&ok_text(&result)).unwrap();
+        assert_eq!(echoed["text"], format!("call {n}"));
+    }
+}
