@@ -81,6 +81,15 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
     for guest in guests {
         println!("cargo:rerun-if-changed={}", guest.dir.display());
     }
+    // The parent directories too, so that a newly added guest is noticed and built.
+    let mut parents: Vec<&Path> = guests
+        .iter()
+        .filter_map(|guest| guest.dir.parent())
+        .collect();
+    parents.dedup();
+    for parent in parents {
+        println!("cargo:rerun-if-changed={}", parent.display());
+    }
     for shared in ["guest-sdk", "wit", "Cargo.lock", "Cargo.toml"] {
         println!(
             "cargo:rerun-if-changed={}",

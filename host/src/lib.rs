@@ -36,8 +36,8 @@ mod wildcard;
 pub use hooks::{FnHook, Hook, HookEvent, Matcher, PostAnswer, PreAnswer};
 pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
 pub use permissions::{
-    DecidedBy, Decision, HookVote, NoPrompter, PermissionRequest, PromptAnswer, Prompter, Rule,
-    RuleError, RuleSource, Verdict, VoteKind,
+    DecidedBy, Decision, HookVote, NoPrompter, PermissionRequest, Policy, PromptAnswer, Prompter,
+    Rule, RuleError, RuleList, RuleSource, Verdict, VoteKind, split_rule_list,
 };
 pub use pipeline::{
     AliasHop, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse,
@@ -50,9 +50,12 @@ pub use registry::{
 pub use runtime::{Runtime, RuntimeConfig, ToolInfo, default_cache_dir};
 pub use sandbox::SandboxError;
 pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants};
-pub use sandbox::limits::{DeclaredLimits, Limits};
+pub use sandbox::limits::{
+    DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
+    DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
+};
 pub use session::{DEFAULT_SESSION_ID, Session, SessionError};
-pub use settings::{Settings, SettingsError};
+pub use settings::{PermissionSettings, Settings, SettingsError};
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call
 /// are never errors; they are error results.)

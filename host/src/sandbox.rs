@@ -13,6 +13,8 @@ mod pipe;
 mod wasi;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -29,6 +31,8 @@ pub(crate) struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     cache: cache::ComponentCache,
+    /// Guests abandoned while stuck in a host call and not yet returned.
+    abandoned: Arc<AtomicUsize>,
     _ticker: engine::EpochTicker,
 }
 
@@ -73,6 +77,7 @@ impl Sandbox {
             engine,
             linker,
             cache,
+            abandoned: Arc::default(),
             _ticker: ticker,
         })
     }
@@ -107,6 +112,13 @@ impl Sandbox {
         setup: CallSetup<'_>,
         request: GuestRequest,
     ) -> GuestRun {
-        call::run(&self.engine, &component.pre, setup, request).await
+        call::run(
+            &self.engine,
+            &component.pre,
+            &self.abandoned,
+            setup,
+            request,
+        )
+        .await
     }
 }

@@ -84,6 +84,11 @@ impl Session {
             Some(root) => root.to_path_buf(),
             None => default_state_root().ok_or(SessionError::NoStateDir)?,
         };
+        // Absolute, so that grants and permission checks compare like with like.
+        let root = std::path::absolute(&root).map_err(|source| SessionError::Io {
+            path: root.clone(),
+            source,
+        })?;
         let digest = crate::sandbox::hex(&sha2::Sha256::digest(
             workspace.to_string_lossy().as_bytes(),
         ));

@@ -296,3 +296,79 @@ async fn plugin_data_persists_and_tmp_is_per_call() {
     );
     assert!(!data_dir.starts_with(fixture.workspace()));
 }
+
+/// A path tool whose component reads environment variables asks even for a path inside the
+/// workspace; without the env grant the same call is allowed by the default mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_tool_with_an_env_grant_is_never_auto_allowed() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "12345");
+    let input = json!({"file_path": "a.txt"});
+    let with_env = fixture.plugin(
+        "probe-env",
+        GRANTS_ENV,
+        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }], env = [\"HOME\"] }",
+    );
+    let runtime = fixture.runtime(&[with_env], |_| {}).await;
+    error_text(
+        &call(&runtime, "FileProbe", input.clone()).await,
+        ErrorKind::PermissionDenied,
+    );
+    let without_env = fixture.plugin(
+        "probe",
+        GRANTS_ENV,
+        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }] }",
+    );
+    let runtime = fixture.runtime(&[without_env], |_| {}).await;
+    assert_eq!(ok_text(&call(&runtime, "FileProbe", input).await), "5");
+}
+
+/// A link followed by `..` resolves (in the sandbox) beside the link's target, not where the
+/// lexical spelling points; deny rules see that resolved path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_sees_through_a_link_followed_by_dot_dot() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace();
+    fixture.write("private/sub/keep.txt", "k\n");
+    fixture.write("private/x", "PRIVATE-CONTENT\n");
+    fixture.write("x", "public\n");
+    std::os::unix::fs::symlink(workspace.join("private/sub"), workspace.join("alias")).unwrap();
+    let deny = format!("Read({}/private/*)", workspace.display());
+    let runtime = fixture
+        .runtime(&[], |c| c.disallowed_tools = vec![deny])
+        .await;
+    let result = call(&runtime, "Read", json!({"file_path": "alias/../x"})).await;
+    let text = error_text(&result, ErrorKind::PermissionDenied);
+    assert!(!text.contains("PRIVATE-CONTENT"), "{text}");
+    assert!(ok_text(&call(&runtime, "Read", json!({"file_path": "x"})).await).contains("public"));
+}
+
+/// A path tool may name files in its own `${PLUGIN_DATA}`: the decision checks grants with the
+/// tool's data directory, not only the workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_in_the_tools_plugin_data_is_within_its_grants() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "probe",
+        GRANTS_ENV,
+        "grants = { fs = [{ path = \"${PLUGIN_DATA}\", access = \"read\" }] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.allowed_tools = vec!["FileProbe".into()])
+        .await;
+    let data = runtime
+        .session()
+        .dir()
+        .parent()
+        .unwrap()
+        .join(".plugin-data/probe");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("state.bin"), "abc").unwrap();
+    let result = call(
+        &runtime,
+        "FileProbe",
+        json!({"file_path": data.join("state.bin")}),
+    )
+    .await;
+    assert_eq!(ok_text(&result), "3");
+}

@@ -170,7 +170,7 @@ async fn hook_ask_overrides_an_allow_rule_and_headless_denies() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hook_stop_and_defer_end_the_call_before_the_decision() {
+async fn hook_stop_ends_the_call_and_defer_is_settled_by_the_decision() {
     let fixture = Fixture::new();
     let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
     answering(
@@ -192,6 +192,12 @@ async fn hook_stop_and_defer_end_the_call_before_the_decision() {
     assert!(stopped.outcome.decision.is_none());
     let deferred = call(&runtime, "Picky", json!({"word": "x"})).await;
     error_text(&deferred, ErrorKind::Deferred);
+    assert_eq!(
+        deferred.outcome.decision.unwrap().decided_by,
+        DecidedBy::Hook {
+            hook: "deferrer".into()
+        }
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,6 @@
 //! Red-team guests: output floods, network escapes and filesystem tricks on writable scratch grants.
-//! Each test asserts a typed outcome, a respected bound or the absence of a disclosure. Tests marked
-//! `#[ignore = "defect: ..."]` document host defects they found; they fail until the defect is fixed.
+//! Each test asserts a typed outcome, a respected bound or the absence of a disclosure. Several began
+//! as failing tests for defects they found (image, error and stderr bounds; plugin-data placement).
 
 use std::time::{Duration, Instant};
 
@@ -143,8 +143,8 @@ pub(crate) async fn redteam_output_flood() {
     );
 }
 
-/// Each image is capped at 5 MiB, but their number is not: twelve 4 MiB images give a 64 MiB
-/// `tool_result`, larger than any request the model API accepts.
+/// Images are bounded in number and total size, not only one by one: twelve 4 MiB images must not
+/// make a `tool_result` larger than any request the model API accepts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_flood_stays_within_a_sendable_result() {
     let fixture = Fixture::new();
@@ -161,8 +161,8 @@ async fn an_image_flood_stays_within_a_sendable_result() {
     );
 }
 
-/// An image's media type is guest text that bypasses the inline budget and reaches the model
-/// verbatim.
+/// An image's media type is guest text: anything but an image type the API accepts is replaced by a
+/// note, so it cannot smuggle text past the inline budget.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_media_type_cannot_smuggle_text_past_the_inline_limit() {
     let fixture = Fixture::new();
@@ -176,8 +176,8 @@ async fn an_image_media_type_cannot_smuggle_text_past_the_inline_limit() {
     );
 }
 
-/// The block is cut to the inline budget, but the structured outcome (`--outcome`, library callers)
-/// keeps the guest's whole error kind and message.
+/// The structured outcome (`--outcome`, library callers) bounds the guest's error kind and message
+/// too, not only the result block.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_outcome_of_a_huge_error_is_bounded() {
     let fixture = Fixture::new();
@@ -196,19 +196,16 @@ async fn the_outcome_of_a_huge_error_is_bounded() {
     );
 }
 
-/// A guest that floods stderr before panicking hides its panic message: the capture keeps only the
-/// head, and the report does not say that anything was dropped.
+/// A guest that floods stderr before panicking does not hide its panic message: the capture keeps
+/// head and tail and says how much it dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stderr_flood_does_not_hide_the_panic_message() {
     let fixture = Fixture::new();
     let runtime = flood_runtime(&fixture).await;
     let result = flood(&runtime, json!({"mode": "stdio", "count": 4})).await;
     let text = error_text(&result, ErrorKind::ToolFailed);
-    assert!(
-        text.contains("stdio flood done") || text.contains("dropped"),
-        "{}",
-        &text[..300]
-    );
+    assert!(text.contains("stdio flood done"), "{}", &text[..300]);
+    assert!(text.contains("the capture dropped"), "{}", &text[..300]);
 }
 
 /// The keys of a `Dial`/`Plant` report that must have failed.
@@ -291,7 +288,7 @@ async fn a_net_grant_in_a_manifest_fails_closed() {
         Ok(_) => panic!("a manifest with a net grant loaded"),
         Err(error) => error.to_string(),
     };
-    assert!(error.contains("net"), "{error}");
+    assert!(error.contains("unknown field `net`"), "{error}");
 }
 
 const TRICKS_GRANTS: &str = "grants = { fs = [\
@@ -406,10 +403,9 @@ pub(crate) async fn redteam_fs_tricks() {
     );
 }
 
-/// `${PLUGIN_DATA}` lives at `<state>/<workspace digest>/plugin-data/<plugin>`, beside the session
-/// directories `<state>/<workspace digest>/<session id>`. The session id `plugin-data` is valid, so
-/// in that session a plugin named `tool-results` gets the session's own `tool-results/` directory
-/// (which read tools treat as part of the workspace) as its writable data directory.
+/// `${PLUGIN_DATA}` lives at `<state>/<workspace digest>/.plugin-data/<plugin>`, a name no session id
+/// can take, so even in a session called `plugin-data` a plugin named `tool-results` cannot get the
+/// session's own `tool-results/` directory (which read tools treat as part of the workspace).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugin_data_cannot_alias_the_sessions_tool_results() {
     let fixture = Fixture::new();

@@ -10,7 +10,7 @@ use crate::permissions::VoteKind;
 /// Fields every hook answer may carry.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HookAnswer {
+pub(crate) struct HookAnswer {
     /// `false` stops the agent after this hook.
     #[serde(rename = "continue")]
     pub continue_: Option<bool>,
@@ -27,7 +27,7 @@ pub struct HookAnswer {
 /// `hookSpecificOutput`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpecificOutput {
+pub(crate) struct SpecificOutput {
     /// `allow`, `deny`, `ask` or `defer`.
     pub permission_decision: Option<String>,
     /// Reason for the decision.

@@ -45,11 +45,15 @@ pub(crate) fn run(
             None => (true, false),
         };
         (Some(within), Some(inside))
-    } else if tool.component.grants.env.is_empty() {
-        (None, None)
     } else {
-        // Environment variables are host data from outside the workspace: never auto-allowed.
-        (None, Some(false))
+        (None, None)
+    };
+    // Environment variables are host data from outside the workspace: a tool that can read them is
+    // never auto-allowed, whatever kind of tool it is.
+    let inside_workspace = if tool.component.grants.env.is_empty() {
+        inside_workspace
+    } else {
+        Some(false)
     };
     let values = RuleValues::new(
         raw_value,
@@ -84,10 +88,16 @@ fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (
             .session_results
             .as_deref()
             .is_some_and(|results| path.starts_with(results));
+    // `${PLUGIN_DATA}` is the tool's own; `${TMP}` does not exist before the call, so no path can
+    // name it yet.
+    let tool_context = GrantContext {
+        plugin_data: tool.component.plugin_data.clone(),
+        ..grant_context.clone()
+    };
     let granted = tool
         .component
         .grants
-        .covering(grant_context, path, access)
+        .covering(&tool_context, path, access)
         .is_some();
     (
         granted || in_results,
@@ -97,9 +107,10 @@ fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (
 
 /// The strings rule specifiers are matched against.
 ///
-/// Deny rules see every spelling of the target (as written, lexically normalized, and with symlinks
-/// resolved), so no spelling slips past them. Allow rules see only spellings without `..`, so
-/// `docs/../.git/x` cannot ride on an allow rule for `docs/*`.
+/// Deny rules see every spelling of the target (as written, lexically normalized, and resolved by
+/// the filesystem), so no spelling slips past them. Allow rules see nothing for a path that climbs
+/// with `..`: `docs/../.git/x` cannot ride on an allow rule for `docs/*`, and a link followed by
+/// `..` cannot make the lexical spelling differ from what the sandbox opens.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct RuleValues {
     pub(crate) allow: Vec<String>,
@@ -124,15 +135,21 @@ impl RuleValues {
             .any(|part| part == std::path::Component::ParentDir);
         let mut values = Self::default();
         if !climbs {
+            // Without `..`, the lexical spelling is the path the sandbox opens.
             values.allow.push(raw.to_owned());
+            values.allow.push(normalized.clone());
         }
-        values.allow.push(normalized.clone());
         values.deny.push(raw.to_owned());
         values.deny.push(normalized.clone());
-        if let Ok(resolved) = std::fs::canonicalize(&normalized) {
-            let resolved = resolved.to_string_lossy().into_owned();
-            if resolved != normalized {
-                values.deny.push(resolved);
+        // What the filesystem resolves: symlinks followed, and `..` taken after each link (as the
+        // sandbox does), both for the spelling as given and for its lexical form.
+        let physical = [workspace.join(raw), PathBuf::from(&normalized)];
+        for candidate in physical {
+            if let Ok(resolved) = std::fs::canonicalize(candidate) {
+                let resolved = resolved.to_string_lossy().into_owned();
+                if !values.deny.contains(&resolved) {
+                    values.deny.push(resolved);
+                }
             }
         }
         values
@@ -196,7 +213,7 @@ mod tests {
     fn allow_values_never_climb_and_deny_values_see_every_spelling() {
         let workspace = PathBuf::from("/ws");
         let values = RuleValues::new(Some("docs/../.git/hooks/x"), Some(&workspace));
-        assert_eq!(values.allow, ["/ws/.git/hooks/x"]);
+        assert!(values.allow.is_empty(), "{values:?}");
         assert_eq!(values.deny, ["docs/../.git/hooks/x", "/ws/.git/hooks/x"]);
         let plain = RuleValues::new(Some("docs/a.md"), Some(&workspace));
         assert_eq!(plain.allow, ["docs/a.md", "/ws/docs/a.md"]);
@@ -206,6 +223,20 @@ mod tests {
             RuleValues::new(None, Some(&workspace)),
             RuleValues::default()
         );
+    }
+
+    #[test]
+    fn deny_values_follow_a_link_before_climbing() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(workspace.join("private/sub")).unwrap();
+        std::fs::write(workspace.join("private/x"), "p").unwrap();
+        std::fs::write(workspace.join("x"), "top").unwrap();
+        std::os::unix::fs::symlink(workspace.join("private/sub"), workspace.join("alias")).unwrap();
+        let values = RuleValues::new(Some("alias/../x"), Some(&workspace));
+        let physical = workspace.join("private/x").to_string_lossy().into_owned();
+        assert!(values.deny.contains(&physical), "{values:?}");
+        assert!(values.allow.is_empty());
     }
 
     #[test]

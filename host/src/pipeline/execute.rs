@@ -22,7 +22,7 @@ const MAX_TOTAL_IMAGE_BYTES: usize = 15 << 20;
 /// Media types model APIs accept for images. The type is guest text, so nothing else passes.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 /// Characters of a tool's own error message kept in the outcome (head and tail).
-const MAX_ERROR_CHARS: usize = 2 * DEFAULT_OUTPUT_CHARS;
+pub(crate) const MAX_ERROR_CHARS: usize = 2 * DEFAULT_OUTPUT_CHARS;
 /// Characters of a tool's own error kind kept.
 const MAX_ERROR_KIND_CHARS: usize = 64;
 

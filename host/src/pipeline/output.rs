@@ -48,18 +48,36 @@ pub(crate) fn success(
     }
     flush(&mut text, &mut blocks);
 
-    // One budget for all text, in order.
+    // One budget for all text, in order. Once a part has been cut, later text parts are dropped
+    // whole and counted, and one marker at the end says how much.
     let mut remaining = limit;
     let mut truncation: Option<Truncation> = None;
-    for block in &mut blocks {
-        if let ContentBlock::Text { text } = block {
-            let (kept, cut) = head(text, remaining);
-            remaining = remaining.saturating_sub(kept.chars().count());
-            if let Some(cut) = cut {
-                truncation = Some(merge(truncation, cut));
-            }
-            *text = kept;
+    let mut dropped_chars = 0usize;
+    blocks.retain_mut(|block| {
+        let ContentBlock::Text { text } = block else {
+            return true;
+        };
+        if truncation.is_some() {
+            dropped_chars += text.chars().count();
+            return false;
         }
+        let (kept, cut) = head(text, remaining);
+        remaining = remaining.saturating_sub(kept.chars().count());
+        if let Some(cut) = cut {
+            truncation = Some(cut);
+        }
+        *text = kept;
+        true
+    });
+    if dropped_chars > 0 {
+        truncation = truncation.map(|cut| Truncation {
+            total_chars: cut.total_chars + dropped_chars,
+            kept_chars: cut.kept_chars,
+            cut_chars: cut.cut_chars + dropped_chars,
+        });
+        blocks.push(ContentBlock::Text {
+            text: format!("[warden: {dropped_chars} more characters in later text parts were cut]"),
+        });
     }
     for note in notes {
         blocks.push(ContentBlock::Text { text: note.clone() });
@@ -107,16 +125,5 @@ fn flush(text: &mut String, blocks: &mut Vec<ContentBlock>) {
         blocks.push(ContentBlock::Text {
             text: std::mem::take(text),
         });
-    }
-}
-
-fn merge(previous: Option<Truncation>, next: Truncation) -> Truncation {
-    match previous {
-        None => next,
-        Some(previous) => Truncation {
-            total_chars: previous.total_chars + next.total_chars,
-            kept_chars: previous.kept_chars + next.kept_chars,
-            cut_chars: previous.cut_chars + next.cut_chars,
-        },
     }
 }

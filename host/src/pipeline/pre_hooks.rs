@@ -1,7 +1,8 @@
 //! Stage 5: PreToolUse hooks, in registration order. Each sees the input as rewritten by the hooks
-//! before it. Votes combine most-restrictive-first (deny > ask > allow); `continue: false` stops
-//! the call (`hook_stopped`) and `defer` hands it back to the caller (`deferred`). A hook that fails
-//! or answers malformed JSON counts as a deny vote: warden fails closed.
+//! before it. Votes combine most-restrictive-first (deny > defer > ask > allow) and the central
+//! decision settles them (a defer becomes `deferred` only after grant and hook-deny checks);
+//! `continue: false` stops the call at once (`hook_stopped`). A hook that fails or answers
+//! malformed JSON counts as a deny vote: warden fails closed.
 
 use serde_json::{Value, json};
 

@@ -6,35 +6,47 @@ use crate::registry::RegisteredTool;
 
 /// Most violations listed in one result.
 const MAX_VIOLATIONS: usize = 20;
+/// Characters kept of one violation line.
+const MAX_LINE_CHARS: usize = 500;
 
 /// `Ok` when `input` matches the schema; else `invalid_input` listing each violation.
 pub(crate) fn check(tool: &RegisteredTool, input: &serde_json::Value) -> Result<(), Failure> {
-    let violations: Vec<String> = tool
-        .validator
-        .iter_errors(input)
-        .map(|error| {
+    // Messages quote the offending value, which can be huge: format only what is shown, and cut
+    // each line.
+    let mut total = 0usize;
+    let mut violations: Vec<String> = Vec::new();
+    for error in tool.validator.iter_errors(input) {
+        total += 1;
+        if violations.len() < MAX_VIOLATIONS {
             let pointer = error.instance_path().to_string();
             let at = if pointer.is_empty() {
                 "(root)".to_owned()
             } else {
                 pointer
             };
-            format!("- {at}: {error}")
-        })
-        .collect();
+            let line = format!("- {at}: {error}");
+            violations.push(cut_line(line));
+        }
+    }
     if violations.is_empty() {
         return Ok(());
     }
-    let shown = violations.len().min(MAX_VIOLATIONS);
     let mut message = format!(
-        "The input for {} does not match its schema ({} violation{}):\n{}",
+        "The input for {} does not match its schema ({total} violation{}):\n{}",
         tool.spec.name,
-        violations.len(),
-        if violations.len() == 1 { "" } else { "s" },
-        violations[..shown].join("\n")
+        if total == 1 { "" } else { "s" },
+        violations.join("\n")
     );
-    if violations.len() > shown {
-        message.push_str(&format!("\n- ... and {} more", violations.len() - shown));
+    if total > violations.len() {
+        message.push_str(&format!("\n- ... and {} more", total - violations.len()));
     }
     Err(Failure::new(ErrorKind::InvalidInput, message))
+}
+
+/// At most [`MAX_LINE_CHARS`] characters of `line`, with a marker when cut.
+fn cut_line(line: String) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        Some((index, _)) => format!("{}… (cut)", &line[..index]),
+        None => line,
+    }
 }

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::execute::MAX_ERROR_CHARS;
 use super::execute::failure_from_guest;
 use super::outcome::{ErrorKind, Failure};
+use crate::output::head_and_tail;
 use crate::registry::RegisteredTool;
 use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{CallContext, GuestReply, GuestRequest, Sandbox};
@@ -24,22 +26,28 @@ pub(crate) async fn run(
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     let no_grants = ResolvedGrants::default();
+    let mut limits = tool.component.limits;
+    limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
+    let mut ctx = ctx;
+    ctx.deadline_ms = u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX);
     let request = GuestRequest::Validate {
         tool: tool.spec.name.clone(),
         input: input.to_owned(),
         ctx,
     };
-    let mut limits = tool.component.limits;
-    limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
     let run = tool
         .run_guest(sandbox, &no_grants, limits, cancel, request)
         .await;
     match run.reply {
         Ok(GuestReply::Validated(Ok(()))) => Ok(()),
-        Ok(GuestReply::Validated(Err(message))) => Err(Failure::new(
-            ErrorKind::ValidationFailed,
-            format!("{} rejected the input: {message}", tool.spec.name),
-        )),
+        Ok(GuestReply::Validated(Err(message))) => {
+            // Guest text: bounded before it reaches the outcome.
+            let (message, _) = head_and_tail(&message, MAX_ERROR_CHARS);
+            Err(Failure::new(
+                ErrorKind::ValidationFailed,
+                format!("{} rejected the input: {message}", tool.spec.name),
+            ))
+        }
         Ok(_) => Err(Failure::new(
             ErrorKind::Internal,
             "validate-input returned an unexpected reply",

@@ -19,7 +19,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::DeclaredLimits;
 
 /// The manifest file name in a plugin directory.
-pub const MANIFEST_FILE: &str = "warden.toml";
+pub(crate) const MANIFEST_FILE: &str = "warden.toml";
 
 /// A manifest that could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -63,10 +63,10 @@ pub(crate) struct PluginMeta {
     /// Lower-case name; also names the plugin's data directory.
     pub(crate) name: String,
     #[serde(default)]
-    #[allow(dead_code, reason = "shown by later listing commands")]
+    #[expect(dead_code, reason = "shown by later listing commands")]
     pub(crate) version: Option<String>,
     #[serde(default)]
-    #[allow(dead_code, reason = "shown by later listing commands")]
+    #[expect(dead_code, reason = "shown by later listing commands")]
     pub(crate) description: Option<String>,
 }
 

@@ -5,7 +5,7 @@
 //! leaks between calls.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
@@ -15,13 +15,20 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use super::bindings::{
     CallContext, Host, LogLevel, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
 };
+use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use super::wasi;
 
-/// Extra wall-clock time past the deadline before the host abandons a guest stuck in a host call.
+/// Extra wall-clock time past the deadline (or past a cancellation) before the host abandons a
+/// guest stuck in a host call.
 const BACKSTOP: Duration = Duration::from_secs(1);
+/// Abandoned guests (threads still blocked in host calls) tolerated before new calls are refused;
+/// well under the pooling allocator's instance slots.
+pub(crate) const MAX_ABANDONED: usize = 16;
+/// Characters of guest stderr quoted in a crash report.
+const STDERR_TAIL_CHARS: usize = 2000;
 /// Log lines a guest may write per call; more are counted and dropped.
 const MAX_LOG_LINES: u32 = 1000;
 /// Characters kept of one guest log line.
@@ -234,9 +241,19 @@ impl ResourceLimiter for CallLimiter {
 pub(crate) async fn run(
     engine: &Engine,
     pre: &ToolPluginPre<CallState>,
+    abandoned: &Arc<AtomicUsize>,
     setup: CallSetup<'_>,
     request: GuestRequest,
 ) -> GuestRun {
+    if abandoned.load(Ordering::Relaxed) >= MAX_ABANDONED {
+        return GuestRun {
+            reply: Err(GuestFailure::ResourceExhausted(format!(
+                "{MAX_ABANDONED} earlier calls are still stuck in host calls; no new guest starts until they end"
+            ))),
+            progress: Vec::new(),
+        };
+    }
+    let cancel = setup.cancel;
     let stdout = CappedPipe::new(setup.limits.stdio_bytes);
     let stderr = CappedPipe::new(setup.limits.stdio_bytes);
     let wasi = match wasi::build_context(setup.grants, &stdout, &stderr) {
@@ -257,7 +274,7 @@ pub(crate) async fn run(
             memory_in_use: 0,
             refused: None,
         },
-        cancel: setup.cancel,
+        cancel: Arc::clone(&cancel),
         deadline: far_deadline(timeout),
         stopped: None,
         log_lines: 0,
@@ -282,26 +299,63 @@ pub(crate) async fn run(
     });
 
     let pre = pre.clone();
-    let guest = tokio::task::spawn_blocking(move || {
+    let mut guest = tokio::task::spawn_blocking(move || {
         let result = invoke(&mut store, &pre, request);
         (store, result)
     });
-    match tokio::time::timeout(timeout.saturating_add(BACKSTOP), guest).await {
-        Ok(Ok((mut store, result))) => {
-            let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
-            let progress = std::mem::take(&mut store.data_mut().progress);
-            GuestRun { reply, progress }
+    let backstop = far_deadline(timeout.saturating_add(BACKSTOP));
+    let mut cancel_seen: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            joined = &mut guest => {
+                return match joined {
+                    Ok((mut store, result)) => {
+                        let reply =
+                            result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
+                        let progress = std::mem::take(&mut store.data_mut().progress);
+                        GuestRun { reply, progress }
+                    }
+                    Err(join_error) => GuestRun {
+                        reply: Err(GuestFailure::Setup(format!(
+                            "the guest thread failed: {join_error}"
+                        ))),
+                        progress: Vec::new(),
+                    },
+                };
+            }
+            () = tokio::time::sleep(EPOCH_TICK) => {}
         }
-        Ok(Err(join_error)) => GuestRun {
-            reply: Err(GuestFailure::Setup(format!(
-                "the guest thread failed: {join_error}"
-            ))),
-            progress: Vec::new(),
-        },
-        Err(_elapsed) => GuestRun {
-            reply: Err(GuestFailure::Timeout(timeout)),
-            progress: Vec::new(),
-        },
+        // Still running: the epoch callback stops guest code, so a guest here past its deadline
+        // (or a grace period after cancellation) is stuck in a host call. Abandon its thread.
+        let now = Instant::now();
+        if cancel.load(Ordering::Relaxed) {
+            let seen = *cancel_seen.get_or_insert(now);
+            if now.duration_since(seen) >= BACKSTOP {
+                return abandon(guest, abandoned, GuestFailure::Cancelled);
+            }
+        }
+        if now >= backstop {
+            return abandon(guest, abandoned, GuestFailure::Timeout(timeout));
+        }
+    }
+}
+
+/// Gives up on a guest stuck in a host call. Its thread (and pool slot) are freed when the call
+/// returns; until then it counts against [`MAX_ABANDONED`].
+fn abandon(
+    guest: tokio::task::JoinHandle<(Store<CallState>, wasmtime::Result<GuestReply>)>,
+    abandoned: &Arc<AtomicUsize>,
+    failure: GuestFailure,
+) -> GuestRun {
+    abandoned.fetch_add(1, Ordering::Relaxed);
+    let counter = Arc::clone(abandoned);
+    tokio::spawn(async move {
+        let _ = guest.await;
+        counter.fetch_sub(1, Ordering::Relaxed);
+    });
+    GuestRun {
+        reply: Err(failure),
+        progress: Vec::new(),
     }
 }
 
@@ -362,14 +416,20 @@ fn classify(
             .unwrap_or_default()
             .to_owned(),
     };
-    let (stderr_text, _) = stderr.contents();
-    let tail: String = {
-        let trimmed = stderr_text.trim_end();
-        let skip = trimmed.chars().count().saturating_sub(2000);
-        trimmed.chars().skip(skip).collect()
-    };
+    let (stderr_text, dropped) = stderr.contents();
+    let trimmed = stderr_text.trim_end();
+    let length = trimmed.chars().count();
+    let tail: String = trimmed
+        .chars()
+        .skip(length.saturating_sub(STDERR_TAIL_CHARS))
+        .collect();
     if tail.is_empty() {
         GuestFailure::Trap(cause)
+    } else if length > STDERR_TAIL_CHARS || dropped > 0 {
+        GuestFailure::Trap(format!(
+            "{cause}; guest stderr (last {} characters shown; the capture dropped {dropped} bytes): {tail}",
+            tail.chars().count()
+        ))
     } else {
         GuestFailure::Trap(format!("{cause}; guest stderr: {tail}"))
     }

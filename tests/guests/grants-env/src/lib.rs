@@ -1,4 +1,5 @@
-//! Test guest: `EnvPeek` reports the environment the guest can see.
+//! Test guest: `EnvPeek` reports the environment the guest can see; `FileProbe` is a read-class
+//! path tool for decision tests.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,4 +29,29 @@ impl Tool for EnvPeek {
     }
 }
 
-warden_sdk::export!(EnvPeek);
+/// Input of `FileProbe`.
+#[derive(Deserialize, JsonSchema)]
+struct FileProbeInput {
+    /// File to measure.
+    file_path: String,
+}
+
+/// A read-class path tool: lets tests place calls inside or outside grants by its `file_path`.
+struct FileProbe;
+
+impl Tool for FileProbe {
+    type Input = FileProbeInput;
+    const NAME: &'static str = "FileProbe";
+    const DESCRIPTION: &'static str = "Returns the size of a file.";
+    const READ_ONLY: bool = true;
+    const RULE_FIELD: Option<&'static str> = Some("file_path");
+
+    fn call(input: FileProbeInput, ctx: &Context) -> Result<Output, ToolError> {
+        let path = ctx.resolve_path(&input.file_path);
+        std::fs::metadata(&path)
+            .map(|metadata| Output::text(metadata.len().to_string()))
+            .map_err(|error| ToolError::new("io", error.to_string()))
+    }
+}
+
+warden_sdk::export!(EnvPeek, FileProbe);
