@@ -14,13 +14,23 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use warden::{Alias, Limits, Runtime, RuntimeConfig, ToolSelection};
 
+const AFTER_HELP: &str = "\
+Exit codes: 0 success; 1 an error result (still printed as a tool_result); 2 a usage or
+configuration error (bad rule, alias chain, broken manifest, unknown --tools name).
+
+Examples:
+  warden call Read --input '{\"file_path\":\"README.md\",\"limit\":5}'
+  echo '{\"file_path\":\"notes.md\"}' | warden call Read --input -
+  warden --plugins ./my-plugin --allowedTools MyTool call MyTool --input '{}'
+  warden tools --format anthropic";
+
 /// warden runs an LLM agent's tool calls as sandboxed WebAssembly components.
 ///
 /// Every call goes through one pipeline: alias hop, registry check, input coercion, JSON Schema,
 /// the tool's own validation, PreToolUse hooks, the central permission decision, the call in a
 /// fresh sandbox holding only the tool's grants, post-use hooks, and a bounded tool_result block.
 #[derive(Debug, Parser)]
-#[command(name = "warden", version, propagate_version = true)]
+#[command(name = "warden", version, propagate_version = true, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
