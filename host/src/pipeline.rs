@@ -97,7 +97,7 @@ async fn run(
     outcome.alias = hop;
     *limit = tool.component.limits.output_chars.max(MIN_OUTPUT_CHARS);
 
-    let (input, coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
+    let (mut input, coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
     outcome.coercions = coercions;
     outcome.input = Some(input.clone());
     plain(schema::check(&tool, &input))?;
@@ -125,6 +125,18 @@ async fn run(
         )
         .await,
     )?;
+
+    // Hooks and rules see absolute paths, as Claude Code's hooks do; the tool's own validation
+    // saw the path as the model wrote it.
+    if let Some(field) = tool.path_field() {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let workspace = &stages.grant_context.workspace;
+        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, home.as_deref())
+        {
+            outcome.coercions.push(change);
+            outcome.input = Some(input.clone());
+        }
+    }
 
     let base = pre_hooks::EventBase {
         session_id: stages.session_id,

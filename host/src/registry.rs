@@ -123,6 +123,16 @@ pub(crate) struct RegisteredTool {
 }
 
 impl RegisteredTool {
+    /// The input field holding a path: the rule field of a read or write tool.
+    pub(crate) fn path_field(&self) -> Option<&str> {
+        matches!(
+            self.spec.class,
+            CapabilityClass::Read | CapabilityClass::Write
+        )
+        .then_some(self.spec.rule_field.as_deref())
+        .flatten()
+    }
+
     /// True when the tool may read the session's externalized results: a read-class tool that can
     /// already read the workspace.
     pub(crate) fn reads_session_results(&self) -> bool {

@@ -293,3 +293,29 @@ async fn defer_is_a_vote_that_a_deny_vote_beats() {
         }
     );
 }
+
+/// Hooks see the path of a read or write tool as an absolute path, as Claude Code's hooks do, and
+/// the outcome records the expansion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_see_absolute_paths_for_path_tools() {
+    let fixture = Fixture::new();
+    fixture.write("docs/a.md", "hello\n");
+    let mut runtime = fixture.runtime(&[], |_| {}).await;
+    let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let record = Arc::clone(&seen);
+    runtime.add_hook(
+        HookEvent::PreToolUse,
+        "Read",
+        Arc::new(FnHook::new("observer", move |event: &Value| {
+            record.lock().unwrap().push(event["tool_input"].clone());
+            Ok(json!({}))
+        })),
+    );
+    let result = call(&runtime, "Read", json!({"file_path": "docs/a.md"})).await;
+    assert!(ok_text(&result).contains("hello"));
+    let expected = fixture.workspace().join("docs/a.md").display().to_string();
+    assert_eq!(seen.lock().unwrap()[0]["file_path"], expected);
+    let change = result.outcome.coercions.last().unwrap();
+    assert_eq!(change.rule, warden::CoercionRule::AbsolutePath);
+    assert_eq!(change.from, "\"docs/a.md\"");
+}

@@ -38,6 +38,38 @@ pub enum CoercionRule {
     JsonStringToArray,
     /// `x` -> `[x]`.
     WrapInArray,
+    /// A relative (or `~/`) path in a read or write tool's rule field -> the absolute path it means,
+    /// so hooks and rules always see absolute paths (as Claude Code's hooks do).
+    AbsolutePath,
+}
+
+/// Makes the path in `field` absolute against `workspace` (`~/` against `home`), recording the change.
+/// Only for read and write tools, whose rule field is a path by contract.
+pub(crate) fn absolutize_path(
+    input: &mut Value,
+    field: &str,
+    workspace: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Option<Coercion> {
+    let Some(Value::String(path)) = input.get(field) else {
+        return None;
+    };
+    let absolute = if let Some(rest) = path.strip_prefix("~/") {
+        home?.join(rest)
+    } else if std::path::Path::new(path).is_absolute() {
+        return None;
+    } else {
+        workspace.join(path)
+    };
+    let absolute = Value::String(absolute.to_string_lossy().into_owned());
+    let change = Coercion {
+        pointer: format!("/{}", field.replace('~', "~0").replace('/', "~1")),
+        rule: CoercionRule::AbsolutePath,
+        from: input[field].to_string(),
+        to: absolute.to_string(),
+    };
+    input[field] = absolute;
+    Some(change)
 }
 
 /// Deepest nesting coercion follows; deeper values are left to the schema check.
@@ -379,6 +411,34 @@ mod tests {
                 .map(|c| (c.pointer.as_str(), c.rule))
                 .collect();
             assert_eq!(got, expected_changes, "{input}");
+        }
+    }
+
+    #[test]
+    fn path_fields_become_absolute() {
+        let workspace = std::path::Path::new("/ws");
+        let home = std::path::Path::new("/home/u");
+        let cases = [
+            (json!({"file_path": "a/b.txt"}), Some("/ws/a/b.txt")),
+            (json!({"file_path": "../x"}), Some("/ws/../x")),
+            (json!({"file_path": "~/notes"}), Some("/home/u/notes")),
+            (json!({"file_path": "/abs"}), None),
+            (json!({"file_path": 3}), None),
+            (json!({}), None),
+        ];
+        for (input, expected) in cases {
+            let mut value = input.clone();
+            let change = absolutize_path(&mut value, "file_path", workspace, Some(home));
+            assert_eq!(
+                change.as_ref().map(|c| c.rule),
+                expected.map(|_| CoercionRule::AbsolutePath),
+                "{input}"
+            );
+            if let Some(expected) = expected {
+                assert_eq!(value["file_path"], expected, "{input}");
+            } else {
+                assert_eq!(value, input);
+            }
         }
     }
 

@@ -33,8 +33,7 @@ pub(crate) fn run(
         .as_deref()
         .and_then(|field| input.get(field))
         .and_then(Value::as_str);
-    let path_tool = spec.rule_field.is_some()
-        && matches!(spec.class, CapabilityClass::Read | CapabilityClass::Write);
+    let path_tool = tool.path_field().is_some();
     let (within_grants, inside_workspace) = if path_tool {
         let (within, inside) = match raw_value {
             Some(value) => {
