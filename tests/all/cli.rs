@@ -246,3 +246,39 @@ fn guest_stdio_never_reaches_the_hosts_stdout() {
     );
     assert_eq!(json_stdout(&output)["is_error"], false);
 }
+
+#[test]
+fn consecutive_calls_share_the_workspaces_default_session() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "x\n");
+    for _ in 0..2 {
+        let output = warden(
+            &fixture,
+            &["call", "Read", "--input", r#"{"file_path":"a.txt"}"#],
+        );
+        assert_eq!(output.status.code(), Some(0));
+    }
+    warden(
+        &fixture,
+        &[
+            "call",
+            "Read",
+            "--input",
+            r#"{"file_path":"a.txt"}"#,
+            "--session",
+            "other",
+        ],
+    );
+    let workspaces: Vec<_> = std::fs::read_dir(fixture.state_dir())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(workspaces.len(), 1, "one directory per workspace");
+    let calls = |session: &str| {
+        let path = workspaces[0].path().join(session).join("session.json");
+        let state: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        state["calls"].as_u64().unwrap()
+    };
+    assert_eq!(calls("default"), 2);
+    assert_eq!(calls("other"), 1);
+}
