@@ -21,11 +21,38 @@ async fn echo_runtime(fixture: &Fixture, allowed: &[&str], denied: &[&str]) -> R
         .await
 }
 
+/// An Echo runtime with one answering PreToolUse hook `(matcher, name)`.
+async fn echo_with_pre_hook(
+    fixture: &Fixture,
+    allowed: &[&str],
+    denied: &[&str],
+    (matcher, name): (&str, &str),
+    answer: Value,
+) -> Runtime {
+    let mut runtime = echo_runtime(fixture, allowed, denied).await;
+    answering(&mut runtime, HookEvent::PreToolUse, matcher, name, answer);
+    runtime
+}
+
 fn answering(runtime: &mut Runtime, event: HookEvent, matcher: &str, name: &str, answer: Value) {
     runtime.add_hook(
         event,
         matcher,
         Arc::new(FnHook::new(name, move |_event: &Value| Ok(answer.clone()))),
+    );
+}
+
+/// Asserts that the PreToolUse hook `hook` settled the decision of `result`.
+fn assert_decided_by_hook(result: &warden::Dispatch, hook: &str) {
+    let decision = result
+        .outcome
+        .decision
+        .as_ref()
+        .expect("a decision was made");
+    assert_eq!(
+        decision.decided_by,
+        DecidedBy::Hook { hook: hook.into() },
+        "{decision:?}"
     );
 }
 
@@ -69,14 +96,14 @@ async fn pre_hook_sees_claude_code_event_and_rewrites_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewrite_that_breaks_the_schema_is_invalid_input() {
     let fixture = Fixture::new();
-    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
-    answering(
-        &mut runtime,
-        HookEvent::PreToolUse,
-        "*",
-        "breaker",
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &["Echo"],
+        &[],
+        ("*", "breaker"),
         json!({"hookSpecificOutput": {"updatedInput": {"count": 1}}}),
-    );
+    )
+    .await;
     let text = error_text(
         &call(&runtime, "Echo", json!({"text": "x"})).await,
         ErrorKind::InvalidInput,
@@ -90,43 +117,33 @@ async fn a_rewrite_that_breaks_the_schema_is_invalid_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_deny_beats_an_allow_rule() {
     let fixture = Fixture::new();
-    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
-    answering(
-        &mut runtime,
-        HookEvent::PreToolUse,
-        "Echo",
-        "guard",
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &["Echo"],
+        &[],
+        ("Echo", "guard"),
         pre_decision("deny", "echo is off today"),
-    );
+    )
+    .await;
     let result = call(&runtime, "Echo", json!({"text": "x"})).await;
     assert!(error_text(&result, ErrorKind::PermissionDenied).contains("echo is off today"));
-    assert_eq!(
-        result.outcome.decision.unwrap().decided_by,
-        DecidedBy::Hook {
-            hook: "guard".into()
-        }
-    );
+    assert_decided_by_hook(&result, "guard");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_allow_replaces_the_headless_ask() {
     let fixture = Fixture::new();
-    let mut runtime = echo_runtime(&fixture, &[], &[]).await;
-    answering(
-        &mut runtime,
-        HookEvent::PreToolUse,
-        "*",
-        "approver",
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &[],
+        &[],
+        ("*", "approver"),
         pre_decision("allow", "fine"),
-    );
+    )
+    .await;
     let result = call(&runtime, "Echo", json!({"text": "hello"})).await;
     ok_text(&result);
-    assert_eq!(
-        result.outcome.decision.unwrap().decided_by,
-        DecidedBy::Hook {
-            hook: "approver".into()
-        }
-    );
+    assert_decided_by_hook(&result, "approver");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,14 +171,14 @@ async fn hook_allow_does_not_override_a_scoped_deny_rule() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_ask_overrides_an_allow_rule_and_headless_denies() {
     let fixture = Fixture::new();
-    let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
-    answering(
-        &mut runtime,
-        HookEvent::PreToolUse,
-        "*",
-        "asker",
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &["Echo"],
+        &[],
+        ("*", "asker"),
         pre_decision("ask", "double-check"),
-    );
+    )
+    .await;
     let text = error_text(
         &call(&runtime, "Echo", json!({"text": "x"})).await,
         ErrorKind::PermissionDenied,
@@ -192,12 +209,7 @@ async fn hook_stop_ends_the_call_and_defer_is_settled_by_the_decision() {
     assert!(stopped.outcome.decision.is_none());
     let deferred = call(&runtime, "Picky", json!({"word": "x"})).await;
     error_text(&deferred, ErrorKind::Deferred);
-    assert_eq!(
-        deferred.outcome.decision.unwrap().decided_by,
-        DecidedBy::Hook {
-            hook: "deferrer".into()
-        }
-    );
+    assert_decided_by_hook(&deferred, "deferrer");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,12 +298,7 @@ async fn defer_is_a_vote_that_a_deny_vote_beats() {
     );
     let result = call(&runtime, "Echo", json!({"text": "x"})).await;
     error_text(&result, ErrorKind::PermissionDenied);
-    assert_eq!(
-        result.outcome.decision.unwrap().decided_by,
-        DecidedBy::Hook {
-            hook: "guard".into()
-        }
-    );
+    assert_decided_by_hook(&result, "guard");
 }
 
 /// Hooks see the path of a read or write tool as an absolute path, as Claude Code's hooks do, and
