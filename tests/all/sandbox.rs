@@ -216,3 +216,45 @@ async fn a_guest_blocked_in_a_host_call_is_abandoned_at_the_backstop() {
     // Release the abandoned thread so the test runtime can shut down.
     drop(std::fs::OpenOptions::new().write(true).open(&fifo));
 }
+
+/// More concurrent calls than the instance pool holds: the extra ones end as `resource_exhausted`
+/// instead of waiting or crashing, and the host serves normally afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_exhaustion_is_resource_exhausted_and_recoverable() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "after the crowd\n");
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = std::sync::Arc::new(
+        fixture
+            .runtime(&[plugin], |c| c.limits.timeout = Duration::from_millis(600))
+            .await,
+    );
+    let tasks: Vec<_> = (0..40)
+        .map(|_| {
+            let runtime = std::sync::Arc::clone(&runtime);
+            tokio::spawn(async move { call(&runtime, "Spin", json!({})).await.error_kind() })
+        })
+        .collect();
+    let mut kinds = Vec::new();
+    for task in tasks {
+        kinds.push(task.await.unwrap());
+    }
+    let exhausted = kinds
+        .iter()
+        .filter(|kind| **kind == Some(ErrorKind::ResourceExhausted))
+        .count();
+    let timed_out = kinds
+        .iter()
+        .filter(|kind| **kind == Some(ErrorKind::Timeout))
+        .count();
+    assert_eq!(exhausted + timed_out, 40, "{kinds:?}");
+    assert!(
+        exhausted >= 1,
+        "the pool (32 instances) must overflow: {kinds:?}"
+    );
+    assert!(timed_out >= 1, "{kinds:?}");
+    assert!(
+        ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
+            .contains("after the crowd")
+    );
+}
