@@ -42,6 +42,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) prompter: &'a dyn Prompter,
     pub(crate) grant_context: &'a GrantContext,
     pub(crate) session_id: &'a str,
+    /// `$HOME`, for `~/` in paths.
+    pub(crate) home: Option<&'a std::path::Path>,
 }
 
 /// Runs one call through every stage and returns its result block and outcome. Never panics on
@@ -129,10 +131,8 @@ async fn run(
     // Hooks and rules see absolute paths, as Claude Code's hooks do; the tool's own validation
     // saw the path as the model wrote it.
     if let Some(field) = tool.path_field() {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let workspace = &stages.grant_context.workspace;
-        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, home.as_deref())
-        {
+        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, stages.home) {
             outcome.coercions.push(change);
             outcome.input = Some(input.clone());
         }

@@ -23,7 +23,7 @@ pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
 
-use crate::sandbox::grants::{Grants, ResolvedGrants};
+use crate::sandbox::grants::{GrantContext, Grants, ResolvedGrants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
 use crate::sandbox::{CallSetup, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError};
 
@@ -131,6 +131,15 @@ impl RegisteredTool {
         )
         .then_some(self.spec.rule_field.as_deref())
         .flatten()
+    }
+
+    /// The grant context for this tool: the runtime's, with the tool's own `${PLUGIN_DATA}`.
+    /// (`${TMP}` is added by the call that creates it.)
+    pub(crate) fn grant_context(&self, runtime: &GrantContext) -> GrantContext {
+        GrantContext {
+            plugin_data: self.component.plugin_data.clone(),
+            ..runtime.clone()
+        }
     }
 
     /// True when the tool may read the session's externalized results: a read-class tool that can

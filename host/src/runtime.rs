@@ -98,6 +98,7 @@ pub struct Runtime {
     prompter: Arc<dyn Prompter>,
     session: Session,
     grant_context: GrantContext,
+    home: Option<PathBuf>,
     warnings: Vec<String>,
 }
 
@@ -191,6 +192,9 @@ impl Runtime {
             prompter: Arc::new(NoPrompter),
             session,
             grant_context,
+            home: std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(PathBuf::from),
             warnings,
         })
     }
@@ -248,6 +252,7 @@ impl Runtime {
             prompter: self.prompter.as_ref(),
             grant_context: &self.grant_context,
             session_id: self.session.id(),
+            home: self.home.as_deref(),
         };
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;

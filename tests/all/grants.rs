@@ -254,6 +254,7 @@ async fn env_reading_tools_ask_even_when_read_only() {
     let result = call(&runtime, "EnvPeek", json!({"name": "HOME"})).await;
     let text = error_text(&result, ErrorKind::PermissionDenied);
     assert!(text.contains("--allowedTools EnvPeek"), "{text}");
+    assert!(text.contains("reads host environment variables"), "{text}");
 }
 
 /// `${PLUGIN_DATA}` persists across calls and runtimes; `${TMP}` is fresh for every call and gone
@@ -310,10 +311,11 @@ async fn a_path_tool_with_an_env_grant_is_never_auto_allowed() {
         "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }], env = [\"HOME\"] }",
     );
     let runtime = fixture.runtime(&[with_env], |_| {}).await;
-    error_text(
+    let text = error_text(
         &call(&runtime, "FileProbe", input.clone()).await,
         ErrorKind::PermissionDenied,
     );
+    assert!(text.contains("reads host environment variables"), "{text}");
     let without_env = fixture.plugin(
         "probe",
         GRANTS_ENV,

@@ -106,6 +106,9 @@ pub(crate) struct DecisionInput<'a> {
     pub(crate) within_grants: Option<bool>,
     /// `Some(true)` when the call's path lies inside the workspace; `None` for tools without paths.
     pub(crate) inside_workspace: Option<bool>,
+    /// True when the tool's component can read host environment variables: data from outside the
+    /// workspace, so the default mode never allows it.
+    pub(crate) reads_host_env: bool,
     pub(crate) grants: String,
     pub(crate) vote: Option<&'a HookVote>,
     pub(crate) policy: &'a Policy,
@@ -195,17 +198,19 @@ pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
             reason: format!("allowed by the PreToolUse hook {}", vote.hook),
         };
     }
-    if input.tool.read_only && input.inside_workspace != Some(false) {
+    if input.tool.read_only && input.inside_workspace != Some(false) && !input.reads_host_env {
         return Decision {
             verdict: Verdict::Allow,
             decided_by: DecidedBy::ReadOnlyInWorkspace,
             reason: format!("{name} is read-only and stays inside the workspace"),
         };
     }
-    let why = if input.tool.read_only {
-        "reads outside the workspace"
-    } else {
+    let why = if !input.tool.read_only {
         "is not read-only"
+    } else if input.reads_host_env {
+        "reads host environment variables"
+    } else {
+        "reads outside the workspace"
     };
     Decision {
         verdict: Verdict::Ask,
@@ -264,6 +269,7 @@ mod tests {
             allow: &'static [&'static str],
             deny: &'static [&'static str],
             vote: Option<VoteKind>,
+            env: bool,
             expected: Verdict,
         }
         let base = || Case {
@@ -273,6 +279,7 @@ mod tests {
             allow: &[],
             deny: &[],
             vote: None,
+            env: false,
             expected: Verdict::Ask,
         };
         let cases = [
@@ -334,6 +341,38 @@ mod tests {
                 expected: Verdict::Ask,
                 ..base()
             },
+            Case {
+                vote: Some(VoteKind::Defer),
+                allow: &["T"],
+                expected: Verdict::Defer,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Defer),
+                within_grants: Some(false),
+                expected: Verdict::Deny,
+                ..base()
+            },
+            Case {
+                vote: Some(VoteKind::Defer),
+                deny: &["T(x)"],
+                expected: Verdict::Defer,
+                ..base()
+            },
+            Case {
+                read_only: true,
+                inside: Some(true),
+                env: true,
+                expected: Verdict::Ask,
+                ..base()
+            },
+            Case {
+                read_only: true,
+                env: true,
+                allow: &["T"],
+                expected: Verdict::Allow,
+                ..base()
+            },
         ];
         let values = vec!["x".to_owned()];
         for (index, case) in cases.iter().enumerate() {
@@ -346,6 +385,7 @@ mod tests {
                 deny_values: &values,
                 within_grants: case.within_grants,
                 inside_workspace: case.inside,
+                reads_host_env: case.env,
                 grants: "fs: none; env: none".into(),
                 vote: vote.as_ref(),
                 policy: &policy,

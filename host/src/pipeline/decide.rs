@@ -47,13 +47,6 @@ pub(crate) fn run(
     } else {
         (None, None)
     };
-    // Environment variables are host data from outside the workspace: a tool that can read them is
-    // never auto-allowed, whatever kind of tool it is.
-    let inside_workspace = if tool.component.grants.env.is_empty() {
-        inside_workspace
-    } else {
-        Some(false)
-    };
     let values = RuleValues::new(
         raw_value,
         path_tool.then_some(&context.grant_context.workspace),
@@ -64,6 +57,7 @@ pub(crate) fn run(
         deny_values: &values.deny,
         within_grants,
         inside_workspace,
+        reads_host_env: !tool.component.grants.env.is_empty(),
         grants: tool.component.grants.describe(),
         vote,
         policy: context.policy,
@@ -87,12 +81,8 @@ fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (
             .session_results
             .as_deref()
             .is_some_and(|results| path.starts_with(results));
-    // `${PLUGIN_DATA}` is the tool's own; `${TMP}` does not exist before the call, so no path can
-    // name it yet.
-    let tool_context = GrantContext {
-        plugin_data: tool.component.plugin_data.clone(),
-        ..grant_context.clone()
-    };
+    // `${TMP}` does not exist before the call, so no path can name it yet.
+    let tool_context = tool.grant_context(grant_context);
     let granted = tool
         .component
         .grants

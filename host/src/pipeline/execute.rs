@@ -105,8 +105,7 @@ pub(crate) async fn run(
     cancel: Arc<AtomicBool>,
 ) -> Result<Executed, (Failure, Vec<String>)> {
     let component = &tool.component;
-    let mut context = grant_context.clone();
-    context.plugin_data = component.plugin_data.clone();
+    let mut context = tool.grant_context(grant_context);
     if let Some(data) = &context.plugin_data
         && let Err(error) = std::fs::create_dir_all(data)
     {
