@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 an error result, 2 a usage or configuration error.
 
 mod call;
+mod check;
 mod tools;
 
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use warden::{Alias, Limits, Runtime, RuntimeConfig, ToolSelection};
+use warden::{Alias, Limits, PermissionMode, Runtime, RuntimeConfig, ToolSelection, TtyPrompter};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 an error result (still printed as a tool_result); 2 a usage or
@@ -22,7 +23,9 @@ Examples:
   warden call Read --input '{\"file_path\":\"README.md\",\"limit\":5}'
   echo '{\"file_path\":\"notes.md\"}' | warden call Read --input -
   warden --plugins ./my-plugin --allowedTools MyTool call MyTool --input '{}'
-  warden tools --format anthropic";
+  warden tools --format anthropic
+  warden check Read --input '{\"file_path\":\".env\"}' --disallowedTools 'Read(.env)'
+  warden --permission-mode acceptEdits --settings .claude/settings.json call Echo --input '{}'";
 
 /// warden runs an LLM agent's tool calls as sandboxed WebAssembly components.
 ///
@@ -44,6 +47,8 @@ enum Command {
     Call(call::CallArgs),
     /// List the effective tool registry with each tool's input schema.
     Tools(tools::ToolsArgs),
+    /// Report the permission decision for a call without running the tool.
+    Check(check::CheckArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -77,9 +82,22 @@ struct GlobalArgs {
         value_name = "RULES"
     )]
     disallowed_tools: Vec<String>,
-    /// A settings file with permission rules and aliases (repeatable).
-    #[arg(long = "settings", global = true, value_name = "FILE")]
-    settings: Vec<PathBuf>,
+    /// Settings in Claude Code's schema: a file path or inline JSON (repeatable). An existing
+    /// .claude/settings.json is accepted unchanged.
+    #[arg(long = "settings", global = true, value_name = "FILE-OR-JSON")]
+    settings: Vec<String>,
+    /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
+    #[arg(long = "permission-mode", global = true, value_name = "MODE", value_parser = parse_mode)]
+    permission_mode: Option<PermissionMode>,
+    /// Use this project's own allow rules, additional directories and mode (.warden/settings*.json).
+    #[arg(long = "trust-workspace", global = true)]
+    trust_workspace: bool,
+    /// Write "allow always" answers to .warden/settings.local.json as well as the session.
+    #[arg(long = "save-approvals", global = true)]
+    save_approvals: bool,
+    /// Do not read the user settings file (~/.config/warden/settings.json).
+    #[arg(long = "no-user-settings", global = true)]
+    no_user_settings: bool,
     /// Wall-clock limit per call: seconds, or a number with ms, s or m (default 30s).
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     timeout: Option<Duration>,
@@ -138,6 +156,11 @@ impl Cli {
                     let runtime = self.global.runtime().await?;
                     tools::run(&runtime, &args)
                 }
+                Command::Check(args) => {
+                    let input = args.read_input()?;
+                    let runtime = self.global.runtime().await?;
+                    Ok(check::run(&runtime, args, input).await)
+                }
             }
         });
         // A guest abandoned inside a blocking host call leaves a worker thread behind; do not wait
@@ -165,7 +188,19 @@ impl GlobalArgs {
             .collect::<Result<_, _>>()?;
         config.allowed_tools.clone_from(&self.allowed_tools);
         config.disallowed_tools.clone_from(&self.disallowed_tools);
-        config.settings_files.clone_from(&self.settings);
+        for value in &self.settings {
+            if value.trim_start().starts_with('{') {
+                config.settings_json.push(value.clone());
+            } else {
+                config.settings_files.push(PathBuf::from(value));
+            }
+        }
+        if !self.no_user_settings {
+            config.user_settings = warden::user_settings_path();
+        }
+        config.permission_mode = self.permission_mode;
+        config.trust_workspace = self.trust_workspace;
+        config.save_approvals = self.save_approvals;
         let mut limits = Limits::default();
         if let Some(timeout) = self.timeout {
             limits.timeout = timeout;
@@ -181,12 +216,20 @@ impl GlobalArgs {
         } else if let Some(dir) = &self.cache_dir {
             config.cache_dir = Some(dir.clone());
         }
-        let runtime = Runtime::new(config).await?;
+        let mut runtime = Runtime::new(config).await?;
         for warning in runtime.warnings() {
             eprintln!("warden: warning: {warning}");
         }
+        if let Some(prompter) = TtyPrompter::from_terminal() {
+            runtime.set_prompter(std::sync::Arc::new(prompter));
+        }
         Ok(runtime)
     }
+}
+
+fn parse_mode(text: &str) -> Result<PermissionMode, String> {
+    text.parse()
+        .map_err(|error: warden::UnknownMode| error.to_string())
 }
 
 /// Parses `30`, `1.5`, `500ms`, `30s` or `2m`.

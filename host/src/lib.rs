@@ -36,11 +36,12 @@ mod wildcard;
 pub use hooks::{FnHook, Hook, HookEvent, Matcher, PostAnswer, PreAnswer};
 pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
 pub use permissions::{
-    DecidedBy, Decision, HookVote, NoPrompter, PermissionRequest, Policy, PromptAnswer, Prompter,
-    Rule, RuleError, RuleList, RuleSource, Verdict, VoteKind, split_rule_list,
+    DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
+    PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
+    UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
 };
 pub use pipeline::{
-    AliasHop, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse,
+    AliasHop, CheckReport, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse,
 };
 pub use protocol::{DefinitionFormat, tool_definitions};
 pub use registry::{
@@ -55,7 +56,9 @@ pub use sandbox::limits::{
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
 };
 pub use session::{DEFAULT_SESSION_ID, Session, SessionError};
-pub use settings::{PermissionSettings, Settings, SettingsError};
+pub use settings::{
+    PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput, user_settings_path,
+};
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call
 /// are never errors; they are error results.)

@@ -1,36 +1,162 @@
-//! The central permission decision: grants, rules, hook votes and the default mode, in one place.
+//! The central permission engine: Claude-Code-compatible rules (allow, ask, deny) from every
+//! settings scope, permission modes, protected paths, hook votes and grants, decided in one place.
 //!
-//! This first version knows allow and deny rules (`Tool` or `Tool(specifier)`) and the default mode;
-//! the full Claude-Code-compatible grammar, ask rules, modes and settings scopes plug into
-//! [`Policy`] and [`decide`] without changing the pipeline.
+//! Layout: `rules` parses rules; `shell`, `bash`, `path_pattern` and `domain` give specifiers
+//! their meaning per tool; `target` reads what a call presents; `matching` applies rules to it;
+//! `decision` runs the fixed order; `prompter` answers `ask`.
 
+mod bash;
 mod decision;
+mod domain;
+mod matching;
+mod mode;
+mod path_pattern;
 mod paths;
 mod prompter;
+mod protected;
 mod rules;
+mod shell;
+mod target;
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 pub use decision::{DecidedBy, Decision, HookVote, Verdict, VoteKind};
-pub use prompter::{NoPrompter, PermissionRequest, PromptAnswer, Prompter};
-pub use rules::{Rule, RuleError, RuleList, RuleSource, split_rule_list};
+pub use mode::{PermissionMode, UnknownMode};
+pub use prompter::{NoPrompter, PermissionRequest, PromptAnswer, Prompter, TtyPrompter};
+pub use rules::{Rule, RuleContext, RuleError, RuleKind, RuleSource, split_rule_list};
 
 pub(crate) use decision::{DecisionInput, decide};
-pub(crate) use paths::normalize;
+pub(crate) use prompter::suggest_rule;
 
-/// The operator's permission configuration.
-#[derive(Debug, Clone, Default)]
+/// Splits a shell command line into the simple commands Bash rules see, each as its words joined
+/// by single spaces (wrappers kept), and says why a pattern rule could not allow it, if it could
+/// not. Exposed for fuzzing and for `warden check`-style tooling.
+pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
+    let parsed = shell::split(command);
+    (
+        parsed
+            .subcommands
+            .iter()
+            .map(shell::Subcommand::text)
+            .collect(),
+        parsed.opaque,
+    )
+}
+pub(crate) use matching::example_matches;
+pub(crate) use rules::Family;
+pub(crate) use target::Target;
+
+/// The operator's permission configuration: rules of every scope, the mode, and the directories
+/// that count as the workspace.
+#[derive(Debug)]
 pub struct Policy {
-    /// Rules that allow matching calls without asking.
-    pub allow: RuleList,
-    /// Rules that deny matching calls (a bare name removes the tool from the registry).
-    pub deny: RuleList,
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+    session: RwLock<Vec<Rule>>,
+    /// The permission mode.
+    pub mode: PermissionMode,
+    /// Directories besides the workspace that count as inside it.
+    pub additional_dirs: Vec<PathBuf>,
+    context: RuleContext,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::new(RuleContext {
+            cwd: PathBuf::from("/"),
+            home: None,
+        })
+    }
 }
 
 impl Policy {
+    /// An empty policy in `default` mode whose rules are anchored with `context`.
+    pub fn new(context: RuleContext) -> Self {
+        Self {
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            session: RwLock::new(Vec::new()),
+            mode: PermissionMode::Default,
+            additional_dirs: Vec::new(),
+            context,
+        }
+    }
+
+    /// What rules are anchored against.
+    pub fn context(&self) -> &RuleContext {
+        &self.context
+    }
+
+    /// Adds `rule` to its list. An allow rule with a broad tool-name glob is not added; the
+    /// returned warning says why.
+    pub fn add(&mut self, rule: Rule) -> Option<String> {
+        match rule.kind() {
+            RuleKind::Allow if rule.has_broad_name_glob() => Some(format!(
+                "ignored allow rule {:?} ({}): allow rules may use '*' in the tool name only after a literal mcp__<server>__ prefix",
+                rule.text(),
+                rule.source()
+            )),
+            RuleKind::Allow => {
+                self.allow.push(rule);
+                None
+            }
+            RuleKind::Ask => {
+                self.ask.push(rule);
+                None
+            }
+            RuleKind::Deny => {
+                self.deny.push(rule);
+                None
+            }
+        }
+    }
+
+    /// The configured rules of `kind` (session rules not included).
+    pub fn rules(&self, kind: RuleKind) -> &[Rule] {
+        match kind {
+            RuleKind::Allow => &self.allow,
+            RuleKind::Ask => &self.ask,
+            RuleKind::Deny => &self.deny,
+        }
+    }
+
+    /// Allow rules added during the session ("allow always").
+    pub fn session_rules(&self) -> Vec<Rule> {
+        self.session
+            .read()
+            .map(|rules| rules.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds a session allow rule.
+    pub(crate) fn add_session_rule(&self, rule: Rule) {
+        if let Ok(mut rules) = self.session.write()
+            && !rules.iter().any(|known| known.text() == rule.text())
+        {
+            rules.push(rule);
+        }
+    }
+
+    /// Configured and session allow rules, in that order.
+    pub(crate) fn allow_rules(&self) -> Vec<Rule> {
+        let mut rules = self.allow.clone();
+        rules.extend(self.session_rules());
+        rules
+    }
+
     /// True when a bare-name deny rule removes `tool` from the registry.
     pub(crate) fn removes(&self, tool: &str) -> bool {
         self.deny
-            .rules()
             .iter()
             .any(|rule| rule.is_bare() && rule.matches_name(tool))
+    }
+
+    /// True when `path` lies in the workspace or an additional directory.
+    pub(crate) fn inside_workspace(&self, path: &Path) -> bool {
+        path.starts_with(&self.context.cwd)
+            || self.additional_dirs.iter().any(|dir| path.starts_with(dir))
     }
 }

@@ -44,6 +44,20 @@ pub(crate) struct Stages<'a> {
     pub(crate) session_id: &'a str,
     /// `$HOME`, for `~/` in paths.
     pub(crate) home: Option<&'a std::path::Path>,
+    /// Called with the rules an "allow always" answer added.
+    pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+}
+
+impl Stages<'_> {
+    fn decide_context(&self) -> decide::DecideContext<'_> {
+        decide::DecideContext {
+            policy: self.policy,
+            prompter: self.prompter,
+            grant_context: self.grant_context,
+            home: self.home,
+            on_approval: self.on_approval,
+        }
+    }
 }
 
 /// Runs one call through every stage and returns its result block and outcome. Never panics on
@@ -166,12 +180,7 @@ async fn run(
         None => input,
     };
 
-    let decide_context = decide::DecideContext {
-        policy: stages.policy,
-        prompter: stages.prompter,
-        grant_context: stages.grant_context,
-    };
-    let decision = decide::run(&decide_context, &tool, &input, pre.vote.as_ref());
+    let decision = decide::run(&stages.decide_context(), &tool, &input, pre.vote.as_ref());
     let denied = match decision.verdict {
         Verdict::Allow => None,
         Verdict::Defer => Some(Failure::new(ErrorKind::Deferred, decision.reason.clone())),
@@ -251,4 +260,108 @@ fn response_text(content: &[crate::sandbox::WitContent]) -> Value {
         })
         .collect();
     Value::String(texts.join("\n"))
+}
+
+/// What `warden check` reports: the decision the rules reach for a call, without running it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckReport {
+    /// The canonical tool, once resolved.
+    pub tool: Option<String>,
+    /// The decision before any prompter (`None` when the tool could not be resolved).
+    pub decision: Option<crate::permissions::Decision>,
+    /// The first stage that failed before the decision, if any.
+    pub stage_error: Option<Failure>,
+    /// The input the decision saw.
+    pub input: Option<Value>,
+}
+
+/// Runs resolution, coercion, schema, validate-input, PreToolUse hooks (when `run_hooks`) and the
+/// decision, never the tool. A failing stage is recorded and the decision is still reached for
+/// the input as given.
+pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -> CheckReport {
+    let mut report = CheckReport {
+        tool: None,
+        decision: None,
+        stage_error: None,
+        input: None,
+    };
+    let tool = match resolve::resolve(stages.registry, &call.name) {
+        Ok((tool, _hop)) => tool,
+        Err(failure) => {
+            report.stage_error = Some(failure);
+            return report;
+        }
+    };
+    report.tool = Some(tool.spec.name.clone());
+    let (mut input, _coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
+    let failed = |failure: Failure, report: &mut CheckReport| {
+        if report.stage_error.is_none() {
+            report.stage_error = Some(failure);
+        }
+    };
+    let schema_ok = match schema::check(&tool, &input) {
+        Ok(()) => true,
+        Err(failure) => {
+            failed(failure, &mut report);
+            false
+        }
+    };
+    let workspace = stages
+        .grant_context
+        .workspace
+        .to_string_lossy()
+        .into_owned();
+    if schema_ok {
+        let context = CallContext {
+            call_id: call.id.clone(),
+            session_id: stages.session_id.to_owned(),
+            cwd: workspace.clone(),
+            deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis())
+                .unwrap_or(u64::MAX),
+            plugin_data: None,
+            tmp: None,
+        };
+        if let Err(failure) = validate::run(
+            stages.sandbox,
+            &tool,
+            &input.to_string(),
+            context,
+            Arc::default(),
+        )
+        .await
+        {
+            failed(failure, &mut report);
+        }
+    }
+    if let Some(field) = tool.path_field() {
+        coerce::absolutize_path(
+            &mut input,
+            field,
+            &stages.grant_context.workspace,
+            stages.home,
+        );
+    }
+    let mut vote = None;
+    if run_hooks {
+        let base = pre_hooks::EventBase {
+            session_id: stages.session_id,
+            cwd: &workspace,
+            tool_use_id: &call.id,
+            tool_name: &tool.spec.name,
+        };
+        match pre_hooks::run(stages.hooks, &base, &input) {
+            Ok(pre) => {
+                if let Some((rewritten, _hook)) = pre.updated_input {
+                    input = rewritten;
+                }
+                vote = pre.vote;
+            }
+            Err(failure) => failed(failure, &mut report),
+        }
+    }
+    let (decision, _target) =
+        decide::evaluate(&stages.decide_context(), &tool, &input, vote.as_ref());
+    report.decision = Some(decision);
+    report.input = Some(input);
+    report
 }

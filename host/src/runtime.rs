@@ -7,14 +7,16 @@ use std::sync::atomic::AtomicBool;
 
 use crate::Error;
 use crate::hooks::{Hook, HookEvent, HookSet, Matcher};
-use crate::permissions::{NoPrompter, Policy, Prompter, Rule, RuleSource, split_rule_list};
-use crate::pipeline::{self, Dispatch, ToolUse};
+use crate::permissions::{
+    Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
+};
+use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::Sandbox;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::Limits;
 use crate::session::Session;
-use crate::settings::Settings;
+use crate::settings::{self, SettingsInput};
 
 /// Everything that configures a runtime; the CLI fills it from flags.
 #[derive(Debug, Clone)]
@@ -31,8 +33,20 @@ pub struct RuntimeConfig {
     pub allowed_tools: Vec<String>,
     /// `--disallowedTools` values.
     pub disallowed_tools: Vec<String>,
-    /// `--settings` files.
+    /// `--settings FILE` values.
     pub settings_files: Vec<PathBuf>,
+    /// `--settings JSON` values.
+    pub settings_json: Vec<String>,
+    /// The user settings file (`None`: no user scope). The CLI uses [`user_settings_path`].
+    pub user_settings: Option<PathBuf>,
+    /// Read the project's `.warden/settings.json` and `.warden/settings.local.json`.
+    pub project_settings: bool,
+    /// `--permission-mode` (overrides every settings file's `defaultMode`).
+    pub permission_mode: Option<PermissionMode>,
+    /// `--trust-workspace`: use the project's allow rules, additional directories and mode.
+    pub trust_workspace: bool,
+    /// `--save-approvals`: "allow always" answers are also written to the local settings file.
+    pub save_approvals: bool,
     /// Operator limits (`--timeout`, ...); manifests can only lower them.
     pub limits: Limits,
     /// `--session`.
@@ -55,6 +69,12 @@ impl RuntimeConfig {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             settings_files: Vec::new(),
+            settings_json: Vec::new(),
+            user_settings: None,
+            project_settings: true,
+            permission_mode: None,
+            trust_workspace: false,
+            save_approvals: false,
             limits: Limits::default(),
             session_id: None,
             state_dir: None,
@@ -100,6 +120,8 @@ pub struct Runtime {
     grant_context: GrantContext,
     home: Option<PathBuf>,
     warnings: Vec<String>,
+    trusted: bool,
+    save_approvals: bool,
 }
 
 impl Runtime {
@@ -117,40 +139,29 @@ impl Runtime {
                 source: std::io::Error::other("not a directory"),
             });
         }
-        let mut warnings = Vec::new();
-        let mut policy = Policy::default();
-        let mut aliases = config.aliases.clone();
-        for path in &config.settings_files {
-            let settings = Settings::load(path)?;
-            let source = RuleSource::Settings(path.clone());
-            add_rules(
-                &mut policy,
-                &settings.permissions.allow,
-                &settings.permissions.deny,
-                &source,
-                &mut warnings,
-            )?;
-            for (from, to) in settings.aliases {
-                aliases.push(format!("{from}={to}").parse()?);
-            }
-        }
-        let allowed: Vec<String> = config
-            .allowed_tools
-            .iter()
-            .flat_map(|v| split_rule_list(v))
-            .collect();
-        let denied: Vec<String> = config
-            .disallowed_tools
-            .iter()
-            .flat_map(|v| split_rule_list(v))
-            .collect();
-        add_rules(
-            &mut policy,
-            &allowed,
-            &denied,
-            &RuleSource::CommandLine,
-            &mut warnings,
+        let home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from);
+        let loaded = settings::load(
+            &SettingsInput {
+                user_file: config.user_settings.clone(),
+                project: config.project_settings,
+                files: config.settings_files.clone(),
+                inline: config.settings_json.clone(),
+                allowed_tools: config.allowed_tools.clone(),
+                disallowed_tools: config.disallowed_tools.clone(),
+                mode: config.permission_mode,
+                trust_workspace: config.trust_workspace,
+            },
+            &workspace,
+            home.as_deref(),
         )?;
+        let mut warnings = loaded.warnings;
+        let policy = loaded.policy;
+        let mut aliases = config.aliases.clone();
+        for (from, to) in loaded.aliases {
+            aliases.push(format!("{from}={to}").parse()?);
+        }
 
         let (session, session_warnings) = Session::open(
             config.state_dir.as_deref(),
@@ -158,6 +169,17 @@ impl Runtime {
             config.session_id.as_deref(),
         )?;
         warnings.extend(session_warnings);
+        for text in session.approved_rules() {
+            match Rule::parse(
+                &text,
+                RuleKind::Allow,
+                RuleSource::Session,
+                policy.context(),
+            ) {
+                Ok(rule) => policy.add_session_rule(rule),
+                Err(error) => warnings.push(format!("session rule ignored: {error}")),
+            }
+        }
 
         let sandbox = Sandbox::new(config.cache_dir.as_deref())?;
         let plugin_data_root = session
@@ -178,6 +200,7 @@ impl Runtime {
             },
         )
         .await?;
+        check_rules(&policy, &registry, &mut warnings)?;
         let grant_context = GrantContext {
             workspace,
             plugin_data: None,
@@ -192,10 +215,10 @@ impl Runtime {
             prompter: Arc::new(NoPrompter),
             session,
             grant_context,
-            home: std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(PathBuf::from),
+            home,
             warnings,
+            trusted: loaded.trusted,
+            save_approvals: config.save_approvals,
         })
     }
 
@@ -237,14 +260,29 @@ impl Runtime {
             .collect()
     }
 
-    /// Dispatches one call through the whole pipeline.
-    pub async fn dispatch(&self, call: ToolUse) -> Dispatch {
-        self.dispatch_cancellable(call, Arc::default()).await
+    /// The merged permission policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
-    /// Dispatches one call; setting `cancel` interrupts it (result `cancelled`).
-    pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
-        let stages = pipeline::Stages {
+    /// True when the project's own allow rules, directories and mode are in use.
+    pub fn workspace_trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// Reports the decision for `call` without running the tool; PreToolUse hooks vote when
+    /// `run_hooks`.
+    pub async fn check(&self, call: ToolUse, run_hooks: bool) -> CheckReport {
+        let on_approval = |_: &[String]| {};
+        let stages = self.stages(&on_approval);
+        pipeline::check(&stages, call, run_hooks).await
+    }
+
+    fn stages<'a>(
+        &'a self,
+        on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+    ) -> pipeline::Stages<'a> {
+        pipeline::Stages {
             sandbox: &self.sandbox,
             registry: &self.registry,
             policy: &self.policy,
@@ -253,7 +291,30 @@ impl Runtime {
             grant_context: &self.grant_context,
             session_id: self.session.id(),
             home: self.home.as_deref(),
-        };
+            on_approval,
+        }
+    }
+
+    /// Records "allow always" rules in the session and, with `--save-approvals`, in the local
+    /// settings file.
+    fn record_approvals(&self, rules: &[String]) {
+        self.session.add_approved_rules(rules);
+        if self.save_approvals
+            && let Err(error) = settings::save_local_approvals(self.workspace(), rules)
+        {
+            tracing::warn!("{error}");
+        }
+    }
+
+    /// Dispatches one call through the whole pipeline.
+    pub async fn dispatch(&self, call: ToolUse) -> Dispatch {
+        self.dispatch_cancellable(call, Arc::default()).await
+    }
+
+    /// Dispatches one call; setting `cancel` interrupts it (result `cancelled`).
+    pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
+        let on_approval = |rules: &[String]| self.record_approvals(rules);
+        let stages = self.stages(&on_approval);
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;
         self.session.record_call(&call_id);
@@ -261,25 +322,45 @@ impl Runtime {
     }
 }
 
-fn add_rules(
-    policy: &mut Policy,
-    allow: &[String],
-    deny: &[String],
-    source: &RuleSource,
+/// Checks rules against the registry: a specifier for a tool that has no rule field is an error;
+/// a deny or ask rule naming no known tool, and a parameter-style allow rule, are warnings.
+fn check_rules(
+    policy: &Policy,
+    registry: &Registry,
     warnings: &mut Vec<String>,
 ) -> Result<(), Error> {
-    for text in allow {
-        let rule = Rule::parse(text, source.clone())?;
-        if rule.has_broad_name_glob() {
-            warnings.push(format!(
-                "ignored allow rule {text:?} ({source}): allow rules may use '*' in the tool name only after a literal mcp__<server>__ prefix"
-            ));
-            continue;
+    for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
+        for rule in policy.rules(kind) {
+            let name = rule.tool();
+            let literal = !name.contains('*') && !name.starts_with("mcp__");
+            let tool = registry.tools().find(|tool| tool.spec.name == name);
+            match tool {
+                Some(tool) => {
+                    let takes_specifier = tool.spec.rule_field.is_some()
+                        || Family::of(name).is_some()
+                        || matches!(name, "Bash" | "Monitor" | "WebFetch" | "Browser");
+                    if !rule.is_bare() && !takes_specifier {
+                        return Err(Error::Rule(RuleError {
+                            rule: rule.text().to_owned(),
+                            source_name: rule.source().to_string(),
+                            position: None,
+                            reason: format!(
+                                "{name} declares no rule field, so its rules cannot have a specifier; use the bare name {name}"
+                            ),
+                        }));
+                    }
+                }
+                None if literal && kind != RuleKind::Allow && Family::of(name).is_none() => {
+                    warnings.push(format!(
+                        "the {} rule {:?} ({}) names no known tool",
+                        kind.as_str(),
+                        rule.text(),
+                        rule.source()
+                    ));
+                }
+                None => {}
+            }
         }
-        policy.allow.push(rule);
-    }
-    for text in deny {
-        policy.deny.push(Rule::parse(text, source.clone())?);
     }
     Ok(())
 }

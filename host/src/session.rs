@@ -51,6 +51,9 @@ struct SessionState {
     updated_unix_ms: u64,
     calls: u64,
     last_call_id: Option<String>,
+    /// Allow rules added by "allow always" answers.
+    #[serde(default)]
+    approved_rules: Vec<String>,
 }
 
 /// An open session.
@@ -109,6 +112,7 @@ impl Session {
             created_unix_ms: now,
             updated_unix_ms: now,
             calls: 0,
+            approved_rules: Vec::new(),
             last_call_id: None,
         };
         let (state, loaded) = match std::fs::read(&path) {
@@ -167,6 +171,22 @@ impl Session {
         state.calls += 1;
         state.updated_unix_ms = unix_ms();
         state.last_call_id = Some(call_id.to_owned());
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// Allow rules approved "always" in this session.
+    pub fn approved_rules(&self) -> Vec<String> {
+        self.lock().approved_rules.clone()
+    }
+
+    /// Records allow rules approved "always"; they apply to later calls of the session.
+    pub fn add_approved_rules(&self, rules: &[String]) {
+        let mut state = self.lock();
+        for rule in rules {
+            if !state.approved_rules.contains(rule) {
+                state.approved_rules.push(rule.clone());
+            }
+        }
         self.dirty.store(true, Ordering::Relaxed);
     }
 

@@ -1,80 +1,36 @@
-//! Settings files (`--settings FILE`): permission rules and aliases, as JSON.
+//! Settings files in Claude Code's schema, from every scope, merged into one [`Policy`].
 //!
 //! ```json
-//! { "permissions": { "allow": ["Read"], "deny": ["Read(*.env)"] }, "aliases": { "Cat": "Read" } }
+//! { "permissions": { "allow": ["Read", {"rule": "Bash(git log *)", "match": ["git log -5"]}],
+//!                    "ask": [], "deny": ["Read(.env)"], "defaultMode": "acceptEdits",
+//!                    "additionalDirectories": ["../shared"] },
+//!   "aliases": { "Cat": "Read" } }
 //! ```
-//! Parsed strictly: an unknown key is an error naming it, so a typo never silently drops a rule.
-//! Settings scopes (managed, user, project, local) arrive with the permission-engine issue.
+//!
+//! Scopes, highest precedence first (for `defaultMode`; lists merge and a deny anywhere wins):
+//! command-line flags, `--settings FILE-or-JSON`, local `.warden/settings.local.json`, project
+//! `.warden/settings.json`, user `~/.config/warden/settings.json`. A project that has not been
+//! trusted (`--trust-workspace`, or its path in the user settings' `trustedWorkspaces`) keeps its
+//! deny and ask rules, but its allow rules, additional directories and any widening
+//! `defaultMode` are not used. Unknown keys warn; a malformed rule is an error naming file, list
+//! and position.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod file;
+mod load;
 
-use serde::Deserialize;
+pub use file::{PermissionSettings, RuleEntry, Settings};
+pub use load::{SettingsInput, user_settings_path};
+
+pub(crate) use load::{load, save_local_approvals};
+
+use std::path::PathBuf;
 
 /// A settings file that could not be used.
 #[derive(Debug, thiserror::Error)]
 #[error("settings {}: {message}", path.display())]
 pub struct SettingsError {
-    /// The file.
+    /// The file (or `--settings JSON` for inline settings).
     pub path: PathBuf,
-    /// What is wrong, with line and column when known.
+    /// What is wrong, with line and column or key and position when known.
     pub message: String,
-}
-
-/// One settings file.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    /// Permission rules.
-    #[serde(default)]
-    pub permissions: PermissionSettings,
-    /// Aliases, `from` -> `to`.
-    #[serde(default)]
-    pub aliases: BTreeMap<String, String>,
-}
-
-/// `permissions` in a settings file.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PermissionSettings {
-    /// Allow rules.
-    #[serde(default)]
-    pub allow: Vec<String>,
-    /// Deny rules.
-    #[serde(default)]
-    pub deny: Vec<String>,
-}
-
-impl Settings {
-    /// Reads and parses `path`.
-    pub fn load(path: &Path) -> Result<Self, SettingsError> {
-        let error = |message: String| SettingsError {
-            path: path.to_path_buf(),
-            message,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| error(e.to_string()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_keys_and_bad_json_are_errors_with_location() {
-        let dir = tempfile::tempdir().unwrap();
-        let cases = [
-            (r#"{"permissions": {"alow": []}}"#, "unknown field `alow`"),
-            (r#"{"permissions": "#, "line 1"),
-            (r#"{"aliases": {"Cat": 1}}"#, "invalid type"),
-        ];
-        for (text, expected) in cases {
-            let path = dir.path().join("settings.json");
-            std::fs::write(&path, text).unwrap();
-            let message = Settings::load(&path).unwrap_err().to_string();
-            assert!(message.contains(expected), "{text}: {message}");
-            assert!(message.contains("settings.json"), "{message}");
-        }
-    }
 }

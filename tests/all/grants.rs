@@ -335,7 +335,8 @@ async fn a_deny_rule_sees_through_a_link_followed_by_dot_dot() {
     fixture.write("private/x", "PRIVATE-CONTENT\n");
     fixture.write("x", "public\n");
     std::os::unix::fs::symlink(workspace.join("private/sub"), workspace.join("alias")).unwrap();
-    let deny = format!("Read({}/private/*)", workspace.display());
+    // `//` anchors at the filesystem root; a single `/` would anchor at the settings scope.
+    let deny = format!("Read(/{}/private/*)", workspace.display());
     let runtime = fixture
         .runtime(&[], |c| c.disallowed_tools = vec![deny])
         .await;

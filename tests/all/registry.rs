@@ -157,7 +157,24 @@ async fn settings_files_add_rules_and_aliases() {
         text.contains("settings.json"),
         "the rule's source is named: {text}"
     );
+    // A typo is a warning naming the key (Claude Code settings carry keys warden does not read);
+    // a wrong type is an error.
     std::fs::write(&settings, r#"{"permisions": {}}"#).unwrap();
+    let runtime = fixture
+        .runtime(&[], |c| c.settings_files = vec![settings.clone()])
+        .await;
+    assert!(
+        runtime
+            .warnings()
+            .iter()
+            .any(|w| w.contains("\"permisions\"")),
+        "{:?}",
+        runtime.warnings()
+    );
+    std::fs::write(&settings, r#"{"permissions": {"deny": "Read"}}"#).unwrap();
     let message = start_error(&fixture, &[], |c| c.settings_files = vec![settings]).await;
-    assert!(message.contains("unknown field `permisions`"), "{message}");
+    assert!(
+        message.contains("permissions.deny must be an array"),
+        "{message}"
+    );
 }

@@ -28,17 +28,22 @@ pub(crate) struct CallArgs {
 impl CallArgs {
     /// The raw input text.
     pub(crate) fn read_input(&self) -> anyhow::Result<String> {
-        match self.input.as_deref() {
-            None => Ok("{}".to_owned()),
-            Some("-") => {
-                let mut text = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut text)
-                    .context("cannot read the input from stdin")?;
-                Ok(text)
-            }
-            Some(text) => Ok(text.to_owned()),
+        read_input_arg(self.input.as_deref())
+    }
+}
+
+/// The text of an `--input` argument: `{}` when absent, stdin for `-`.
+pub(crate) fn read_input_arg(input: Option<&str>) -> anyhow::Result<String> {
+    match input {
+        None => Ok("{}".to_owned()),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the input from stdin")?;
+            Ok(text)
         }
+        Some(text) => Ok(text.to_owned()),
     }
 }
 

@@ -1,11 +1,18 @@
-//! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule -> hook ask ->
-//! allow rule or hook allow -> read-only inside the workspace -> ask. A hook's allow never overrides
-//! a deny rule. Every decision records what decided it.
+//! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
+//! ask rule or hook ask -> protected-path write (asks) -> mode -> allow rules or hook allow ->
+//! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
+//! never overrides a deny or ask rule. Every decision records what decided it.
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::Policy;
-use crate::registry::ToolSpec;
+use super::matching::{CallView, allowing, blocking};
+use super::mode::PermissionMode;
+use super::protected::is_protected;
+use super::rules::{Rule, RuleKind};
+use super::target::{PathCandidates, Target};
+use crate::registry::{CapabilityClass, ToolSpec};
 
 /// Allow, deny or ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,20 +41,43 @@ pub enum DecidedBy {
     DenyRule {
         /// The rule text.
         rule: String,
-        /// Where it came from.
+        /// Where it came from, in words.
         source: String,
+        /// The scope label (`cli`, `user`, `project`, `local`, `settings`, `session`).
+        scope: String,
     },
-    /// An allow rule.
+    /// An ask rule.
+    AskRule {
+        /// The rule text.
+        rule: String,
+        /// Where it came from, in words.
+        source: String,
+        /// The scope label.
+        scope: String,
+    },
+    /// An allow rule (the first, when several cover a compound command).
     AllowRule {
         /// The rule text.
         rule: String,
-        /// Where it came from.
+        /// Where it came from, in words.
         source: String,
+        /// The scope label.
+        scope: String,
     },
     /// A PreToolUse hook's vote.
     Hook {
         /// The hook's name.
         hook: String,
+    },
+    /// The permission mode.
+    Mode {
+        /// The mode's name.
+        mode: String,
+    },
+    /// A write to a protected path, which always asks.
+    ProtectedPath {
+        /// The path.
+        path: String,
     },
     /// The default mode allows read-only tools inside the workspace.
     ReadOnlyInWorkspace,
@@ -57,6 +87,36 @@ pub enum DecidedBy {
     Prompter,
     /// Nobody could answer an ask.
     NoPrompter,
+}
+
+impl DecidedBy {
+    /// The source label `warden check` prints: a rule's scope, `mode`, `hook`, `grant` or
+    /// `default`.
+    pub fn source_label(&self) -> &str {
+        match self {
+            DecidedBy::Grant { .. } => "grant",
+            DecidedBy::DenyRule { scope, .. }
+            | DecidedBy::AskRule { scope, .. }
+            | DecidedBy::AllowRule { scope, .. } => scope,
+            DecidedBy::Hook { .. } => "hook",
+            DecidedBy::Mode { .. } => "mode",
+            DecidedBy::Prompter => "prompter",
+            DecidedBy::ProtectedPath { .. }
+            | DecidedBy::ReadOnlyInWorkspace
+            | DecidedBy::DefaultAsk
+            | DecidedBy::NoPrompter => "default",
+        }
+    }
+
+    /// The rule that decided, if a rule did.
+    pub fn rule(&self) -> Option<&str> {
+        match self {
+            DecidedBy::DenyRule { rule, .. }
+            | DecidedBy::AskRule { rule, .. }
+            | DecidedBy::AllowRule { rule, .. } => Some(rule),
+            _ => None,
+        }
+    }
 }
 
 /// A decision and its reason.
@@ -98,13 +158,14 @@ pub enum VoteKind {
 /// Everything the decision reads.
 pub(crate) struct DecisionInput<'a> {
     pub(crate) tool: &'a ToolSpec,
-    /// Values allow-rule specifiers are matched against.
-    pub(crate) allow_values: &'a [String],
-    /// Values deny-rule specifiers are matched against.
-    pub(crate) deny_values: &'a [String],
+    /// What the call presents to rules.
+    pub(crate) target: &'a Target,
+    /// The input, for parameter rules.
+    pub(crate) input: &'a Value,
     /// `Some(false)` when the call's path lies outside the tool's grants.
     pub(crate) within_grants: Option<bool>,
-    /// `Some(true)` when the call's path lies inside the workspace; `None` for tools without paths.
+    /// `Some(true)` when the call's path lies inside the workspace (or an additional directory);
+    /// `None` for tools without paths.
     pub(crate) inside_workspace: Option<bool>,
     /// True when the tool's component can read host environment variables: data from outside the
     /// workspace, so the default mode never allows it.
@@ -114,141 +175,290 @@ pub(crate) struct DecisionInput<'a> {
     pub(crate) policy: &'a Policy,
 }
 
-/// Decides, before any prompter is consulted.
+impl Decision {
+    fn new(verdict: Verdict, decided_by: DecidedBy, reason: String) -> Self {
+        Self {
+            verdict,
+            decided_by,
+            reason,
+        }
+    }
+}
+
+fn rule_fields(rule: &Rule) -> (String, String, String) {
+    (
+        rule.text().to_owned(),
+        rule.source().to_string(),
+        rule.source().label().to_owned(),
+    )
+}
+
+/// Decides, before any prompter is consulted. In `dontAsk` mode the verdict is never `Ask`.
 pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
+    let decision = decide_in_order(input);
+    let mode = input.policy.mode;
+    if decision.verdict == Verdict::Ask && mode == PermissionMode::DontAsk {
+        return Decision::new(
+            Verdict::Deny,
+            DecidedBy::Mode {
+                mode: mode.as_str().to_owned(),
+            },
+            format!("dontAsk mode denies what would ask: {}", decision.reason),
+        );
+    }
+    decision
+}
+
+fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
     let name = &input.tool.name;
+    let policy = input.policy;
     if input.within_grants == Some(false) {
-        return Decision {
-            verdict: Verdict::Deny,
-            decided_by: DecidedBy::Grant {
+        return Decision::new(
+            Verdict::Deny,
+            DecidedBy::Grant {
                 grants: input.grants.clone(),
             },
-            reason: format!(
+            format!(
                 "{name} may not access that path: it is outside the tool's grants ({})",
                 input.grants
             ),
-        };
+        );
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Deny) {
-        return Decision {
-            verdict: Verdict::Deny,
-            decided_by: DecidedBy::Hook {
+        return Decision::new(
+            Verdict::Deny,
+            DecidedBy::Hook {
                 hook: vote.hook.clone(),
             },
-            reason: vote
-                .reason
+            vote.reason
                 .clone()
                 .unwrap_or_else(|| format!("the PreToolUse hook {} denied this call", vote.hook)),
-        };
+        );
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Defer) {
-        return Decision {
-            verdict: Verdict::Defer,
-            decided_by: DecidedBy::Hook {
+        return Decision::new(
+            Verdict::Defer,
+            DecidedBy::Hook {
                 hook: vote.hook.clone(),
             },
-            reason: format!(
+            format!(
                 "the PreToolUse hook {} deferred this call to the caller",
                 vote.hook
             ),
-        };
+        );
     }
-    if let Some(rule) = input.policy.deny.first_match(name, input.deny_values) {
-        return Decision {
-            verdict: Verdict::Deny,
-            decided_by: DecidedBy::DenyRule {
-                rule: rule.text().to_owned(),
-                source: rule.source().to_string(),
+    let call = CallView {
+        tool: name,
+        writes: input.tool.class == CapabilityClass::Write,
+        target: input.target,
+        input: input.input,
+        schema: &input.tool.input_schema,
+    };
+    if let Some(rule) = blocking(policy.rules(RuleKind::Deny), &call) {
+        let (text, source, scope) = rule_fields(rule);
+        let reason = format!("{name} is denied by the rule {text} ({source})");
+        return Decision::new(
+            Verdict::Deny,
+            DecidedBy::DenyRule {
+                rule: text,
+                source,
+                scope,
             },
-            reason: format!(
-                "{name} is denied by the rule {} ({})",
-                rule.text(),
-                rule.source()
-            ),
-        };
+            reason,
+        );
+    }
+    if let Some(rule) = blocking(policy.rules(RuleKind::Ask), &call) {
+        let (text, source, scope) = rule_fields(rule);
+        let reason = format!("the rule {text} ({source}) asks before {name} runs this");
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::AskRule {
+                rule: text,
+                source,
+                scope,
+            },
+            reason,
+        );
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {
-        return Decision {
-            verdict: Verdict::Ask,
-            decided_by: DecidedBy::Hook {
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::Hook {
                 hook: vote.hook.clone(),
             },
-            reason: vote
-                .reason
+            vote.reason
                 .clone()
                 .unwrap_or_else(|| format!("the PreToolUse hook {} asks for approval", vote.hook)),
-        };
+        );
     }
-    if let Some(rule) = input.policy.allow.first_match(name, input.allow_values) {
-        return Decision {
-            verdict: Verdict::Allow,
-            decided_by: DecidedBy::AllowRule {
-                rule: rule.text().to_owned(),
-                source: rule.source().to_string(),
+    if let Some(path) = protected_write(input) {
+        let shown = path.display().to_string();
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::ProtectedPath {
+                path: shown.clone(),
             },
-            reason: format!("allowed by the rule {} ({})", rule.text(), rule.source()),
+            format!(
+                "{shown} is a protected path: writes to it always ask, whatever rule or mode would allow them"
+            ),
+        );
+    }
+    let mode = policy.mode;
+    let mode_decided = |verdict, reason: String| {
+        Decision::new(
+            verdict,
+            DecidedBy::Mode {
+                mode: mode.as_str().to_owned(),
+            },
+            reason,
+        )
+    };
+    let class = input.tool.class;
+    match mode {
+        PermissionMode::Plan
+            if matches!(class, CapabilityClass::Write | CapabilityClass::Process) =>
+        {
+            return mode_decided(
+                Verdict::Deny,
+                format!(
+                    "plan mode allows no writes and no processes; {name} is a {} tool",
+                    class.as_str()
+                ),
+            );
+        }
+        PermissionMode::BypassPermissions => {
+            return mode_decided(
+                Verdict::Allow,
+                "bypassPermissions mode allows everything no deny or ask rule stops".to_owned(),
+            );
+        }
+        PermissionMode::AcceptEdits
+            if class == CapabilityClass::Write && input.inside_workspace == Some(true) =>
+        {
+            return mode_decided(
+                Verdict::Allow,
+                format!("acceptEdits mode allows {name} inside the workspace"),
+            );
+        }
+        _ => {}
+    }
+    let allow_rules = policy.allow_rules();
+    let allow_refs: Vec<&Rule> = allow_rules.iter().collect();
+    let accept_edits = mode == PermissionMode::AcceptEdits;
+    let write_ok = |path: &PathCandidates| {
+        accept_edits && path.all().all(|spelling| policy.inside_workspace(spelling))
+    };
+    if let Some(rules) = allowing(&allow_refs, &call, &write_ok) {
+        let Some(first) = rules.first() else {
+            return mode_decided(
+                Verdict::Allow,
+                "acceptEdits mode allows writes inside the workspace".to_owned(),
+            );
         };
+        let (text, source, scope) = rule_fields(first);
+        let mut texts: Vec<&str> = rules.iter().map(|rule| rule.text()).collect();
+        texts.dedup();
+        let reason = if texts.len() > 1 {
+            format!("allowed by the rules {} ({source} first)", texts.join(", "))
+        } else {
+            format!("allowed by the rule {text} ({source})")
+        };
+        return Decision::new(
+            Verdict::Allow,
+            DecidedBy::AllowRule {
+                rule: text,
+                source,
+                scope,
+            },
+            reason,
+        );
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Allow) {
-        return Decision {
-            verdict: Verdict::Allow,
-            decided_by: DecidedBy::Hook {
+        return Decision::new(
+            Verdict::Allow,
+            DecidedBy::Hook {
                 hook: vote.hook.clone(),
             },
-            reason: format!("allowed by the PreToolUse hook {}", vote.hook),
-        };
+            format!("allowed by the PreToolUse hook {}", vote.hook),
+        );
     }
     if input.tool.read_only && input.inside_workspace != Some(false) && !input.reads_host_env {
-        return Decision {
-            verdict: Verdict::Allow,
-            decided_by: DecidedBy::ReadOnlyInWorkspace,
-            reason: format!("{name} is read-only and stays inside the workspace"),
-        };
+        return Decision::new(
+            Verdict::Allow,
+            DecidedBy::ReadOnlyInWorkspace,
+            format!("{name} is read-only and stays inside the workspace"),
+        );
     }
-    let why = if !input.tool.read_only {
-        "is not read-only"
+    let why = if let Target::Command(command) = input.target {
+        match (&command.parsed.opaque, &command.unresolved_write) {
+            (Some(why), _) => format!("needs approval ({why})"),
+            (None, Some(target)) => {
+                format!("writes to {target}, which cannot be checked before it runs")
+            }
+            _ => "runs a command no allow rule covers".to_owned(),
+        }
+    } else if !input.tool.read_only {
+        "is not read-only and no allow rule matches".to_owned()
     } else if input.reads_host_env {
-        "reads host environment variables"
+        "reads host environment variables and no allow rule matches".to_owned()
     } else {
-        "reads outside the workspace"
+        "reads outside the workspace and no allow rule matches".to_owned()
     };
-    Decision {
-        verdict: Verdict::Ask,
-        decided_by: DecidedBy::DefaultAsk,
-        reason: format!("{name} {why} and no allow rule matches"),
-    }
+    Decision::new(
+        Verdict::Ask,
+        DecidedBy::DefaultAsk,
+        format!("{name} {why} (mode {mode})"),
+    )
+}
+
+/// The first protected path the call would write, if any.
+fn protected_write(input: &DecisionInput<'_>) -> Option<std::path::PathBuf> {
+    let writes: Vec<&PathCandidates> = match input.target {
+        Target::Path(path) if input.tool.class == CapabilityClass::Write => vec![path],
+        Target::Command(command) => command.writes.iter().collect(),
+        _ => Vec::new(),
+    };
+    writes
+        .into_iter()
+        .flat_map(PathCandidates::all)
+        .find(|path| is_protected(path))
+        .map(std::path::Path::to_path_buf)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::{Rule, RuleSource};
-    use crate::registry::CapabilityClass;
+    use crate::permissions::{RuleContext, RuleSource};
 
-    fn spec(read_only: bool) -> ToolSpec {
+    fn spec(read_only: bool, class: CapabilityClass) -> ToolSpec {
         ToolSpec {
             name: "T".into(),
             description: String::new(),
-            input_schema: serde_json::json!({"type": "object"}),
-            class: CapabilityClass::Read,
+            input_schema: serde_json::json!({"type": "object", "properties": {"x": {}, "mode": {}}}),
+            class,
             read_only,
             concurrency_safe: false,
-            rule_field: None,
+            rule_field: Some("x".into()),
         }
     }
 
-    fn policy(allow: &[&str], deny: &[&str]) -> Policy {
-        let mut policy = Policy::default();
-        for text in allow {
-            policy
-                .allow
-                .push(Rule::parse(text, RuleSource::CommandLine).unwrap());
+    fn policy(allow: &[&str], ask: &[&str], deny: &[&str], mode: PermissionMode) -> Policy {
+        let mut policy = Policy::new(RuleContext {
+            cwd: "/ws".into(),
+            home: None,
+        });
+        for (kind, texts) in [
+            (RuleKind::Allow, allow),
+            (RuleKind::Ask, ask),
+            (RuleKind::Deny, deny),
+        ] {
+            for text in texts {
+                let rule =
+                    Rule::parse(text, kind, RuleSource::CommandLine, policy.context()).unwrap();
+                policy.add(rule);
+            }
         }
-        for text in deny {
-            policy
-                .deny
-                .push(Rule::parse(text, RuleSource::CommandLine).unwrap());
-        }
+        policy.mode = mode;
         policy
     }
 
@@ -264,24 +474,34 @@ mod tests {
     fn decision_order_table() {
         struct Case {
             read_only: bool,
+            class: CapabilityClass,
             inside: Option<bool>,
             within_grants: Option<bool>,
             allow: &'static [&'static str],
+            ask: &'static [&'static str],
             deny: &'static [&'static str],
             vote: Option<VoteKind>,
             env: bool,
+            mode: PermissionMode,
             expected: Verdict,
+            source: &'static str,
         }
         let base = || Case {
             read_only: false,
+            class: CapabilityClass::Read,
             inside: None,
             within_grants: None,
             allow: &[],
+            ask: &[],
             deny: &[],
             vote: None,
             env: false,
+            mode: PermissionMode::Default,
             expected: Verdict::Ask,
+            source: "default",
         };
+        use PermissionMode::*;
+        let write = CapabilityClass::Write;
         let cases = [
             base(),
             Case {
@@ -292,78 +512,92 @@ mod tests {
             Case {
                 read_only: true,
                 inside: Some(false),
-                expected: Verdict::Ask,
                 ..base()
             },
             Case {
                 allow: &["T"],
                 expected: Verdict::Allow,
+                source: "cli",
                 ..base()
             },
             Case {
                 allow: &["T"],
                 deny: &["T(x)"],
                 expected: Verdict::Deny,
+                source: "cli",
                 ..base()
             },
             Case {
                 allow: &["T"],
                 within_grants: Some(false),
                 expected: Verdict::Deny,
+                source: "grant",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Allow),
                 expected: Verdict::Allow,
+                source: "hook",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Allow),
                 deny: &["T(x)"],
                 expected: Verdict::Deny,
+                source: "cli",
+                ..base()
+            },
+            // A hook's allow never overrides an ask rule.
+            Case {
+                vote: Some(VoteKind::Allow),
+                ask: &["T"],
+                source: "cli",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Deny),
                 allow: &["T"],
                 expected: Verdict::Deny,
+                source: "hook",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Ask),
                 allow: &["T"],
-                expected: Verdict::Ask,
+                source: "hook",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Ask),
                 read_only: true,
-                expected: Verdict::Ask,
+                source: "hook",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Defer),
                 allow: &["T"],
                 expected: Verdict::Defer,
+                source: "hook",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Defer),
                 within_grants: Some(false),
                 expected: Verdict::Deny,
+                source: "grant",
                 ..base()
             },
             Case {
                 vote: Some(VoteKind::Defer),
                 deny: &["T(x)"],
                 expected: Verdict::Defer,
+                source: "hook",
                 ..base()
             },
             Case {
                 read_only: true,
                 inside: Some(true),
                 env: true,
-                expected: Verdict::Ask,
                 ..base()
             },
             Case {
@@ -371,18 +605,122 @@ mod tests {
                 env: true,
                 allow: &["T"],
                 expected: Verdict::Allow,
+                source: "cli",
+                ..base()
+            },
+            // Ask rules beat allow rules, and ask even in bypass mode.
+            Case {
+                allow: &["T"],
+                ask: &["T(x)"],
+                source: "cli",
+                ..base()
+            },
+            Case {
+                ask: &["T"],
+                mode: BypassPermissions,
+                source: "cli",
+                ..base()
+            },
+            Case {
+                deny: &["T"],
+                mode: BypassPermissions,
+                expected: Verdict::Deny,
+                source: "cli",
+                ..base()
+            },
+            Case {
+                mode: BypassPermissions,
+                expected: Verdict::Allow,
+                source: "mode",
+                ..base()
+            },
+            // dontAsk: what would ask is denied, even an explicit ask rule.
+            Case {
+                mode: DontAsk,
+                expected: Verdict::Deny,
+                source: "mode",
+                ..base()
+            },
+            Case {
+                ask: &["T"],
+                allow: &["T"],
+                mode: DontAsk,
+                expected: Verdict::Deny,
+                source: "mode",
+                ..base()
+            },
+            Case {
+                allow: &["T"],
+                mode: DontAsk,
+                expected: Verdict::Allow,
+                source: "cli",
+                ..base()
+            },
+            Case {
+                read_only: true,
+                mode: DontAsk,
+                expected: Verdict::Allow,
+                ..base()
+            },
+            // plan: no writes, whatever allows them.
+            Case {
+                class: write,
+                allow: &["T"],
+                mode: Plan,
+                expected: Verdict::Deny,
+                source: "mode",
+                ..base()
+            },
+            Case {
+                class: CapabilityClass::Process,
+                mode: Plan,
+                expected: Verdict::Deny,
+                source: "mode",
+                ..base()
+            },
+            Case {
+                read_only: true,
+                mode: Plan,
+                expected: Verdict::Allow,
+                ..base()
+            },
+            // acceptEdits: writes inside the workspace.
+            Case {
+                class: write,
+                inside: Some(true),
+                mode: AcceptEdits,
+                expected: Verdict::Allow,
+                source: "mode",
+                ..base()
+            },
+            Case {
+                class: write,
+                inside: Some(false),
+                mode: AcceptEdits,
+                ..base()
+            },
+            Case {
+                class: write,
+                inside: Some(true),
+                ..base()
+            },
+            // Parameter rules (deny/ask) match a top-level scalar.
+            Case {
+                deny: &["T(mode:fast)"],
+                expected: Verdict::Ask,
                 ..base()
             },
         ];
-        let values = vec!["x".to_owned()];
+        let input = serde_json::json!({"x": "x", "mode": "slow"});
+        let target = Target::Field("x".into());
         for (index, case) in cases.iter().enumerate() {
-            let tool = spec(case.read_only);
-            let policy = policy(case.allow, case.deny);
+            let tool = spec(case.read_only, case.class);
+            let policy = policy(case.allow, case.ask, case.deny, case.mode);
             let vote = case.vote.map(vote);
             let decision = decide(&DecisionInput {
                 tool: &tool,
-                allow_values: &values,
-                deny_values: &values,
+                target: &target,
+                input: &input,
                 within_grants: case.within_grants,
                 inside_workspace: case.inside,
                 reads_host_env: case.env,
@@ -392,6 +730,11 @@ mod tests {
             });
             assert_eq!(
                 decision.verdict, case.expected,
+                "case {index}: {decision:?}"
+            );
+            assert_eq!(
+                decision.decided_by.source_label(),
+                case.source,
                 "case {index}: {decision:?}"
             );
         }

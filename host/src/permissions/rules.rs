@@ -1,95 +1,294 @@
-//! Permission rules: `Tool`, `Tool(*)` (the same as bare) and `Tool(specifier)`.
-//!
-//! Interim specifier matching: `*` matches any run of characters, everything else is literal, and
-//! the specifier is compared with the tool's rule field (for path tools also with the normalized
-//! absolute path). The full grammar (Bash word boundaries, gitignore paths, domains) replaces
-//! `Rule::matches_specifier` in the permission-engine issue.
+//! Permission rules in Claude Code's grammar: `Tool`, `Tool(*)` (the same as bare) and
+//! `Tool(specifier)`, with tool-name globs (`*`, `mcp__*`), `Tool(param:value)`, `domain:` and
+//! warden's `argv:` form. Parsing is purely syntactic plus the compilation of path patterns against
+//! the rule's anchors; what a specifier means for a call is decided in `matching`.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// Where a rule came from, for `warden check` and decision records.
+use super::bash::CommandPattern;
+use super::domain::DomainPattern;
+use super::path_pattern::{Anchors, PathPattern};
+
+/// Allow, ask or deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleKind {
+    /// Matching calls run without asking.
+    Allow,
+    /// Matching calls ask, whatever else allows them.
+    Ask,
+    /// Matching calls are refused.
+    Deny,
+}
+
+impl RuleKind {
+    /// The settings key: `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
+
+/// Where a rule came from; relative `/path` specifiers are anchored at its scope root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "path", rename_all = "snake_case")]
 pub enum RuleSource {
     /// `--allowedTools` / `--disallowedTools`.
     CommandLine,
-    /// A settings file.
-    Settings(PathBuf),
-    /// Added during the session ("always allow").
+    /// The user's settings file.
+    User(PathBuf),
+    /// The project's `.warden/settings.json`.
+    Project(PathBuf),
+    /// The project's `.warden/settings.local.json`.
+    Local(PathBuf),
+    /// `--settings FILE` (a path) or `--settings JSON` (none).
+    Settings(Option<PathBuf>),
+    /// Added during the session ("allow always").
     Session,
+}
+
+impl RuleSource {
+    /// The label `warden check` prints: `cli`, `user`, `project`, `local`, `settings`, `session`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            RuleSource::CommandLine => "cli",
+            RuleSource::User(_) => "user",
+            RuleSource::Project(_) => "project",
+            RuleSource::Local(_) => "local",
+            RuleSource::Settings(_) => "settings",
+            RuleSource::Session => "session",
+        }
+    }
+
+    /// Where `/path` specifiers are anchored: the project root for project settings, the settings
+    /// file's directory for user and `--settings` files, the working directory otherwise.
+    pub(crate) fn scope_root(&self, cwd: &Path) -> PathBuf {
+        let parent = |file: &Path| {
+            file.parent()
+                .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)
+        };
+        match self {
+            RuleSource::User(file) | RuleSource::Settings(Some(file)) => parent(file),
+            RuleSource::Project(_)
+            | RuleSource::Local(_)
+            | RuleSource::CommandLine
+            | RuleSource::Settings(None)
+            | RuleSource::Session => cwd.to_path_buf(),
+        }
+    }
 }
 
 impl fmt::Display for RuleSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RuleSource::CommandLine => f.write_str("command line"),
-            RuleSource::Settings(path) => write!(f, "settings {}", path.display()),
+            RuleSource::User(path) => write!(f, "user settings {}", path.display()),
+            RuleSource::Project(path) => write!(f, "project settings {}", path.display()),
+            RuleSource::Local(path) => write!(f, "local settings {}", path.display()),
+            RuleSource::Settings(Some(path)) => write!(f, "settings {}", path.display()),
+            RuleSource::Settings(None) => f.write_str("--settings JSON"),
             RuleSource::Session => f.write_str("session"),
         }
     }
 }
 
+/// What relative rule paths are resolved against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleContext {
+    /// The working directory (the workspace).
+    pub cwd: PathBuf,
+    /// `$HOME`, for `~/` rules.
+    pub home: Option<PathBuf>,
+}
+
 /// A rule that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid permission rule {rule:?} ({source_name}): {reason}")]
+#[error("invalid permission rule {rule:?} ({source_name}{}): {reason}", position.as_ref().map(|p| format!(", {p}")).unwrap_or_default())]
 pub struct RuleError {
     /// The rule text.
     pub rule: String,
     /// Where it came from.
     pub source_name: String,
+    /// Its position in the source, such as `permissions.deny[2]`.
+    pub position: Option<String>,
     /// What is wrong.
     pub reason: String,
 }
 
+/// The tool families Claude Code's path rules cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Read, Grep, Glob, LS: `Read(...)` rules.
+    Read,
+    /// Edit, Write, NotebookEdit, MultiEdit: `Edit(...)` rules.
+    Edit,
+}
+
+impl Family {
+    /// The family a tool name belongs to, if any.
+    pub(crate) fn of(tool: &str) -> Option<Self> {
+        match tool {
+            "Read" | "Grep" | "Glob" | "LS" | "LSP" => Some(Family::Read),
+            "Edit" | "Write" | "NotebookEdit" | "MultiEdit" => Some(Family::Edit),
+            _ => None,
+        }
+    }
+}
+
+/// True for tools whose specifier is a shell command line.
+pub(crate) fn is_shell_tool(tool: &str) -> bool {
+    matches!(tool, "Bash" | "Monitor")
+}
+
+/// True for tools whose specifier is a URL (`domain:` rules).
+pub(crate) fn is_url_tool(tool: &str) -> bool {
+    matches!(tool, "WebFetch" | "Browser")
+}
+
+/// A rule's specifier.
+#[derive(Debug, Clone)]
+pub(crate) enum Specifier {
+    /// Bare, or `(*)`.
+    Any,
+    /// `domain:host-pattern`.
+    Domain(DomainPattern),
+    /// Anything else, read per tool: a command, a path, or a glob over the rule field.
+    Value(ValueSpecifier),
+}
+
+/// A specifier's text with every reading prepared.
+#[derive(Debug, Clone)]
+pub(crate) struct ValueSpecifier {
+    /// The text as written.
+    pub(crate) raw: String,
+    /// Its reading as a Bash pattern.
+    pub(crate) command: Option<CommandPattern>,
+    /// Its reading as a path pattern.
+    pub(crate) path: Option<PathPattern>,
+    /// `name:value`, read as a parameter rule when the tool has an input property `name`.
+    pub(crate) param: Option<(String, String)>,
+}
+
 /// One parsed rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Rule {
     text: String,
-    tool: String,
-    specifier: Option<String>,
+    kind: RuleKind,
     source: RuleSource,
+    tool: String,
+    pub(crate) specifier: Specifier,
 }
 
 impl Rule {
-    /// Parses `text`. Tool names are letters, digits, `_`, `-` and (for globs) `*`.
-    pub fn parse(text: &str, source: RuleSource) -> Result<Self, RuleError> {
-        let error = |reason: &str| RuleError {
+    /// Parses `text` as a rule of `kind` from `source`; path specifiers are anchored with
+    /// `context`. Tool names are letters, digits, `_`, `-` and (for globs) `*`.
+    pub fn parse(
+        text: &str,
+        kind: RuleKind,
+        source: RuleSource,
+        context: &RuleContext,
+    ) -> Result<Self, RuleError> {
+        let error = |reason: String| RuleError {
             rule: text.to_owned(),
             source_name: source.to_string(),
-            reason: reason.to_owned(),
+            position: None,
+            reason,
         };
         let trimmed = text.trim();
-        let (tool, specifier) = match trimmed.split_once('(') {
+        let (tool, inner) = match trimmed.split_once('(') {
             Some((tool, rest)) => {
-                let inner = rest
-                    .strip_suffix(')')
-                    .ok_or_else(|| error("a specifier must end with ')'"))?;
-                if inner.is_empty() {
-                    return Err(error("empty specifier; use the bare tool name instead"));
+                let inner = rest.strip_suffix(')').ok_or_else(|| {
+                    error(format!(
+                        "a specifier must end with ')' (at character {})",
+                        trimmed.len() + 1
+                    ))
+                })?;
+                if inner.trim().is_empty() {
+                    return Err(error(
+                        "empty specifier; use the bare tool name instead".to_owned(),
+                    ));
                 }
-                let specifier = (inner != "*").then(|| inner.to_owned());
-                (tool, specifier)
+                (tool.trim_end(), Some(inner))
             }
             None => (trimmed, None),
         };
-        let valid_name = !tool.is_empty()
-            && tool
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*'));
-        if !valid_name {
-            return Err(error(
-                "the tool name must be letters, digits, '_', '-' or '*'",
-            ));
+        if let Some(at) = tool
+            .char_indices()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')))
+            .map(|(at, _)| at)
+        {
+            return Err(error(format!(
+                "the tool name may hold only letters, digits, '_', '-' or '*' (found {:?} at character {})",
+                &tool[at..].chars().next().unwrap_or(' '),
+                at + 1
+            )));
         }
+        if tool.is_empty() {
+            return Err(error("the rule has no tool name".to_owned()));
+        }
+        let specifier = match inner {
+            None | Some("*") => Specifier::Any,
+            Some(inner) => Self::specifier(tool, inner, kind, &source, context).map_err(error)?,
+        };
         Ok(Self {
             text: trimmed.to_owned(),
+            kind,
+            source,
             tool: tool.to_owned(),
             specifier,
-            source,
         })
+    }
+
+    fn specifier(
+        tool: &str,
+        inner: &str,
+        kind: RuleKind,
+        source: &RuleSource,
+        context: &RuleContext,
+    ) -> Result<Specifier, String> {
+        if let Some(domain) = inner.strip_prefix("domain:") {
+            let pattern = DomainPattern::parse(domain)?;
+            return Ok(if domain.trim() == "*" {
+                Specifier::Any
+            } else {
+                Specifier::Domain(pattern)
+            });
+        }
+        let command = match CommandPattern::parse(inner) {
+            Ok(pattern) => Some(pattern),
+            Err(reason) if is_shell_tool(tool) => return Err(reason),
+            Err(_) => None,
+        };
+        let scope_root = source.scope_root(&context.cwd);
+        let anchors = Anchors {
+            cwd: &context.cwd,
+            home: context.home.as_deref(),
+            scope_root: &scope_root,
+        };
+        let path = match PathPattern::compile(inner, kind != RuleKind::Allow, &anchors) {
+            Ok(pattern) => Some(pattern),
+            Err(reason) if Family::of(tool).is_some() => return Err(reason),
+            Err(_) => None,
+        };
+        let param = inner.split_once(':').and_then(|(name, value)| {
+            let name = name.trim();
+            let identifier = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            identifier.then(|| (name.to_owned(), value.trim().to_owned()))
+        });
+        Ok(Specifier::Value(ValueSpecifier {
+            raw: inner.to_owned(),
+            command,
+            path,
+            param,
+        }))
     }
 
     /// The rule as written.
@@ -97,32 +296,41 @@ impl Rule {
         &self.text
     }
 
+    /// Allow, ask or deny.
+    pub fn kind(&self) -> RuleKind {
+        self.kind
+    }
+
     /// Where the rule came from.
     pub fn source(&self) -> &RuleSource {
         &self.source
     }
 
+    /// The tool-name part (possibly a glob).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
     /// True for `Tool` and `Tool(*)`.
     pub fn is_bare(&self) -> bool {
-        self.specifier.is_none()
+        matches!(self.specifier, Specifier::Any)
     }
 
-    /// True when the tool-name part matches `tool`.
+    /// True when the tool-name part names `tool`: exactly, as a glob, or as an MCP server
+    /// (`mcp__github` covers `mcp__github__issues`).
     pub(crate) fn matches_name(&self, tool: &str) -> bool {
-        crate::wildcard::matches(&self.tool, tool)
-    }
-
-    /// True when the rule matches a call of `tool` whose rule-field values are `values`.
-    pub(crate) fn matches(&self, tool: &str, values: &[String]) -> bool {
-        if !self.matches_name(tool) {
-            return false;
+        if self.tool == tool {
+            return true;
         }
-        match &self.specifier {
-            None => true,
-            Some(specifier) => values
-                .iter()
-                .any(|value| crate::wildcard::matches(specifier, value)),
+        if self.tool.contains('*') {
+            return crate::wildcard::matches(&self.tool, tool);
         }
+        self.tool
+            .strip_prefix("mcp__")
+            .is_some_and(|server| !server.contains("__"))
+            && tool
+                .strip_prefix(self.tool.as_str())
+                .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2)
     }
 
     /// True when the tool-name part has a glob outside a literal `mcp__<server>__` prefix, which
@@ -134,32 +342,15 @@ impl Rule {
         let prefix = &self.tool[..star];
         let server_prefix = prefix
             .strip_prefix("mcp__")
-            .and_then(|rest| rest.strip_suffix("__"))
-            .is_some_and(|server| !server.is_empty() && !server.contains('*'));
+            .and_then(|rest| rest.split_once("__"))
+            .is_some_and(|(server, _)| !server.is_empty());
         !server_prefix
     }
 }
 
-/// An ordered list of rules of one kind.
-#[derive(Debug, Clone, Default)]
-pub struct RuleList {
-    rules: Vec<Rule>,
-}
-
-impl RuleList {
-    /// Adds `rule`.
-    pub fn push(&mut self, rule: Rule) {
-        self.rules.push(rule);
-    }
-
-    /// The rules in order.
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
-    }
-
-    /// The first rule matching the call, if any.
-    pub(crate) fn first_match(&self, tool: &str, values: &[String]) -> Option<&Rule> {
-        self.rules.iter().find(|rule| rule.matches(tool, values))
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
     }
 }
 
@@ -197,55 +388,65 @@ pub fn split_rule_list(value: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn rule(text: &str) -> Rule {
-        Rule::parse(text, RuleSource::CommandLine).unwrap()
+    pub(crate) fn context() -> RuleContext {
+        RuleContext {
+            cwd: PathBuf::from("/ws"),
+            home: Some(PathBuf::from("/home/u")),
+        }
     }
 
-    #[test]
-    fn matching_table() {
-        let cases: &[(&str, &str, &[&str], bool)] = &[
-            ("Read", "Read", &[], true),
-            ("Read", "Write", &[], false),
-            ("Read(*)", "Read", &["/x"], true),
-            ("Read(/ws/*.env)", "Read", &["/ws/a.env"], true),
-            ("Read(/ws/*.env)", "Read", &["/ws/a.txt"], false),
-            ("Read(*.secret)", "Read", &["notes.secret"], true),
-            (
-                "Read(*.secret)",
-                "Read",
-                &["notes.txt", "/ws/notes.txt"],
-                false,
-            ),
-            ("mcp__*", "mcp__github__issues", &[], true),
-            ("mcp__*", "Read", &[], false),
-            ("*", "Anything", &[], true),
-            ("Echo(a*b*c)", "Echo", &["axxbyyc"], true),
-            ("Echo(a*b*c)", "Echo", &["axxbyy"], false),
-        ];
-        for (text, tool, values, expected) in cases {
-            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            assert_eq!(
-                rule(text).matches(tool, &values),
-                *expected,
-                "{text} vs {tool} {values:?}"
-            );
-        }
+    fn rule(text: &str) -> Rule {
+        Rule::parse(text, RuleKind::Deny, RuleSource::CommandLine, &context()).unwrap()
     }
 
     #[test]
     fn bare_and_star_specifier_are_the_same() {
         assert!(rule("Read").is_bare());
         assert!(rule("Read(*)").is_bare());
+        assert!(rule("WebFetch(domain:*)").is_bare());
         assert!(!rule("Read(/x)").is_bare());
     }
 
     #[test]
-    fn rejects_malformed_rules() {
-        for bad in ["", "Read(", "Read()", "Re ad", "Read(x", "Rea$d"] {
-            assert!(
-                Rule::parse(bad, RuleSource::CommandLine).is_err(),
-                "{bad:?}"
-            );
+    fn rejects_malformed_rules_with_a_position() {
+        for (bad, expected) in [
+            ("", "no tool name"),
+            ("Read(", "must end with ')'"),
+            ("Read()", "empty specifier"),
+            ("Re ad", "character 3"),
+            ("Read(x", "must end with ')'"),
+            ("Rea$d", "character 4"),
+            ("Bash(argv:)", "needs a program"),
+            ("WebFetch(domain:)", "may not be empty"),
+            ("WebFetch(domain:http://x)", "not a host name"),
+            ("Read(~/x/../*/..)", "wildcard"),
+        ] {
+            let error = Rule::parse(bad, RuleKind::Deny, RuleSource::CommandLine, &context())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected), "{bad:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn names_match_exactly_by_glob_or_by_mcp_server() {
+        let cases = [
+            ("Read", "Read", true),
+            ("Read", "ReadX", false),
+            ("*", "Anything", true),
+            ("mcp__*", "mcp__github__issues", true),
+            ("mcp__*", "Read", false),
+            ("mcp__github", "mcp__github__issues", true),
+            ("mcp__github", "mcp__githubx__issues", false),
+            ("mcp__github", "mcp__github", true),
+            ("mcp__github__*", "mcp__github__issues", true),
+            ("mcp__github__*", "mcp__gitlab__issues", false),
+            ("mcp__github__get_*", "mcp__github__get_issue", true),
+            ("mcp__github__get_*", "mcp__github__create_issue", false),
+            ("mcp__github__issues", "mcp__github__issues", true),
+        ];
+        for (text, tool, expected) in cases {
+            assert_eq!(rule(text).matches_name(tool), expected, "{text} vs {tool}");
         }
     }
 
@@ -254,6 +455,7 @@ mod tests {
         let cases = [
             ("Read", false),
             ("mcp__github__*", false),
+            ("mcp__github__get_*", false),
             ("mcp__*", true),
             ("*", true),
             ("Re*", true),

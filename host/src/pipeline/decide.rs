@@ -1,14 +1,14 @@
 //! Stage 6: the central permission decision, then the prompter for `ask`. With no prompter able to
 //! answer, `ask` becomes `permission_denied` with a reason naming what would allow the call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 use super::outcome::{ErrorKind, Failure};
 use crate::permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
-    Prompter, Verdict, decide, normalize,
+    Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
 };
 use crate::registry::{CapabilityClass, RegisteredTool};
 use crate::sandbox::grants::{FsAccess, GrantContext};
@@ -18,6 +18,51 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) policy: &'a Policy,
     pub(crate) prompter: &'a dyn Prompter,
     pub(crate) grant_context: &'a GrantContext,
+    pub(crate) home: Option<&'a Path>,
+    /// Called with the rules an "allow always" answer added.
+    pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+}
+
+/// Decides without asking anyone: the verdict may be `Ask`. (`warden check` stops here.)
+pub(crate) fn evaluate(
+    context: &DecideContext<'_>,
+    tool: &RegisteredTool,
+    input: &Value,
+    vote: Option<&HookVote>,
+) -> (Decision, Target) {
+    let spec = &tool.spec;
+    let workspace = &context.grant_context.workspace;
+    let path_tool = tool.path_field().is_some();
+    let target = Target::new(
+        &spec.name,
+        spec.rule_field.as_deref(),
+        path_tool,
+        input,
+        workspace,
+        context.home,
+    );
+    let (within_grants, inside_workspace) = if path_tool {
+        let (within, inside) = match &target {
+            Target::Path(path) => locate(context, tool, &path.lexical),
+            // A path tool called without its path cannot be placed: never inside.
+            _ => (true, false),
+        };
+        (Some(within), Some(inside))
+    } else {
+        (None, None)
+    };
+    let decision = decide(&DecisionInput {
+        tool: spec,
+        target: &target,
+        input,
+        within_grants,
+        inside_workspace,
+        reads_host_env: !tool.component.grants.env.is_empty(),
+        grants: tool.component.grants.describe(),
+        vote,
+        policy: context.policy,
+    });
+    (decision, target)
 }
 
 /// Decides, asking the prompter when needed; the verdict is never `Ask`.
@@ -27,50 +72,18 @@ pub(crate) fn run(
     input: &Value,
     vote: Option<&HookVote>,
 ) -> Decision {
-    let spec = &tool.spec;
-    let raw_value = spec
-        .rule_field
-        .as_deref()
-        .and_then(|field| input.get(field))
-        .and_then(Value::as_str);
-    let path_tool = tool.path_field().is_some();
-    let (within_grants, inside_workspace) = if path_tool {
-        let (within, inside) = match raw_value {
-            Some(value) => {
-                let path = normalize(&context.grant_context.workspace, value);
-                locate(context.grant_context, tool, &path)
-            }
-            // A path tool called without its path cannot be placed: never inside.
-            None => (true, false),
-        };
-        (Some(within), Some(inside))
-    } else {
-        (None, None)
-    };
-    let values = RuleValues::new(
-        raw_value,
-        path_tool.then_some(&context.grant_context.workspace),
-    );
-    let decision = decide(&DecisionInput {
-        tool: spec,
-        allow_values: &values.allow,
-        deny_values: &values.deny,
-        within_grants,
-        inside_workspace,
-        reads_host_env: !tool.component.grants.env.is_empty(),
-        grants: tool.component.grants.describe(),
-        vote,
-        policy: context.policy,
-    });
+    let (decision, target) = evaluate(context, tool, input, vote);
     match decision.verdict {
-        Verdict::Ask => ask(context, tool, input, decision),
+        Verdict::Ask => ask(context, tool, input, &target, decision),
         _ => decision,
     }
 }
 
-/// Whether `path` is inside the tool's grants and inside the workspace. The session's
-/// externalized results count as both for tools that may page through them.
-fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (bool, bool) {
+/// Whether `path` is inside the tool's grants and inside the workspace (or an additional
+/// directory). The session's externalized results count as both for tools that may page
+/// through them.
+fn locate(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> (bool, bool) {
+    let grant_context = context.grant_context;
     let access = if tool.spec.class == CapabilityClass::Write {
         FsAccess::ReadWrite
     } else {
@@ -90,59 +103,8 @@ fn locate(grant_context: &GrantContext, tool: &RegisteredTool, path: &Path) -> (
         .is_some();
     (
         granted || in_results,
-        path.starts_with(&grant_context.workspace) || in_results,
+        context.policy.inside_workspace(path) || in_results,
     )
-}
-
-/// The strings rule specifiers are matched against.
-///
-/// Deny rules see every spelling of the target (as written, lexically normalized, and resolved by
-/// the filesystem), so no spelling slips past them. Allow rules see nothing for a path that climbs
-/// with `..`: `docs/../.git/x` cannot ride on an allow rule for `docs/*`, and a link followed by
-/// `..` cannot make the lexical spelling differ from what the sandbox opens.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct RuleValues {
-    pub(crate) allow: Vec<String>,
-    pub(crate) deny: Vec<String>,
-}
-
-impl RuleValues {
-    /// Values for `raw`; `workspace` is given for path tools.
-    pub(crate) fn new(raw: Option<&str>, workspace: Option<&PathBuf>) -> Self {
-        let Some(raw) = raw else {
-            return Self::default();
-        };
-        let Some(workspace) = workspace else {
-            return Self {
-                allow: vec![raw.to_owned()],
-                deny: vec![raw.to_owned()],
-            };
-        };
-        let normalized = normalize(workspace, raw).to_string_lossy().into_owned();
-        let climbs = Path::new(raw)
-            .components()
-            .any(|part| part == std::path::Component::ParentDir);
-        let mut values = Self::default();
-        if !climbs {
-            // Without `..`, the lexical spelling is the path the sandbox opens.
-            values.allow.push(raw.to_owned());
-            values.allow.push(normalized.clone());
-        }
-        values.deny.push(raw.to_owned());
-        values.deny.push(normalized.clone());
-        // What the filesystem resolves: symlinks followed, and `..` taken after each link (as the
-        // sandbox does), both for the spelling as given and for its lexical form.
-        let physical = [workspace.join(raw), PathBuf::from(&normalized)];
-        for candidate in physical {
-            if let Ok(resolved) = std::fs::canonicalize(candidate) {
-                let resolved = resolved.to_string_lossy().into_owned();
-                if !values.deny.contains(&resolved) {
-                    values.deny.push(resolved);
-                }
-            }
-        }
-        values
-    }
 }
 
 /// The `permission_denied` failure for a denying decision.
@@ -154,90 +116,72 @@ fn ask(
     context: &DecideContext<'_>,
     tool: &RegisteredTool,
     input: &Value,
+    target: &Target,
     asked: Decision,
 ) -> Decision {
+    let name = &tool.spec.name;
     let request = PermissionRequest {
-        tool: tool.spec.name.clone(),
+        tool: name.clone(),
         input: input.clone(),
         reason: asked.reason.clone(),
+        suggestions: suggest_rule(name, target),
     };
-    let name = &tool.spec.name;
     match context.prompter.ask(&request) {
         PromptAnswer::Allow => Decision {
             verdict: Verdict::Allow,
             decided_by: DecidedBy::Prompter,
             reason: "approved when asked".to_owned(),
         },
+        PromptAnswer::AllowAlways => {
+            let policy = context.policy;
+            let mut added = Vec::new();
+            for text in &request.suggestions {
+                let parsed =
+                    Rule::parse(text, RuleKind::Allow, RuleSource::Session, policy.context());
+                if let Ok(rule) = parsed {
+                    policy.add_session_rule(rule);
+                    added.push(text.clone());
+                }
+            }
+            (context.on_approval)(&added);
+            Decision {
+                verdict: Verdict::Allow,
+                decided_by: DecidedBy::Prompter,
+                reason: format!(
+                    "approved when asked; allowed for the rest of the session by {}",
+                    added.join(", ")
+                ),
+            }
+        }
         PromptAnswer::Deny(message) => Decision {
             verdict: Verdict::Deny,
             decided_by: DecidedBy::Prompter,
             reason: message,
         },
         PromptAnswer::Unavailable => {
-            let specific = tool
-                .spec
-                .rule_field
-                .as_deref()
-                .map(|field| format!(" (or a narrower rule such as {name}(<{field} pattern>))"))
-                .unwrap_or_default();
+            let hint = match (&asked.decided_by, request.suggestions.first()) {
+                (DecidedBy::AskRule { rule, .. }, _) => format!(
+                    "the ask rule {rule} requires a human answer; no allow rule can skip it"
+                ),
+                (DecidedBy::ProtectedPath { .. }, _) => {
+                    "writes to protected paths need a human answer; no rule or mode allows them"
+                        .to_owned()
+                }
+                (_, Some(rule)) if rule != name => format!(
+                    "to allow it, pass --allowedTools {name} or the narrower '{rule}', or add such a rule to permissions.allow in a settings file"
+                ),
+                _ => format!(
+                    "to allow it, pass --allowedTools {name} or add an allow rule to a settings file"
+                ),
+            };
             Decision {
                 verdict: Verdict::Deny,
                 decided_by: DecidedBy::NoPrompter,
                 reason: format!(
-                    "{name} needs approval: {}. Nobody can approve it in this headless run; to \
-                     allow it, pass --allowedTools {name}{specific} or add the rule to \
-                     permissions.allow in a settings file.",
+                    "{name} needs approval: {}. Nobody can approve it in this headless run; {hint}.",
                     asked.reason
                 ),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allow_values_never_climb_and_deny_values_see_every_spelling() {
-        let workspace = PathBuf::from("/ws");
-        let values = RuleValues::new(Some("docs/../.git/hooks/x"), Some(&workspace));
-        assert!(values.allow.is_empty(), "{values:?}");
-        assert_eq!(values.deny, ["docs/../.git/hooks/x", "/ws/.git/hooks/x"]);
-        let plain = RuleValues::new(Some("docs/a.md"), Some(&workspace));
-        assert_eq!(plain.allow, ["docs/a.md", "/ws/docs/a.md"]);
-        let command = RuleValues::new(Some("ls ../x"), None);
-        assert_eq!(command.allow, ["ls ../x"]);
-        assert_eq!(
-            RuleValues::new(None, Some(&workspace)),
-            RuleValues::default()
-        );
-    }
-
-    #[test]
-    fn deny_values_follow_a_link_before_climbing() {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(workspace.join("private/sub")).unwrap();
-        std::fs::write(workspace.join("private/x"), "p").unwrap();
-        std::fs::write(workspace.join("x"), "top").unwrap();
-        std::os::unix::fs::symlink(workspace.join("private/sub"), workspace.join("alias")).unwrap();
-        let values = RuleValues::new(Some("alias/../x"), Some(&workspace));
-        let physical = workspace.join("private/x").to_string_lossy().into_owned();
-        assert!(values.deny.contains(&physical), "{values:?}");
-        assert!(values.allow.is_empty());
-    }
-
-    #[test]
-    fn deny_values_include_the_symlink_target() {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::write(workspace.join("keys.secret"), "k").unwrap();
-        std::os::unix::fs::symlink(workspace.join("keys.secret"), workspace.join("link.txt"))
-            .unwrap();
-        let values = RuleValues::new(Some("link.txt"), Some(&workspace));
-        let target = workspace.join("keys.secret").to_string_lossy().into_owned();
-        assert!(values.deny.contains(&target), "{values:?}");
-        assert!(!values.allow.contains(&target));
     }
 }

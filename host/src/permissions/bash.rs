@@ -1,0 +1,492 @@
+//! Bash rule specifiers: Claude Code's text patterns (`git * main`, `ls *`, legacy `ls:*`) and
+//! warden's argv patterns (`argv:rm -r -f`), and the forms of a subcommand each rule kind sees.
+//!
+//! Allow rules see one form: wrappers stripped, and only known-safe leading assignments. Deny and
+//! ask rules see every form: as written, each wrapper peeled, the program's base name, and past
+//! exec-style wrappers (`sudo`, `env`, `exec`) that allow rules never look through.
+
+use super::shell::{ShellWord, Subcommand, join};
+use crate::wildcard;
+
+/// Leading assignments an allow rule may look past: they change formatting, not what runs.
+const SAFE_ASSIGNMENTS: &[&str] = &[
+    "NODE_ENV",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "CI",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "TERM",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "DEBUG",
+    "VERBOSE",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "CARGO_TERM_COLOR",
+    "GIT_PAGER",
+    "PAGER",
+    "COLUMNS",
+];
+
+/// Wrappers deny rules also look through (allow rules do not: they run their argument with
+/// different privileges or environment).
+const EXEC_WRAPPERS: &[&str] = &[
+    "exec", "env", "sudo", "doas", "setsid", "ionice", "chrt", "taskset", "watch", "flock",
+    "unbuffer", "chroot", "runuser", "su",
+];
+
+/// A parsed Bash rule specifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CommandPattern {
+    /// Claude Code's text pattern.
+    Text {
+        /// The pattern, `:*` rewritten to ` *`.
+        pattern: String,
+    },
+    /// warden's argv pattern.
+    Argv(ArgvPattern),
+}
+
+/// `argv:PROGRAM [-flag | --long[=glob] | !-flag | operand-glob]...`: matches the parsed argument
+/// vector, so flag bundles (`-rf`, `-fr`, `-r -f`) and `--flag=value` mean one thing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArgvPattern {
+    program: String,
+    required: Vec<Flag>,
+    forbidden: Vec<Flag>,
+    operands: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Flag {
+    /// `-x`, or `-xyz` read as a bundle (or, for `find`-style programs, a literal word).
+    Short(String),
+    /// `--name` or `--name=glob`.
+    Long { name: String, value: Option<String> },
+}
+
+impl CommandPattern {
+    /// Parses a Bash specifier.
+    pub(crate) fn parse(specifier: &str) -> Result<Self, String> {
+        if let Some(rest) = specifier.strip_prefix("argv:") {
+            return ArgvPattern::parse(rest).map(Self::Argv);
+        }
+        let pattern = match specifier.strip_suffix(":*") {
+            Some(prefix) => format!("{prefix} *"),
+            None => specifier.to_owned(),
+        };
+        Ok(Self::Text { pattern })
+    }
+
+    /// True when the pattern matches one form of a subcommand.
+    pub(crate) fn matches(&self, words: &[ShellWord]) -> bool {
+        match self {
+            Self::Text { pattern } => text_matches(pattern, &join(words)),
+            Self::Argv(argv) => argv.matches(words),
+        }
+    }
+}
+
+/// Claude Code's Bash text matching: `*` spans anything including spaces; a trailing ` *` also
+/// matches the bare prefix, so `ls *` matches `ls` and `ls -la` but not `lsof`.
+pub(crate) fn text_matches(pattern: &str, text: &str) -> bool {
+    if wildcard::matches(pattern, text) {
+        return true;
+    }
+    pattern
+        .strip_suffix(" *")
+        .is_some_and(|prefix| wildcard::matches(prefix, text))
+}
+
+impl ArgvPattern {
+    fn parse(text: &str) -> Result<Self, String> {
+        let mut tokens = text.split_whitespace();
+        let program = tokens
+            .next()
+            .ok_or("an argv pattern needs a program, e.g. argv:rm -r -f")?
+            .to_owned();
+        let mut pattern = Self {
+            program,
+            required: Vec::new(),
+            forbidden: Vec::new(),
+            operands: Vec::new(),
+        };
+        for token in tokens {
+            if let Some(flag) = token.strip_prefix('!') {
+                let flag = Flag::parse(flag)
+                    .ok_or_else(|| format!("{token:?}: '!' must be followed by a flag"))?;
+                pattern.forbidden.push(flag);
+            } else if let Some(flag) = Flag::parse(token) {
+                pattern.required.push(flag);
+            } else {
+                pattern.operands.push(token.to_owned());
+            }
+        }
+        Ok(pattern)
+    }
+
+    fn matches(&self, words: &[ShellWord]) -> bool {
+        let Some((program, args)) = words.split_first() else {
+            return false;
+        };
+        let base = program.text.rsplit('/').next().unwrap_or_default();
+        if !(wildcard::matches(&self.program, &program.text)
+            || wildcard::matches(&self.program, base))
+        {
+            return false;
+        }
+        let parsed = ParsedArgs::new(args);
+        self.required.iter().all(|flag| parsed.has(flag))
+            && !self.forbidden.iter().any(|flag| parsed.has(flag))
+            && self.operands.iter().all(|pattern| {
+                parsed
+                    .operands
+                    .iter()
+                    .any(|operand| wildcard::matches(pattern, operand))
+            })
+    }
+}
+
+impl Flag {
+    fn parse(token: &str) -> Option<Self> {
+        if let Some(long) = token.strip_prefix("--") {
+            if long.is_empty() {
+                return None;
+            }
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+                None => (long.to_owned(), None),
+            };
+            return Some(Self::Long { name, value });
+        }
+        let short = token.strip_prefix('-')?;
+        (!short.is_empty()).then(|| Self::Short(short.to_owned()))
+    }
+}
+
+/// A command's arguments read as flags and operands. Flag presence is over-approximated (a short
+/// flag counts as present if any bundle holds its letter), which errs towards deny for required
+/// flags and towards asking for forbidden ones.
+struct ParsedArgs {
+    words: Vec<String>,
+    letters: std::collections::BTreeSet<char>,
+    long: Vec<(String, Option<String>)>,
+    operands: Vec<String>,
+}
+
+impl ParsedArgs {
+    fn new(args: &[ShellWord]) -> Self {
+        let mut parsed = Self {
+            words: Vec::new(),
+            letters: std::collections::BTreeSet::new(),
+            long: Vec::new(),
+            operands: Vec::new(),
+        };
+        let mut flags_done = false;
+        for arg in args {
+            let text = arg.text.as_str();
+            if flags_done || text == "-" || !text.starts_with('-') {
+                parsed.operands.push(text.to_owned());
+                continue;
+            }
+            if text == "--" {
+                flags_done = true;
+                continue;
+            }
+            parsed.words.push(text.to_owned());
+            if let Some(long) = text.strip_prefix("--") {
+                parsed.long.push(match long.split_once('=') {
+                    Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
+                    None => (long.to_owned(), None),
+                });
+            } else {
+                parsed.letters.extend(text[1..].chars());
+            }
+        }
+        parsed
+    }
+
+    fn has(&self, flag: &Flag) -> bool {
+        match flag {
+            Flag::Short(letters) => {
+                self.words.iter().any(|word| word[1..] == **letters)
+                    || letters.chars().all(|letter| self.letters.contains(&letter))
+            }
+            Flag::Long { name, value } => self.long.iter().any(|(have, have_value)| {
+                have == name
+                    && match value {
+                        None => true,
+                        Some(pattern) => have_value
+                            .as_deref()
+                            .is_some_and(|v| wildcard::matches(pattern, v)),
+                    }
+            }),
+        }
+    }
+}
+
+/// The one form allow rules see: wrappers stripped, past safe assignments only. `None` when no
+/// pattern rule may allow the subcommand (an unsafe assignment, a program that is not a literal
+/// word, or a bare assignment that changes the environment of later commands).
+pub(crate) fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
+    if sub
+        .assignments
+        .iter()
+        .any(|name| !SAFE_ASSIGNMENTS.contains(&name.as_str()))
+    {
+        return None;
+    }
+    let words = strip_wrappers(&sub.words);
+    let program = words.first()?;
+    program.literal.then(|| words.to_vec())
+}
+
+/// Every form deny and ask rules see.
+pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
+    let mut forms: Vec<Vec<ShellWord>> = Vec::new();
+    let mut pending = vec![sub.words.clone()];
+    while let Some(words) = pending.pop() {
+        if words.is_empty() || forms.contains(&words) || forms.len() > 64 {
+            continue;
+        }
+        if let Some(rest) = strip_one_wrapper(&words) {
+            pending.push(rest.to_vec());
+        }
+        let program = &words[0];
+        if program.text.contains('/') {
+            let mut renamed = words.clone();
+            renamed[0].text = program
+                .text
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            pending.push(renamed);
+        }
+        let base = program.text.rsplit('/').next().unwrap_or_default();
+        if EXEC_WRAPPERS.contains(&base) {
+            // Options of these wrappers vary; every later non-flag word may start the command.
+            for (at, word) in words.iter().enumerate().skip(1) {
+                if !word.text.starts_with('-') && !word.text.contains('=') {
+                    pending.push(words[at..].to_vec());
+                }
+            }
+        }
+        forms.push(words);
+    }
+    if forms.is_empty() {
+        forms.push(Vec::new());
+    }
+    forms
+}
+
+/// Strips Claude Code's wrappers, repeatedly.
+fn strip_wrappers(words: &[ShellWord]) -> &[ShellWord] {
+    let mut current = words;
+    while let Some(rest) = strip_one_wrapper(current) {
+        current = rest;
+    }
+    current
+}
+
+/// Strips one wrapper (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `builtin`,
+/// `noglob`, bare `xargs`) with its own options, if the words start with one.
+fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
+    let (first, rest) = words.split_first()?;
+    if !first.literal {
+        return None;
+    }
+    let after = match first.text.as_str() {
+        "nohup" | "builtin" | "noglob" => rest,
+        "time" => skip_flags(rest, &["-p"], &[])?,
+        "command" | "xargs" => {
+            if rest.first()?.text.starts_with('-') {
+                return None;
+            }
+            rest
+        }
+        "nice" => {
+            let rest = skip_flags(rest, &[], &["-n", "--adjustment"])?;
+            match rest.first() {
+                Some(word)
+                    if word.text.starts_with('-') && word.text[1..].parse::<i32>().is_ok() =>
+                {
+                    &rest[1..]
+                }
+                _ => rest,
+            }
+        }
+        "stdbuf" => skip_flags(
+            rest,
+            &[],
+            &["-i", "-o", "-e", "--input", "--output", "--error"],
+        )?,
+        "timeout" => {
+            let rest = skip_flags(
+                rest,
+                &["--preserve-status", "--foreground", "-v", "--verbose"],
+                &["-s", "--signal", "-k", "--kill-after"],
+            )?;
+            let (duration, rest) = rest.split_first()?;
+            let number = duration.text.trim_end_matches(['s', 'm', 'h', 'd']);
+            if number.parse::<f64>().is_err() {
+                return None;
+            }
+            rest
+        }
+        _ => return None,
+    };
+    (!after.is_empty()).then_some(after)
+}
+
+/// Skips known flags: `plain` take no value; `valued` take one (`-n 5`, `-n5`, `--name=5`).
+/// `None` when an unknown flag appears.
+fn skip_flags<'a>(
+    mut words: &'a [ShellWord],
+    plain: &[&str],
+    valued: &[&str],
+) -> Option<&'a [ShellWord]> {
+    while let Some((word, rest)) = words.split_first() {
+        let text = word.text.as_str();
+        if !text.starts_with('-') || text == "-" {
+            break;
+        }
+        if text == "--" {
+            return Some(rest);
+        }
+        if plain.contains(&text) {
+            words = rest;
+        } else if valued.contains(&text) {
+            words = rest.get(1..)?;
+        } else if valued.iter().any(|flag| {
+            (flag.starts_with("--") && text.starts_with(&format!("{flag}=")))
+                || (!flag.starts_with("--") && text.len() > 2 && text.starts_with(flag))
+        }) {
+            words = rest;
+        } else if text.starts_with('-') && text[1..].parse::<i32>().is_ok() {
+            // `nice -10`: handled by the caller.
+            break;
+        } else {
+            return None;
+        }
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::shell::split;
+    use super::*;
+
+    fn allowed(pattern: &str, command: &str) -> bool {
+        let pattern = CommandPattern::parse(pattern).unwrap();
+        let parsed = split(command);
+        parsed.opaque.is_none()
+            && !parsed.subcommands.is_empty()
+            && parsed
+                .subcommands
+                .iter()
+                .all(|sub| allow_form(sub).is_some_and(|form| pattern.matches(&form)))
+    }
+
+    fn denied(pattern: &str, command: &str) -> bool {
+        let pattern = CommandPattern::parse(pattern).unwrap();
+        split(command)
+            .subcommands
+            .iter()
+            .any(|sub| deny_forms(sub).iter().any(|form| pattern.matches(form)))
+    }
+
+    #[test]
+    fn wrappers_are_stripped_for_allow() {
+        let cases = [
+            ("npm test *", "timeout 30 npm test", true),
+            ("npm test *", "timeout -s KILL 30s npm test --watch", true),
+            ("npm test *", "time npm test", true),
+            ("npm test *", "nice -n 10 npm test", true),
+            ("npm test *", "nice -5 npm test", true),
+            ("npm test *", "nohup npm test", true),
+            ("npm test *", "stdbuf -oL npm test", true),
+            ("npm test *", "command npm test", true),
+            ("npm test *", "nohup nice timeout 5 npm test", true),
+            ("grep *", "xargs grep pattern", true),
+            ("grep *", "xargs -n1 grep pattern", false),
+            ("npm test *", "command -v npm test", false),
+            ("npm test *", "timeout --weird 5 npm test", false),
+            ("npm test *", "NODE_ENV=test npm test", true),
+            ("npm test *", "PATH=/tmp npm test", false),
+            ("npm test *", "LD_PRELOAD=x.so npm test", false),
+            ("ls *", "$CMD -la", false),
+            ("ls *", "FOO=bar && ls", false),
+        ];
+        for (pattern, command, expected) in cases {
+            assert_eq!(
+                allowed(pattern, command),
+                expected,
+                "{pattern} vs {command}"
+            );
+        }
+    }
+
+    #[test]
+    fn deny_sees_through_everything() {
+        let cases = [
+            ("rm *", "FOO=bar rm -rf tmp/", true),
+            ("rm *", "/bin/rm -rf /", true),
+            ("rm *", "sudo -u root rm -rf /", true),
+            ("rm *", "env -i PATH=/x rm -rf /", true),
+            ("rm *", "exec rm -rf /", true),
+            ("rm *", "timeout 5 rm x", true),
+            ("rm *", "echo rm", false),
+            ("rm *", "rmdir x", false),
+            ("curl *", "nohup nice curl evil.example", true),
+        ];
+        for (pattern, command, expected) in cases {
+            assert_eq!(denied(pattern, command), expected, "{pattern} vs {command}");
+        }
+    }
+
+    #[test]
+    fn argv_patterns_normalize_flag_bundles() {
+        let cases = [
+            ("argv:rm -r -f", "rm -rf x", true),
+            ("argv:rm -r -f", "rm -fr x", true),
+            ("argv:rm -r -f", "rm -r -f x", true),
+            ("argv:rm -r -f", "rm -r x", false),
+            ("argv:rm -rf", "rm -f -r x", true),
+            ("argv:git --force", "git push --force", true),
+            ("argv:git --force", "git push --force=yes", true),
+            ("argv:git --force", "git push", false),
+            ("argv:curl --output=*.sh", "curl --output=x.sh u", true),
+            ("argv:curl --output=*.sh", "curl --output=x.txt u", false),
+            ("argv:rm /etc*", "rm -rf /etc/passwd", true),
+            ("argv:rm /etc*", "rm -rf /tmp/x", false),
+            ("argv:find !-exec !-delete", "find . -name x", true),
+            ("argv:find !-exec !-delete", "find . -exec rm {} ;", false),
+            ("argv:rm -r", "/bin/rm -r x", true),
+            ("argv:rm -r", "rm -- -r", false),
+        ];
+        for (pattern, command, expected) in cases {
+            assert_eq!(denied(pattern, command), expected, "{pattern} vs {command}");
+        }
+        // Negation: find without -exec/-delete is allowed; with them it is not.
+        assert!(allowed("argv:find !-exec !-delete", "find . -type f"));
+        assert!(!allowed(
+            "argv:find !-exec !-delete",
+            "find . -exec rm {} ;"
+        ));
+        assert!(!allowed("argv:find !-exec !-delete", "find . -delete"));
+    }
+
+    #[test]
+    fn malformed_argv_patterns_are_errors() {
+        assert!(CommandPattern::parse("argv:").is_err());
+        assert!(CommandPattern::parse("argv:rm !x").is_err());
+    }
+}

@@ -1,0 +1,303 @@
+//! Which rules match a call. Deny and ask rules block when ANY part of the call matches (any
+//! subcommand in any spelling, any path spelling, any redirect target); allow rules allow only when
+//! EVERY part is covered (each subcommand by some allow rule, every spelling of the path, every
+//! file the command writes).
+//!
+//! Path rules reach across tools: a `Read(...)` deny blocks every tool that touches a matching
+//! path (Edit, Write, plugin tools, files a Bash command reads or writes); an `Edit(...)` deny
+//! blocks every write. An `Edit(...)` allow also allows reading; a `Read(...)` allow covers the
+//! read family (Read, Grep, Glob).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::bash::{CommandPattern, allow_form, deny_forms, text_matches};
+use super::rules::{
+    Family, Rule, RuleContext, RuleKind, Specifier, ValueSpecifier, is_shell_tool, is_url_tool,
+};
+use super::target::{PathCandidates, Target};
+use crate::wildcard;
+
+/// A call as rules see it.
+pub(crate) struct CallView<'a> {
+    /// The canonical tool name.
+    pub(crate) tool: &'a str,
+    /// True for write-class tools.
+    pub(crate) writes: bool,
+    /// What the call presents.
+    pub(crate) target: &'a Target,
+    /// The input, for parameter rules.
+    pub(crate) input: &'a Value,
+    /// The tool's input schema, for parameter rules.
+    pub(crate) schema: &'a Value,
+}
+
+/// The first deny or ask rule that blocks the call.
+pub(crate) fn blocking<'r>(
+    rules: impl IntoIterator<Item = &'r Rule>,
+    call: &CallView<'_>,
+) -> Option<&'r Rule> {
+    rules.into_iter().find(|rule| blocks(rule, call))
+}
+
+/// The allow rules that together cover every part of the call, or `None`. `write_ok` says whether
+/// a file a command writes is allowed without a rule (acceptEdits inside the workspace).
+pub(crate) fn allowing<'r>(
+    rules: &[&'r Rule],
+    call: &CallView<'_>,
+    write_ok: &dyn Fn(&PathCandidates) -> bool,
+) -> Option<Vec<&'r Rule>> {
+    match call.target {
+        Target::Command(command) => {
+            let mut used = Vec::new();
+            if let Some(bare) = rules
+                .iter()
+                .find(|rule| rule.is_bare() && rule.matches_name(call.tool))
+            {
+                used.push(*bare);
+            } else {
+                if command.parsed.opaque.is_some() || command.parsed.subcommands.is_empty() {
+                    return None;
+                }
+                for sub in &command.parsed.subcommands {
+                    if sub.words.is_empty() && sub.assignments.is_empty() {
+                        // Only redirections: the files are checked below.
+                        continue;
+                    }
+                    let form = allow_form(sub)?;
+                    let rule = rules.iter().find(|rule| {
+                        rule.matches_name(call.tool)
+                            && value(rule).is_some_and(|value| {
+                                param_reading(value, call).is_none()
+                                    && value.command.as_ref().is_some_and(|p| p.matches(&form))
+                            })
+                    })?;
+                    used.push(*rule);
+                }
+            }
+            if command.unresolved_write.is_some() {
+                return None;
+            }
+            for write in &command.writes {
+                if write_ok(write) {
+                    continue;
+                }
+                let rule = rules.iter().find(|rule| {
+                    Family::of(rule.tool()) == Some(Family::Edit)
+                        && value(rule).is_some_and(|value| allows_path(value, write))
+                })?;
+                used.push(*rule);
+            }
+            Some(used)
+        }
+        Target::Path(path) => rules
+            .iter()
+            .find(|rule| allows_path_call(rule, call, path))
+            .map(|rule| vec![*rule]),
+        _ => rules
+            .iter()
+            .find(|rule| allows_other(rule, call))
+            .map(|rule| vec![*rule]),
+    }
+}
+
+fn value(rule: &Rule) -> Option<&ValueSpecifier> {
+    match &rule.specifier {
+        Specifier::Value(value) => Some(value),
+        _ => None,
+    }
+}
+
+/// `Some(matched)` when the specifier is a parameter rule for this tool (`name:value` where the
+/// tool's schema has a top-level property `name`); the literal input value is compared.
+fn param_reading(value: &ValueSpecifier, call: &CallView<'_>) -> Option<bool> {
+    let (name, pattern) = value.param.as_ref()?;
+    call.schema
+        .get("properties")
+        .and_then(|properties| properties.get(name))?;
+    let matched = match call.input.get(name) {
+        Some(Value::String(text)) => wildcard::matches(pattern, text),
+        Some(Value::Bool(flag)) => wildcard::matches(pattern, &flag.to_string()),
+        Some(Value::Number(number)) => wildcard::matches(pattern, &number.to_string()),
+        _ => false,
+    };
+    Some(matched)
+}
+
+fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
+    let value = match &rule.specifier {
+        Specifier::Any => return rule.matches_name(call.tool),
+        Specifier::Domain(domain) => {
+            return rule.matches_name(call.tool)
+                && matches!(call.target, Target::Url { host: Some(host), .. } if domain.matches(host));
+        }
+        Specifier::Value(value) => value,
+    };
+    if let Some(matched) = param_reading(value, call) {
+        return matched && rule.matches_name(call.tool);
+    }
+    if let Some(family) = Family::of(rule.tool())
+        && blocked_paths(family, call)
+            .iter()
+            .any(|path| path.all().any(|spelling| path_matches(value, spelling)))
+    {
+        return true;
+    }
+    if !rule.matches_name(call.tool) {
+        return false;
+    }
+    match call.target {
+        Target::Command(command) => {
+            let Some(pattern) = &value.command else {
+                return false;
+            };
+            let raw_match = matches!(pattern, CommandPattern::Text { pattern } if text_matches(pattern, &value_raw_command(call)));
+            raw_match
+                || command.parsed.subcommands.iter().any(|sub| {
+                    deny_forms(sub)
+                        .iter()
+                        .any(|form| !form.is_empty() && pattern.matches(form))
+                })
+        }
+        Target::Path(path) => {
+            Family::of(rule.tool()).is_none()
+                && path.all().any(|spelling| path_matches(value, spelling))
+        }
+        Target::Url { url, .. } => wildcard::matches(&value.raw, url),
+        Target::Field(text) => wildcard::matches(&value.raw, text),
+        Target::None => false,
+    }
+}
+
+/// The raw command line, so a deny pattern also sees what the parser could not split.
+fn value_raw_command(call: &CallView<'_>) -> String {
+    call.input
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// The paths a family's deny or ask rules look at in this call.
+fn blocked_paths<'c>(family: Family, call: &CallView<'c>) -> Vec<&'c PathCandidates> {
+    match (call.target, family) {
+        (Target::Path(path), Family::Read) => vec![path],
+        (Target::Path(path), Family::Edit) => {
+            if call.writes || Family::of(call.tool) == Some(Family::Edit) {
+                vec![path]
+            } else {
+                Vec::new()
+            }
+        }
+        (Target::Command(command), Family::Read) => {
+            command.reads.iter().chain(&command.writes).collect()
+        }
+        (Target::Command(command), Family::Edit) => command.writes.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn path_matches(value: &ValueSpecifier, path: &Path) -> bool {
+    match &value.path {
+        Some(pattern) => pattern.matches(path),
+        None => wildcard::matches(&value.raw, &path.to_string_lossy()),
+    }
+}
+
+/// Allow rules need every spelling to match, and never match a path that climbs with `..`.
+fn allows_path(value: &ValueSpecifier, path: &PathCandidates) -> bool {
+    !path.climbs && path.all().all(|spelling| path_matches(value, spelling))
+}
+
+fn allows_path_call(rule: &Rule, call: &CallView<'_>, path: &PathCandidates) -> bool {
+    let value = match &rule.specifier {
+        Specifier::Any => return rule.matches_name(call.tool),
+        Specifier::Domain(_) => return false,
+        Specifier::Value(value) => value,
+    };
+    if param_reading(value, call).is_some() {
+        return false;
+    }
+    let covers_tool = rule.matches_name(call.tool)
+        || match (Family::of(rule.tool()), Family::of(call.tool)) {
+            (Some(Family::Read), Some(Family::Read)) => true,
+            // An Edit allow also allows reading the same paths.
+            (Some(Family::Edit), Some(_)) => true,
+            _ => false,
+        };
+    covers_tool && allows_path(value, path)
+}
+
+fn allows_other(rule: &Rule, call: &CallView<'_>) -> bool {
+    if !rule.matches_name(call.tool) {
+        return false;
+    }
+    match &rule.specifier {
+        Specifier::Any => true,
+        Specifier::Domain(domain) => {
+            matches!(call.target, Target::Url { host: Some(host), .. } if domain.matches(host))
+        }
+        Specifier::Value(value) => {
+            param_reading(value, call).is_none()
+                && match call.target {
+                    Target::Url { url, .. } => wildcard::matches(&value.raw, url),
+                    Target::Field(text) => wildcard::matches(&value.raw, text),
+                    _ => false,
+                }
+        }
+    }
+}
+
+/// True when `rule` matches `example` the way it would match a call: a string is the value of
+/// the tool's rule field (a command, a path relative to the working directory, a URL), an object
+/// is a whole input. Allow rules must cover the whole example; deny and ask rules any part.
+pub(crate) fn example_matches(rule: &Rule, example: &Value, context: &RuleContext) -> bool {
+    let tool = if rule.tool().contains('*') {
+        rule.tool().replace('*', "x")
+    } else {
+        rule.tool().to_owned()
+    };
+    let (field, path_tool) = if is_shell_tool(&tool) {
+        ("command", false)
+    } else if Family::of(&tool).is_some() {
+        ("file_path", true)
+    } else if is_url_tool(&tool) {
+        ("url", false)
+    } else {
+        ("value", false)
+    };
+    let input = match example {
+        Value::Object(_) => example.clone(),
+        other => serde_json::json!({ field: other }),
+    };
+    let properties: serde_json::Map<String, Value> = input
+        .as_object()
+        .map(|map| {
+            map.keys()
+                .map(|key| (key.clone(), Value::Bool(true)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let schema = serde_json::json!({ "properties": properties });
+    let target = Target::new(
+        &tool,
+        Some(field),
+        path_tool,
+        &input,
+        &context.cwd,
+        context.home.as_deref(),
+    );
+    let call = CallView {
+        tool: &tool,
+        writes: Family::of(&tool) == Some(Family::Edit),
+        target: &target,
+        input: &input,
+        schema: &schema,
+    };
+    match rule.kind() {
+        RuleKind::Allow => allowing(&[rule], &call, &|_| false).is_some(),
+        RuleKind::Ask | RuleKind::Deny => blocks(rule, &call),
+    }
+}

@@ -1,0 +1,665 @@
+//! Splits a shell command line into the simple commands it would run, for Bash rules.
+//!
+//! Parsing uses `brush-parser`, the parser of the brush shell: a maintained, pure-Rust parser for
+//! bash syntax (pipelines, `&&`/`||`, `|&`, subshells, `$(...)`, backticks, `<(...)`, here-docs,
+//! `[[ ]]`) with a typed AST, so no C toolchain is needed and every construct is an enum variant
+//! we must handle rather than a node kind we might forget. tree-sitter-bash was the alternative; its
+//! error-recovering parse would need every `ERROR` node hunted down to fail closed.
+//!
+//! Everything the walker does not fully understand marks the command `opaque`: an opaque command is
+//! never allowed by a pattern rule (it asks), while deny and ask rules still see every part found.
+
+use brush_parser::ast;
+use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
+
+/// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
+pub(crate) const MAX_COMMAND_CHARS: usize = 10_000;
+
+/// Nesting of substitutions and compound commands beyond this is opaque; it also bounds the
+/// parser's recursion, whose stack use grows with nesting.
+const MAX_NESTING: usize = 32;
+
+/// A whole command line, split.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ShellCommand {
+    /// Every simple command, including those inside substitutions and compound commands.
+    pub(crate) subcommands: Vec<Subcommand>,
+    /// Why a pattern rule may not allow this command line, if it may not.
+    pub(crate) opaque: Option<String>,
+}
+
+/// One simple command: `VAR=x program args... >redirects`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Subcommand {
+    /// Leading `NAME=value` assignments, by name.
+    pub(crate) assignments: Vec<String>,
+    /// The program and its arguments.
+    pub(crate) words: Vec<ShellWord>,
+    /// File redirections.
+    pub(crate) redirects: Vec<Redirect>,
+}
+
+/// One word with quoting removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ShellWord {
+    /// The text with quotes and escapes removed; expansions keep their source spelling.
+    pub(crate) text: String,
+    /// False when the word contains a parameter, command or arithmetic expansion.
+    pub(crate) literal: bool,
+    /// True when the word holds an unquoted glob character (`*`, `?`, `[`).
+    pub(crate) glob: bool,
+    /// True when the word starts with an unquoted `~`.
+    pub(crate) tilde: bool,
+}
+
+/// A file redirection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Redirect {
+    /// The target file.
+    pub(crate) target: ShellWord,
+    /// True for `>`, `>>`, `>|`, `<>` and `&>`; false for `<`.
+    pub(crate) write: bool,
+}
+
+impl Subcommand {
+    /// The words joined with single spaces: the text Bash rules are matched against.
+    pub(crate) fn text(&self) -> String {
+        join(&self.words)
+    }
+}
+
+/// The words joined with single spaces.
+pub(crate) fn join(words: &[ShellWord]) -> String {
+    let mut text = String::new();
+    for (index, word) in words.iter().enumerate() {
+        if index > 0 {
+            text.push(' ');
+        }
+        text.push_str(&word.text);
+    }
+    text
+}
+
+/// Splits `command`. Never fails: what cannot be parsed is reported through `opaque`.
+pub(crate) fn split(command: &str) -> ShellCommand {
+    let mut walker = Walker::default();
+    if command.chars().count() > MAX_COMMAND_CHARS {
+        walker.opaque(format!(
+            "the command is longer than {MAX_COMMAND_CHARS} characters"
+        ));
+        return walker.finish();
+    }
+    walker.program(command, 0);
+    walker.finish()
+}
+
+#[derive(Default)]
+struct Walker {
+    subcommands: Vec<Subcommand>,
+    opaque: Option<String>,
+}
+
+impl Walker {
+    fn finish(self) -> ShellCommand {
+        ShellCommand {
+            subcommands: self.subcommands,
+            opaque: self.opaque,
+        }
+    }
+
+    fn opaque(&mut self, why: impl Into<String>) {
+        if self.opaque.is_none() {
+            self.opaque = Some(why.into());
+        }
+    }
+
+    fn program(&mut self, source: &str, depth: usize) {
+        if depth > MAX_NESTING || nesting(source) > MAX_NESTING {
+            self.opaque("the command nests too deeply to be checked");
+            return;
+        }
+        let options = parser_options();
+        let parsed = std::panic::catch_unwind(|| {
+            brush_parser::Parser::new(std::io::Cursor::new(source), &options).parse_program()
+        });
+        match parsed {
+            Ok(Ok(program)) => {
+                for list in &program.complete_commands {
+                    self.compound_list(list, depth);
+                }
+            }
+            Ok(Err(error)) => self.opaque(format!("the command cannot be parsed: {error}")),
+            Err(_) => self.opaque("the command cannot be parsed"),
+        }
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, depth: usize) {
+        for ast::CompoundListItem(and_or, _separator) in &list.0 {
+            self.pipeline(&and_or.first, depth);
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(pipeline) | ast::AndOr::Or(pipeline) => {
+                        self.pipeline(pipeline, depth);
+                    }
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, depth: usize) {
+        for command in &pipeline.seq {
+            self.command(command, depth);
+        }
+    }
+
+    fn command(&mut self, command: &ast::Command, depth: usize) {
+        if depth > MAX_NESTING {
+            self.opaque("the command nests too deeply to be checked");
+            return;
+        }
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple, depth),
+            ast::Command::Compound(compound, redirects) => {
+                // Redirects of a compound command apply to every command inside it.
+                let found = redirects
+                    .as_ref()
+                    .map(|list| self.redirects(&list.0, depth))
+                    .unwrap_or_default();
+                let first = self.subcommands.len();
+                self.compound(compound, depth + 1);
+                if !found.is_empty() {
+                    if first == self.subcommands.len() {
+                        self.subcommands.push(Subcommand::default());
+                    }
+                    for sub in &mut self.subcommands[first..] {
+                        sub.redirects.extend(found.iter().cloned());
+                    }
+                }
+            }
+            ast::Command::Function(function) => {
+                let ast::FunctionBody(body, redirects) = &function.body;
+                if let Some(list) = redirects {
+                    let found = self.redirects(&list.0, depth);
+                    if !found.is_empty() {
+                        self.subcommands.push(Subcommand {
+                            redirects: found,
+                            ..Subcommand::default()
+                        });
+                    }
+                }
+                // A function's body runs whenever its name is called, so it is checked as if it
+                // ran here.
+                self.compound(body, depth + 1);
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.extended_test(&test.expr, depth);
+                if let Some(list) = redirects {
+                    let found = self.redirects(&list.0, depth);
+                    if !found.is_empty() {
+                        self.subcommands.push(Subcommand {
+                            redirects: found,
+                            ..Subcommand::default()
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand, depth: usize) {
+        match compound {
+            ast::CompoundCommand::Arithmetic(arithmetic) => {
+                self.arithmetic(&arithmetic.expr.value);
+            }
+            ast::CompoundCommand::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value);
+                }
+                self.compound_list(&clause.body.list, depth);
+            }
+            ast::CompoundCommand::BraceGroup(group) => self.compound_list(&group.list, depth),
+            ast::CompoundCommand::Subshell(subshell) => self.compound_list(&subshell.list, depth),
+            ast::CompoundCommand::ForClause(clause) => {
+                for value in clause.values.iter().flatten() {
+                    self.word(&value.value, depth);
+                }
+                self.compound_list(&clause.body.list, depth);
+            }
+            ast::CompoundCommand::CaseClause(clause) => {
+                self.word(&clause.value.value, depth);
+                for case in &clause.cases {
+                    for pattern in &case.patterns {
+                        self.word(&pattern.value, depth);
+                    }
+                    if let Some(list) = &case.cmd {
+                        self.compound_list(list, depth);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(clause) => {
+                self.compound_list(&clause.condition, depth);
+                self.compound_list(&clause.then, depth);
+                for branch in clause.elses.iter().flatten() {
+                    if let Some(condition) = &branch.condition {
+                        self.compound_list(condition, depth);
+                    }
+                    self.compound_list(&branch.body, depth);
+                }
+            }
+            ast::CompoundCommand::WhileClause(clause)
+            | ast::CompoundCommand::UntilClause(clause) => {
+                self.compound_list(&clause.0, depth);
+                self.compound_list(&clause.1.list, depth);
+            }
+            ast::CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body, depth),
+        }
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, depth: usize) {
+        match expr {
+            ast::ExtendedTestExpr::And(left, right) | ast::ExtendedTestExpr::Or(left, right) => {
+                self.extended_test(left, depth);
+                self.extended_test(right, depth);
+            }
+            ast::ExtendedTestExpr::Not(inner) | ast::ExtendedTestExpr::Parenthesized(inner) => {
+                self.extended_test(inner, depth);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, word) => {
+                self.word(&word.value, depth);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, left, right) => {
+                self.word(&left.value, depth);
+                self.word(&right.value, depth);
+            }
+        }
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, depth: usize) {
+        let mut sub = Subcommand::default();
+        let mut items: Vec<&ast::CommandPrefixOrSuffixItem> = Vec::new();
+        if let Some(prefix) = &simple.prefix {
+            items.extend(prefix.0.iter());
+        }
+        let program = simple.word_or_name.as_ref();
+        let mut seen_program = false;
+        for item in &items {
+            self.item(item, &mut sub, seen_program, depth);
+        }
+        if let Some(word) = program {
+            seen_program = true;
+            let word = self.word(&word.value, depth);
+            sub.words.push(word);
+        }
+        if let Some(suffix) = &simple.suffix {
+            for item in &suffix.0 {
+                self.item(item, &mut sub, seen_program, depth);
+            }
+        }
+        self.nested_shell(&sub, depth);
+        self.subcommands.push(sub);
+    }
+
+    fn item(
+        &mut self,
+        item: &ast::CommandPrefixOrSuffixItem,
+        sub: &mut Subcommand,
+        seen_program: bool,
+        depth: usize,
+    ) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                let found = self.redirects(std::slice::from_ref(redirect), depth);
+                sub.redirects.extend(found);
+            }
+            ast::CommandPrefixOrSuffixItem::Word(word) => {
+                let word = self.word(&word.value, depth);
+                sub.words.push(word);
+            }
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
+                self.assignment_value(&assignment.value, depth);
+                if seen_program {
+                    // `declare X=1`: an ordinary argument.
+                    let word = self.word(&word.value, depth);
+                    sub.words.push(word);
+                } else {
+                    sub.assignments.push(match &assignment.name {
+                        ast::AssignmentName::VariableName(name)
+                        | ast::AssignmentName::ArrayElementName(name, _) => name.clone(),
+                    });
+                }
+            }
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
+                self.compound_list(&subshell.list, depth + 1);
+                sub.words.push(ShellWord {
+                    text: "<(...)".to_owned(),
+                    literal: false,
+                    glob: false,
+                    tilde: false,
+                });
+            }
+        }
+    }
+
+    fn assignment_value(&mut self, value: &ast::AssignmentValue, depth: usize) {
+        match value {
+            ast::AssignmentValue::Scalar(word) => {
+                self.word(&word.value, depth);
+            }
+            ast::AssignmentValue::Array(elements) => {
+                for (key, value) in elements {
+                    if let Some(key) = key {
+                        self.word(&key.value, depth);
+                    }
+                    self.word(&value.value, depth);
+                }
+            }
+        }
+    }
+
+    fn redirects(&mut self, redirects: &[ast::IoRedirect], depth: usize) -> Vec<Redirect> {
+        let mut found = Vec::new();
+        for redirect in redirects {
+            match redirect {
+                ast::IoRedirect::File(_, kind, target) => match target {
+                    ast::IoFileRedirectTarget::Filename(word) => {
+                        let write = !matches!(kind, ast::IoFileRedirectKind::Read);
+                        let target = self.word(&word.value, depth);
+                        found.push(Redirect { target, write });
+                    }
+                    ast::IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
+                        self.compound_list(&subshell.list, depth + 1);
+                    }
+                    ast::IoFileRedirectTarget::Duplicate(word) => {
+                        let target = self.word(&word.value, depth);
+                        // `>&file` writes to a file unless the target is a descriptor number.
+                        let descriptor = target.literal
+                            && (target.text == "-"
+                                || target.text.trim_end_matches('-').parse::<u32>().is_ok());
+                        if !descriptor {
+                            found.push(Redirect {
+                                target,
+                                write: true,
+                            });
+                        }
+                    }
+                    ast::IoFileRedirectTarget::Fd(_) => {}
+                },
+                ast::IoRedirect::HereDocument(_, here) => {
+                    if here.requires_expansion {
+                        match brush_parser::word::parse_heredoc(&here.doc.value, &parser_options())
+                        {
+                            Ok(pieces) => {
+                                let mut ignored = ShellWord::default();
+                                self.pieces(&pieces, &here.doc.value, &mut ignored, depth);
+                            }
+                            Err(_) => self.opaque("a here-document cannot be parsed"),
+                        }
+                    }
+                }
+                ast::IoRedirect::HereString(_, word) => {
+                    self.word(&word.value, depth);
+                }
+                ast::IoRedirect::OutputAndError(word, _) => {
+                    let target = self.word(&word.value, depth);
+                    found.push(Redirect {
+                        target,
+                        write: true,
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// Unquotes `source`, walking into any command substitution it holds.
+    fn word(&mut self, source: &str, depth: usize) -> ShellWord {
+        let mut word = ShellWord {
+            literal: true,
+            ..ShellWord::default()
+        };
+        match brush_parser::word::parse(source, &parser_options()) {
+            Ok(pieces) => self.pieces(&pieces, source, &mut word, depth),
+            Err(_) => {
+                self.opaque(format!("the word {source:?} cannot be parsed"));
+                word.text = source.to_owned();
+                word.literal = false;
+            }
+        }
+        word
+    }
+
+    fn pieces(
+        &mut self,
+        pieces: &[WordPieceWithSource],
+        source: &str,
+        word: &mut ShellWord,
+        depth: usize,
+    ) {
+        for (index, piece) in pieces.iter().enumerate() {
+            let spelled = source
+                .get(piece.start_index..piece.end_index)
+                .unwrap_or_default();
+            match &piece.piece {
+                WordPiece::Text(text) => {
+                    if text.contains(['*', '?', '[']) {
+                        word.glob = true;
+                    }
+                    word.text.push_str(text);
+                }
+                WordPiece::SingleQuotedText(text) | WordPiece::AnsiCQuotedText(text) => {
+                    word.text.push_str(text);
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    // Inner indices are relative to the same source string.
+                    let glob = word.glob;
+                    self.pieces(inner, source, word, depth);
+                    word.glob = glob;
+                }
+                WordPiece::TildeExpansion(tilde) => {
+                    if index == 0 {
+                        word.tilde = true;
+                    }
+                    match tilde {
+                        TildeExpr::Home => word.text.push('~'),
+                        _ => {
+                            word.text.push_str(spelled);
+                            word.literal = false;
+                        }
+                    }
+                }
+                WordPiece::EscapeSequence(escaped) => {
+                    word.text
+                        .push_str(escaped.strip_prefix('\\').unwrap_or(escaped));
+                }
+                WordPiece::CommandSubstitution(inner)
+                | WordPiece::BackquotedCommandSubstitution(inner) => {
+                    self.program(inner, depth + 1);
+                    word.text.push_str(spelled);
+                    word.literal = false;
+                }
+                WordPiece::ParameterExpansion(_) => {
+                    if spelled.contains("$(") || spelled.contains('`') || spelled.contains("<(") {
+                        self.opaque("a parameter expansion holds a command substitution");
+                    }
+                    word.text.push_str(spelled);
+                    word.literal = false;
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    self.arithmetic(&expr.value);
+                    word.text.push_str(spelled);
+                    word.literal = false;
+                }
+            }
+        }
+    }
+
+    fn arithmetic(&mut self, expr: &str) {
+        if expr.contains("$(") || expr.contains('`') {
+            self.opaque("an arithmetic expression holds a command substitution");
+        }
+    }
+
+    /// `bash -c 'STRING'`, `sh -c`, `eval STRING`: the string is a command line too.
+    fn nested_shell(&mut self, sub: &Subcommand, depth: usize) {
+        let Some(program) = sub.words.first() else {
+            return;
+        };
+        let name = program.text.rsplit('/').next().unwrap_or_default();
+        let script = match name {
+            "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => sub
+                .words
+                .iter()
+                .position(|word| {
+                    word.literal
+                        && word.text.starts_with('-')
+                        && !word.text.starts_with("--")
+                        && word.text.contains('c')
+                })
+                .map(|at| sub.words.get(at + 1).cloned()),
+            "eval" => Some(Some(ShellWord {
+                literal: sub.words[1..].iter().all(|word| word.literal),
+                text: join(&sub.words[1..]),
+                ..ShellWord::default()
+            })),
+            _ => None,
+        };
+        match script {
+            Some(Some(script)) if script.literal => self.program(&script.text, depth + 1),
+            Some(_) => self.opaque(format!("{name} runs a command string that cannot be read")),
+            None => {}
+        }
+    }
+}
+
+fn parser_options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions {
+        enable_extended_globbing: true,
+        posix_mode: false,
+        sh_mode: false,
+        tilde_expansion_at_word_start: true,
+        tilde_expansion_after_colon: false,
+        parser_impl: brush_parser::ParserImpl::Peg,
+    }
+}
+
+/// An upper bound on the bracket nesting of `source`, quotes ignored: cheap, and enough to keep
+/// the recursive parser away from inputs that would exhaust its stack.
+fn nesting(source: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in source.chars() {
+        match c {
+            '(' | '{' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest + source.matches('`').count() / 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(command: &str) -> Vec<String> {
+        split(command)
+            .subcommands
+            .iter()
+            .map(Subcommand::text)
+            .collect()
+    }
+
+    #[test]
+    fn splits_on_every_operator() {
+        let cases: &[(&str, &[&str])] = &[
+            ("ls -la", &["ls -la"]),
+            ("a && b", &["a", "b"]),
+            ("a || b", &["a", "b"]),
+            ("a; b", &["a", "b"]),
+            ("a | b", &["a", "b"]),
+            ("a |& b", &["a", "b"]),
+            ("a & b", &["a", "b"]),
+            ("a\nb", &["a", "b"]),
+            ("echo $(rm -rf /)", &["rm -rf /", "echo $(rm -rf /)"]),
+            ("echo `whoami`", &["whoami", "echo `whoami`"]),
+            (
+                "diff <(ls a) <(ls b)",
+                &["ls a", "ls b", "diff <(...) <(...)"],
+            ),
+            ("(cd x && make)", &["cd x", "make"]),
+            ("{ a; b; }", &["a", "b"]),
+            ("if a; then b; else c; fi", &["a", "b", "c"]),
+            ("for f in $(ls); do rm $f; done", &["ls", "rm $f"]),
+            ("while true; do x; done", &["true", "x"]),
+            ("bash -c 'rm -rf /'", &["rm -rf /", "bash -c rm -rf /"]),
+            ("eval 'ls; rm x'", &["ls", "rm x", "eval ls; rm x"]),
+        ];
+        for (command, expected) in cases {
+            assert_eq!(texts(command), *expected, "{command}");
+            assert_eq!(split(command).opaque, None, "{command}");
+        }
+    }
+
+    #[test]
+    fn quoting_is_removed() {
+        let cases: &[(&str, &[&str])] = &[
+            ("\"rm\" -rf /", &["rm -rf /"]),
+            ("r\\m -rf /", &["rm -rf /"]),
+            ("echo 'a  b'", &["echo a  b"]),
+            ("git   log", &["git log"]),
+            ("git log \"; rm -rf /\"", &["git log ; rm -rf /"]),
+        ];
+        for (command, expected) in cases {
+            assert_eq!(texts(command), *expected, "{command}");
+        }
+    }
+
+    #[test]
+    fn assignments_and_redirects_are_separated() {
+        let parsed = split("FOO=1 BAR=2 npm test > out.txt 2>&1");
+        let sub = &parsed.subcommands[0];
+        assert_eq!(sub.assignments, ["FOO", "BAR"]);
+        assert_eq!(sub.text(), "npm test");
+        assert_eq!(sub.redirects.len(), 1);
+        assert_eq!(sub.redirects[0].target.text, "out.txt");
+        assert!(sub.redirects[0].write);
+        let read = split("wc -l < input.txt");
+        assert!(!read.subcommands[0].redirects[0].write);
+        let group = split("{ a; b; } > all.txt");
+        assert!(group.subcommands.iter().all(|s| s.redirects.len() == 1));
+    }
+
+    #[test]
+    fn unparseable_long_and_deep_commands_are_opaque() {
+        for command in [
+            "echo 'unterminated",
+            "if then fi",
+            &"x".repeat(MAX_COMMAND_CHARS + 1),
+            &format!("{}x{}", "$(".repeat(200), ")".repeat(200)),
+            "echo ${x:-$(rm -rf /)}",
+            "bash -c \"$CMD\"",
+        ] {
+            assert!(
+                split(command).opaque.is_some(),
+                "{}",
+                &command[..command.len().min(40)]
+            );
+        }
+    }
+
+    #[test]
+    fn dynamic_words_are_not_literal() {
+        let parsed = split("$CMD arg ~/x *.txt");
+        let words = &parsed.subcommands[0].words;
+        assert!(!words[0].literal);
+        assert!(words[1].literal);
+        assert!(words[2].tilde && words[2].literal);
+        assert!(words[3].glob);
+    }
+}

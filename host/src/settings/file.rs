@@ -1,0 +1,278 @@
+//! One settings file: read leniently (unknown keys are warnings, so a `.claude/settings.json` with
+//! hooks, env or model keys loads unchanged) but typed strictly (a wrong type is an error).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::SettingsError;
+
+/// One settings file.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// `permissions`.
+    pub permissions: PermissionSettings,
+    /// `aliases`, `from` -> `to`.
+    pub aliases: BTreeMap<String, String>,
+    /// `trustedWorkspaces` (honoured in user settings and `--settings` only).
+    pub trusted_workspaces: Vec<PathBuf>,
+}
+
+/// `permissions` in a settings file.
+#[derive(Debug, Clone, Default)]
+pub struct PermissionSettings {
+    /// Allow rules.
+    pub allow: Vec<RuleEntry>,
+    /// Ask rules.
+    pub ask: Vec<RuleEntry>,
+    /// Deny rules.
+    pub deny: Vec<RuleEntry>,
+    /// `defaultMode`.
+    pub default_mode: Option<String>,
+    /// `additionalDirectories`.
+    pub additional_directories: Vec<String>,
+    /// `disableBypassPermissionsMode: "disable"`.
+    pub disable_bypass: bool,
+}
+
+/// A rule with optional examples checked at load: `{"rule": ..., "match": [...],
+/// "not_match": [...]}`, or just the rule text.
+#[derive(Debug, Clone, Default)]
+pub struct RuleEntry {
+    /// The rule text.
+    pub rule: String,
+    /// Inputs the rule must match (a string is the rule field's value; an object is a whole
+    /// input).
+    pub matches: Vec<Value>,
+    /// Inputs the rule must not match.
+    pub not_matches: Vec<Value>,
+}
+
+const TOP_KEYS: &[&str] = &["$schema", "permissions", "aliases", "trustedWorkspaces"];
+const PERMISSION_KEYS: &[&str] = &[
+    "allow",
+    "ask",
+    "deny",
+    "defaultMode",
+    "additionalDirectories",
+    "disableBypassPermissionsMode",
+];
+
+impl Settings {
+    /// Reads and parses `path`; warnings (unknown keys) are appended to `warnings`.
+    pub fn load(path: &Path, warnings: &mut Vec<String>) -> Result<Self, SettingsError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SettingsError {
+            path: path.to_path_buf(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(&text, path, warnings)
+    }
+
+    /// Parses settings `text`; `path` names it in messages.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, SettingsError> {
+        let error = |message: String| SettingsError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| error(format!("not valid JSON: {e}")))?;
+        let Value::Object(top) = value else {
+            return Err(error("the settings must be a JSON object".to_owned()));
+        };
+        let mut settings = Settings::default();
+        for (key, value) in &top {
+            match key.as_str() {
+                "permissions" => settings.permissions = permissions(value, path, warnings)?,
+                "aliases" => {
+                    let Value::Object(map) = value else {
+                        return Err(error(
+                            "\"aliases\" must be an object of name -> tool".into(),
+                        ));
+                    };
+                    for (from, to) in map {
+                        let to = to.as_str().ok_or_else(|| {
+                            error(format!("aliases.{from} must be a string (invalid type)"))
+                        })?;
+                        settings.aliases.insert(from.clone(), to.to_owned());
+                    }
+                }
+                "trustedWorkspaces" => {
+                    settings.trusted_workspaces = strings(value, "trustedWorkspaces", path)?
+                        .into_iter()
+                        .map(PathBuf::from)
+                        .collect();
+                }
+                "$schema" => {}
+                other => warnings.push(format!(
+                    "settings {}: unknown key {other:?} ignored (warden reads {})",
+                    path.display(),
+                    TOP_KEYS[1..].join(", ")
+                )),
+            }
+        }
+        Ok(settings)
+    }
+}
+
+fn permissions(
+    value: &Value,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<PermissionSettings, SettingsError> {
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Value::Object(map) = value else {
+        return Err(error("\"permissions\" must be an object".to_owned()));
+    };
+    let mut settings = PermissionSettings::default();
+    for (key, value) in map {
+        match key.as_str() {
+            "allow" => settings.allow = entries(value, "allow", path)?,
+            "ask" => settings.ask = entries(value, "ask", path)?,
+            "deny" => settings.deny = entries(value, "deny", path)?,
+            "defaultMode" => {
+                settings.default_mode = Some(
+                    value
+                        .as_str()
+                        .ok_or_else(|| error("permissions.defaultMode must be a string".into()))?
+                        .to_owned(),
+                );
+            }
+            "additionalDirectories" => {
+                settings.additional_directories =
+                    strings(value, "permissions.additionalDirectories", path)?;
+            }
+            "disableBypassPermissionsMode" => {
+                settings.disable_bypass = value.as_str() == Some("disable");
+            }
+            other => warnings.push(format!(
+                "settings {}: unknown key permissions.{other} ignored (warden reads {})",
+                path.display(),
+                PERMISSION_KEYS.join(", ")
+            )),
+        }
+    }
+    Ok(settings)
+}
+
+fn strings(value: &Value, key: &str, path: &Path) -> Result<Vec<String>, SettingsError> {
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Value::Array(items) = value else {
+        return Err(error(format!("{key} must be an array of strings")));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| error(format!("{key}[{index}] must be a string")))
+        })
+        .collect()
+}
+
+fn entries(value: &Value, list: &str, path: &Path) -> Result<Vec<RuleEntry>, SettingsError> {
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Value::Array(items) = value else {
+        return Err(error(format!(
+            "permissions.{list} must be an array of rules"
+        )));
+    };
+    let mut entries = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let position = format!("permissions.{list}[{index}]");
+        let entry = match item {
+            Value::String(rule) => RuleEntry {
+                rule: rule.clone(),
+                ..RuleEntry::default()
+            },
+            Value::Object(map) => {
+                let rule = map
+                    .get("rule")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| error(format!("{position} must have a \"rule\" string")))?;
+                let examples = |key: &str| -> Result<Vec<Value>, SettingsError> {
+                    match map.get(key) {
+                        None => Ok(Vec::new()),
+                        Some(Value::Array(values)) => Ok(values.clone()),
+                        Some(_) => Err(error(format!("{position}.{key} must be an array"))),
+                    }
+                };
+                for key in map.keys() {
+                    if !matches!(key.as_str(), "rule" | "match" | "not_match") {
+                        return Err(error(format!(
+                            "{position} has the unknown key {key:?} (expected rule, match, not_match)"
+                        )));
+                    }
+                }
+                RuleEntry {
+                    rule: rule.to_owned(),
+                    matches: examples("match")?,
+                    not_matches: examples("not_match")?,
+                }
+            }
+            _ => {
+                return Err(error(format!(
+                    "{position} must be a rule string or {{\"rule\": ...}}"
+                )));
+            }
+        };
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_files_are_errors_and_unknown_keys_warnings() {
+        let path = Path::new("/ws/.warden/settings.json");
+        let errors = [
+            (r#"{"permissions": "#, "not valid JSON"),
+            (r#"[]"#, "must be a JSON object"),
+            (r#"{"aliases": {"Cat": 1}}"#, "invalid type"),
+            (r#"{"permissions": {"allow": "Read"}}"#, "must be an array"),
+            (r#"{"permissions": {"deny": [1]}}"#, "permissions.deny[0]"),
+            (
+                r#"{"permissions": {"allow": [{"rul": "x"}]}}"#,
+                "\"rule\" string",
+            ),
+            (
+                r#"{"permissions": {"defaultMode": 3}}"#,
+                "defaultMode must be a string",
+            ),
+        ];
+        for (text, expected) in errors {
+            let message = Settings::parse(text, path, &mut Vec::new())
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains(expected), "{text}: {message}");
+            assert!(message.contains("settings.json"), "{message}");
+        }
+        let mut warnings = Vec::new();
+        let settings = Settings::parse(
+            r#"{"model": "x", "hooks": {}, "permissions": {"allow": ["Read"], "disableAutoMode": "disable"}}"#,
+            path,
+            &mut warnings,
+        )
+        .unwrap();
+        assert_eq!(settings.permissions.allow[0].rule, "Read");
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("\"model\"")));
+    }
+}

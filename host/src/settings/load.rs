@@ -1,0 +1,354 @@
+//! Loads every settings scope and merges it into one policy.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::SettingsError;
+use super::file::{RuleEntry, Settings};
+use crate::Error;
+use crate::permissions::{
+    PermissionMode, Policy, Rule, RuleContext, RuleError, RuleKind, RuleSource, example_matches,
+    split_rule_list,
+};
+
+/// What the operator configured, scope by scope.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsInput {
+    /// The user settings file (`None`: no user scope).
+    pub user_file: Option<PathBuf>,
+    /// Read the project's `.warden/settings.json` and `.warden/settings.local.json`.
+    pub project: bool,
+    /// `--settings FILE` values.
+    pub files: Vec<PathBuf>,
+    /// `--settings JSON` values.
+    pub inline: Vec<String>,
+    /// `--allowedTools` values (each may hold several rules).
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools` values.
+    pub disallowed_tools: Vec<String>,
+    /// `--permission-mode`.
+    pub mode: Option<PermissionMode>,
+    /// `--trust-workspace`.
+    pub trust_workspace: bool,
+}
+
+/// The merged result.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) policy: Policy,
+    pub(crate) aliases: Vec<(String, String)>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) trusted: bool,
+}
+
+/// `$XDG_CONFIG_HOME/warden/settings.json`, else `~/.config/warden/settings.json`.
+pub fn user_settings_path() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(dir) = non_empty("XDG_CONFIG_HOME") {
+        return Some(PathBuf::from(dir).join("warden/settings.json"));
+    }
+    non_empty("HOME").map(|home| PathBuf::from(home).join(".config/warden/settings.json"))
+}
+
+/// The project's local settings file, where saved approvals go.
+pub(crate) fn local_settings_path(workspace: &Path) -> PathBuf {
+    workspace.join(".warden/settings.local.json")
+}
+
+struct Scope {
+    source: RuleSource,
+    settings: Settings,
+    /// Project and local scopes need workspace trust for what they grant.
+    needs_trust: bool,
+}
+
+/// Loads and merges every scope in `input` for `workspace` (canonical).
+pub(crate) fn load(
+    input: &SettingsInput,
+    workspace: &Path,
+    home: Option<&Path>,
+) -> Result<Loaded, Error> {
+    let mut warnings = Vec::new();
+    let mut scopes: Vec<Scope> = Vec::new();
+    for path in &input.files {
+        scopes.push(Scope {
+            source: RuleSource::Settings(Some(path.clone())),
+            settings: Settings::load(path, &mut warnings)?,
+            needs_trust: false,
+        });
+    }
+    for text in &input.inline {
+        scopes.push(Scope {
+            source: RuleSource::Settings(None),
+            settings: Settings::parse(text, Path::new("--settings JSON"), &mut warnings)?,
+            needs_trust: false,
+        });
+    }
+    if input.project {
+        let local = local_settings_path(workspace);
+        let project = workspace.join(".warden/settings.json");
+        for (path, source) in [
+            (local.clone(), RuleSource::Local(local)),
+            (project.clone(), RuleSource::Project(project)),
+        ] {
+            if path.is_file() {
+                scopes.push(Scope {
+                    source,
+                    settings: Settings::load(&path, &mut warnings)?,
+                    needs_trust: true,
+                });
+            }
+        }
+    }
+    if let Some(path) = input.user_file.as_ref().filter(|path| path.is_file()) {
+        scopes.push(Scope {
+            source: RuleSource::User(path.clone()),
+            settings: Settings::load(path, &mut warnings)?,
+            needs_trust: false,
+        });
+    }
+
+    let trusted = input.trust_workspace || trust_recorded(&scopes, workspace, &mut warnings);
+    let context = RuleContext {
+        cwd: workspace.to_path_buf(),
+        home: home.map(Path::to_path_buf),
+    };
+    let mut policy = Policy::new(context);
+
+    // Command-line rules first, so a decision names them when they match.
+    for (values, kind) in [
+        (&input.disallowed_tools, RuleKind::Deny),
+        (&input.allowed_tools, RuleKind::Allow),
+    ] {
+        for (index, text) in values.iter().flat_map(|v| split_rule_list(v)).enumerate() {
+            let rule = Rule::parse(&text, kind, RuleSource::CommandLine, policy.context())
+                .map_err(|error| positioned(error, format!("{} rule {}", flag(kind), index + 1)))?;
+            warnings.extend(policy.add(rule));
+        }
+    }
+
+    let mut aliases = Vec::new();
+    let mut mode = input.mode;
+    let mut mode_origin = "--permission-mode".to_owned();
+    let mut bypass_disabled_by = None;
+    for scope in &scopes {
+        let permissions = &scope.settings.permissions;
+        let untrusted = scope.needs_trust && !trusted;
+        for (entries, kind) in [
+            (&permissions.deny, RuleKind::Deny),
+            (&permissions.ask, RuleKind::Ask),
+            (&permissions.allow, RuleKind::Allow),
+        ] {
+            if untrusted && kind == RuleKind::Allow {
+                if !entries.is_empty() {
+                    warnings.push(format!(
+                        "this workspace has not been trusted: {} allow rule(s) in {} are not used (pass --trust-workspace, or list the workspace in trustedWorkspaces in your user settings)",
+                        entries.len(),
+                        scope.source
+                    ));
+                }
+                continue;
+            }
+            for (index, entry) in entries.iter().enumerate() {
+                let position = format!("permissions.{}[{index}]", kind.as_str());
+                let rule = Rule::parse(&entry.rule, kind, scope.source.clone(), policy.context())
+                    .map_err(|error| positioned(error, position.clone()))?;
+                check_examples(&rule, entry, &position, policy.context())?;
+                warnings.extend(policy.add(rule));
+            }
+        }
+        if let Some(name) = &permissions.default_mode {
+            let parsed: PermissionMode = name.parse().map_err(|error| SettingsError {
+                path: source_path(&scope.source),
+                message: format!("permissions.defaultMode: {error}"),
+            })?;
+            if untrusted && parsed.widens() {
+                warnings.push(format!(
+                    "this workspace has not been trusted: defaultMode {parsed} in {} is not used",
+                    scope.source
+                ));
+            } else if mode.is_none() {
+                mode = Some(parsed);
+                mode_origin = scope.source.to_string();
+            }
+        }
+        if permissions.disable_bypass && bypass_disabled_by.is_none() {
+            bypass_disabled_by = Some(scope.source.to_string());
+        }
+        if untrusted && !permissions.additional_directories.is_empty() {
+            warnings.push(format!(
+                "this workspace has not been trusted: additionalDirectories in {} are not used",
+                scope.source
+            ));
+        } else {
+            for dir in &permissions.additional_directories {
+                match resolve_dir(dir, workspace, home) {
+                    Some(dir) => {
+                        if !policy.additional_dirs.contains(&dir) {
+                            policy.additional_dirs.push(dir);
+                        }
+                    }
+                    None => warnings.push(format!(
+                        "additional directory {dir:?} ({}) does not exist; ignored",
+                        scope.source
+                    )),
+                }
+            }
+        }
+        aliases.extend(
+            scope
+                .settings
+                .aliases
+                .iter()
+                .map(|(from, to)| (from.clone(), to.clone())),
+        );
+    }
+    let mode = mode.unwrap_or_default();
+    if mode == PermissionMode::BypassPermissions
+        && let Some(source) = bypass_disabled_by
+    {
+        return Err(Error::Settings(SettingsError {
+            path: PathBuf::from(&mode_origin),
+            message: format!(
+                "bypassPermissions mode is disabled by disableBypassPermissionsMode in {source}"
+            ),
+        }));
+    }
+    policy.mode = mode;
+    Ok(Loaded {
+        policy,
+        aliases,
+        warnings,
+        trusted,
+    })
+}
+
+fn flag(kind: RuleKind) -> &'static str {
+    match kind {
+        RuleKind::Deny => "--disallowedTools",
+        _ => "--allowedTools",
+    }
+}
+
+fn positioned(mut error: RuleError, position: String) -> RuleError {
+    error.position = Some(position);
+    error
+}
+
+fn source_path(source: &RuleSource) -> PathBuf {
+    match source {
+        RuleSource::User(path)
+        | RuleSource::Project(path)
+        | RuleSource::Local(path)
+        | RuleSource::Settings(Some(path)) => path.clone(),
+        _ => PathBuf::from("--settings JSON"),
+    }
+}
+
+/// True when user settings or `--settings` list the workspace in `trustedWorkspaces`. A project
+/// cannot trust itself.
+fn trust_recorded(scopes: &[Scope], workspace: &Path, warnings: &mut Vec<String>) -> bool {
+    let mut trusted = false;
+    for scope in scopes {
+        if scope.settings.trusted_workspaces.is_empty() {
+            continue;
+        }
+        if scope.needs_trust {
+            warnings.push(format!(
+                "trustedWorkspaces in {} ignored: a project cannot trust itself",
+                scope.source
+            ));
+            continue;
+        }
+        trusted |= scope
+            .settings
+            .trusted_workspaces
+            .iter()
+            .any(|dir| std::fs::canonicalize(dir).is_ok_and(|dir| dir == workspace));
+    }
+    trusted
+}
+
+fn resolve_dir(dir: &str, workspace: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let path = match (dir.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => workspace.join(dir),
+    };
+    std::fs::canonicalize(path)
+        .ok()
+        .filter(|path| path.is_dir())
+}
+
+/// Checks a rule against its inline examples, so a rule that does not mean what its author
+/// thinks fails at start-up.
+fn check_examples(
+    rule: &Rule,
+    entry: &RuleEntry,
+    position: &str,
+    context: &RuleContext,
+) -> Result<(), RuleError> {
+    let failure = |reason: String| RuleError {
+        rule: rule.text().to_owned(),
+        source_name: rule.source().to_string(),
+        position: Some(position.to_owned()),
+        reason,
+    };
+    for example in &entry.matches {
+        if !example_matches(rule, example, context) {
+            return Err(failure(format!(
+                "it does not match its example {example} (listed under \"match\")"
+            )));
+        }
+    }
+    for example in &entry.not_matches {
+        if example_matches(rule, example, context) {
+            return Err(failure(format!(
+                "it matches {example}, listed under \"not_match\""
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Adds `rules` to `permissions.allow` in the workspace's local settings file, keeping everything
+/// else in it; written atomically.
+pub(crate) fn save_local_approvals(
+    workspace: &Path,
+    rules: &[String],
+) -> Result<(), SettingsError> {
+    let path = local_settings_path(workspace);
+    let error = |message: String| SettingsError {
+        path: path.clone(),
+        message,
+    };
+    let mut settings: Value = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| error(format!("not valid JSON, approvals not saved: {e}")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
+        Err(e) => return Err(error(format!("cannot read: {e}"))),
+    };
+    let allow = settings
+        .as_object_mut()
+        .ok_or_else(|| error("must be a JSON object".to_owned()))?
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Default::default()))
+        .as_object_mut()
+        .ok_or_else(|| error("permissions must be an object".to_owned()))?
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| error("permissions.allow must be an array".to_owned()))?;
+    for rule in rules {
+        let value = Value::String(rule.clone());
+        if !allow.contains(&value) {
+            allow.push(value);
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
+    }
+    let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
+    bytes.push(b'\n');
+    crate::session::write_atomically(&path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
+}
