@@ -206,6 +206,7 @@ impl Runtime {
             plugin_data: None,
             tmp: None,
             session_results: Some(session.results_dir()),
+            additional_dirs: policy.additional_dirs.clone(),
         };
         Ok(Self {
             sandbox,

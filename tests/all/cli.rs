@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use crate::support::{Fixture, cache_dir, warden_bin};
 
-fn warden(fixture: &Fixture, args: &[&str]) -> Output {
+pub(crate) fn warden(fixture: &Fixture, args: &[&str]) -> Output {
     warden_with_stdin(fixture, args, None)
 }
 
-fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> Output {
+pub(crate) fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(warden_bin())
         .args(args)
         .arg("--state-dir")
@@ -19,6 +19,7 @@ fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> O
         .arg("--cache-dir")
         .arg(cache_dir())
         .current_dir(fixture.workspace())
+        .env("XDG_CONFIG_HOME", fixture.config_home())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -37,7 +38,7 @@ fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> O
     child.wait_with_output().expect("wait for warden")
 }
 
-fn json_stdout(output: &Output) -> Value {
+pub(crate) fn json_stdout(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
         panic!(
             "stdout is not JSON ({error}): {}\nstderr: {}",

@@ -4,6 +4,7 @@
 mod cli;
 mod grants;
 mod hooks;
+mod permissions;
 mod pipeline;
 mod read;
 mod redteam;
@@ -24,6 +25,7 @@ mod guest_coverage {
 /// The test named after each guest.
 mod tested {
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
+    pub(crate) use crate::permissions::perm_standins;
     pub(crate) use crate::pipeline::pipeline_echo;
     pub(crate) use crate::redteam::{redteam_fs_tricks, redteam_net, redteam_output_flood};
     pub(crate) use crate::sandbox::{sandbox_hog, sandbox_spin, sandbox_trap};

@@ -41,6 +41,11 @@ impl Fixture {
         std::fs::canonicalize(self.root.path().join("outside")).expect("canonical outside")
     }
 
+    /// `$XDG_CONFIG_HOME` for binaries the tests run: user settings live in `warden/` under it.
+    pub(crate) fn config_home(&self) -> PathBuf {
+        self.root.path().join("config")
+    }
+
     pub(crate) fn state_dir(&self) -> PathBuf {
         self.root.path().join("state")
     }

@@ -37,6 +37,9 @@ pub(crate) struct GrantContext {
     /// The session's `tool-results/` directory; read-class tools may read it to page through
     /// externalized output.
     pub(crate) session_results: Option<PathBuf>,
+    /// The operator's `additionalDirectories`: a grant of the whole `${WORKSPACE}` also stands for
+    /// each of them, with the same access.
+    pub(crate) additional_dirs: Vec<PathBuf>,
 }
 
 /// Grants with every variable resolved to a host path: exactly what the WASI context gets.
@@ -55,7 +58,7 @@ impl Grants {
         let mut dirs: Vec<(PathBuf, FsAccess)> = self
             .fs
             .iter()
-            .filter_map(|grant| grant.resolve(context))
+            .flat_map(|grant| grant.resolve_all(context))
             .collect();
         if read_results
             && let Some(results) = &context.session_results
@@ -82,8 +85,9 @@ impl Grants {
     ) -> Option<&FsGrant> {
         self.fs.iter().find(|grant| {
             grant
-                .resolve(context)
-                .is_some_and(|(root, granted)| granted.allows(access) && path.starts_with(&root))
+                .resolve_all(context)
+                .iter()
+                .any(|(root, granted)| granted.allows(access) && path.starts_with(root))
         })
     }
 

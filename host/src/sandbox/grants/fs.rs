@@ -128,6 +128,23 @@ impl FsGrant {
         (target.starts_with(&base) && target.is_dir()).then_some((target, self.access))
     }
 
+    /// Every directory this grant stands for: its own root, and for a grant of the whole
+    /// `${WORKSPACE}` also the operator's additional directories.
+    pub(crate) fn resolve_all(&self, context: &GrantContext) -> Vec<(PathBuf, FsAccess)> {
+        let mut roots: Vec<(PathBuf, FsAccess)> = self.resolve(context).into_iter().collect();
+        if self.base == Base::Workspace && self.subpath.as_os_str().is_empty() {
+            for dir in &context.additional_dirs {
+                if let Ok(dir) = std::fs::canonicalize(dir)
+                    && dir.is_dir()
+                    && !roots.iter().any(|(root, _)| *root == dir)
+                {
+                    roots.push((dir, self.access));
+                }
+            }
+        }
+        roots
+    }
+
     /// True when rooted at `${WORKSPACE}`.
     pub(crate) fn is_workspace(&self) -> bool {
         self.base == Base::Workspace

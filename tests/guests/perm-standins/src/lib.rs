@@ -1,0 +1,90 @@
+//! Test guest: stand-ins named like Claude Code's `Bash`, `WebFetch` and `Write`, with their input
+//! fields and classes, that only report what they were asked to do. Permission rules give these
+//! names their meaning (shell commands, domains, Edit paths), so end-to-end permission tests can
+//! run before the real tools exist, and can never run a command, fetch or write anything.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
+
+/// Input of `Bash`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BashInput {
+    /// The command line.
+    command: String,
+    /// Timeout in milliseconds.
+    timeout: Option<u64>,
+    /// What the command does.
+    description: Option<String>,
+    /// Run in the background.
+    run_in_background: Option<bool>,
+}
+
+struct Bash;
+
+impl Tool for Bash {
+    type Input = BashInput;
+    const NAME: &'static str = "Bash";
+    const DESCRIPTION: &'static str = "Reports the command it would run (a stand-in).";
+    const CLASS: CapabilityClass = CapabilityClass::Process;
+    const RULE_FIELD: Option<&'static str> = Some("command");
+
+    fn call(input: BashInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text(format!("would run: {}", input.command)))
+    }
+}
+
+/// Input of `WebFetch`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FetchInput {
+    /// The URL.
+    url: String,
+    /// What to extract.
+    prompt: Option<String>,
+}
+
+struct WebFetch;
+
+impl Tool for WebFetch {
+    type Input = FetchInput;
+    const NAME: &'static str = "WebFetch";
+    const DESCRIPTION: &'static str = "Reports the URL it would fetch (a stand-in).";
+    const CLASS: CapabilityClass = CapabilityClass::Network;
+    const RULE_FIELD: Option<&'static str> = Some("url");
+
+    fn call(input: FetchInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text(format!("would fetch: {}", input.url)))
+    }
+}
+
+/// Input of `Write`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WriteInput {
+    /// The file to write.
+    file_path: String,
+    /// Its new content.
+    content: String,
+}
+
+struct Write;
+
+impl Tool for Write {
+    type Input = WriteInput;
+    const NAME: &'static str = "Write";
+    const DESCRIPTION: &'static str = "Reports the file it would write (a stand-in).";
+    const CLASS: CapabilityClass = CapabilityClass::Write;
+    const RULE_FIELD: Option<&'static str> = Some("file_path");
+
+    fn call(input: WriteInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text(format!(
+            "would write {} bytes to {}",
+            input.content.len(),
+            input.file_path
+        )))
+    }
+}
+
+warden_sdk::export!(Bash, WebFetch, Write);
