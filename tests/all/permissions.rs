@@ -528,7 +528,7 @@ async fn allow_always_adds_a_session_rule_that_outlives_the_process() {
     });
     {
         let mut runtime = fixture
-            .runtime(&[plugin.clone()], |c| c.save_approvals = true)
+            .runtime(std::slice::from_ref(&plugin), |c| c.save_approvals = true)
             .await;
         runtime.set_prompter(prompter.clone());
         for _ in 0..2 {
@@ -544,7 +544,7 @@ async fn allow_always_adds_a_session_rule_that_outlives_the_process() {
         assert_eq!(prompter.asked.load(Ordering::SeqCst), 2);
     }
     // The same session in a new runtime, with nobody to ask.
-    let runtime = fixture.runtime(&[plugin.clone()], |_| {}).await;
+    let runtime = fixture.runtime(std::slice::from_ref(&plugin), |_| {}).await;
     let again = call(&runtime, "Bash", bash("cargo build --release")).await;
     ok_text(&again);
     assert_eq!(

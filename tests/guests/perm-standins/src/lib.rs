@@ -14,10 +14,13 @@ struct BashInput {
     /// The command line.
     command: String,
     /// Timeout in milliseconds.
+    #[expect(dead_code, reason = "accepted so the schema matches Claude Code's")]
     timeout: Option<u64>,
     /// What the command does.
+    #[expect(dead_code, reason = "accepted so the schema matches Claude Code's")]
     description: Option<String>,
     /// Run in the background.
+    #[expect(dead_code, reason = "accepted so the schema matches Claude Code's")]
     run_in_background: Option<bool>,
 }
 
@@ -42,6 +45,7 @@ struct FetchInput {
     /// The URL.
     url: String,
     /// What to extract.
+    #[expect(dead_code, reason = "accepted so the schema matches Claude Code's")]
     prompt: Option<String>,
 }
 
