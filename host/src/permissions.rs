@@ -13,10 +13,14 @@ mod mode;
 mod path_pattern;
 mod paths;
 mod prompter;
+#[cfg(test)]
+mod properties;
 mod protected;
 mod rules;
 mod shell;
 mod target;
+#[cfg(test)]
+mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;

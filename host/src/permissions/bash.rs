@@ -38,7 +38,7 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
 /// different privileges or environment).
 const EXEC_WRAPPERS: &[&str] = &[
     "exec", "env", "sudo", "doas", "setsid", "ionice", "chrt", "taskset", "watch", "flock",
-    "unbuffer", "chroot", "runuser", "su",
+    "unbuffer", "chroot", "runuser", "su", "xargs",
 ];
 
 /// A parsed Bash rule specifier.

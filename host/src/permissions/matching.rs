@@ -259,6 +259,17 @@ pub(crate) fn example_matches(rule: &Rule, example: &Value, context: &RuleContex
     } else {
         rule.tool().to_owned()
     };
+    call_matches(rule, &tool, example, context)
+}
+
+/// True when `rule` matches a call of `tool` with `example` (see [`example_matches`]).
+pub(crate) fn call_matches(
+    rule: &Rule,
+    tool: &str,
+    example: &Value,
+    context: &RuleContext,
+) -> bool {
+    let tool = tool.to_owned();
     let (field, path_tool) = if is_shell_tool(&tool) {
         ("command", false)
     } else if Family::of(&tool).is_some() {

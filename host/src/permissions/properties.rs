@@ -1,0 +1,154 @@
+//! Property tests: compound commands never ride on a prefix rule, a deny anywhere beats an allow
+//! anywhere, and normalization is idempotent.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::Policy;
+use super::decision::{DecisionInput, Verdict, decide};
+use super::domain::url_host;
+use super::matching::{CallView, allowing};
+use super::mode::PermissionMode;
+use super::paths::normalize;
+use super::rules::{Rule, RuleContext, RuleKind, RuleSource};
+use super::target::Target;
+use crate::registry::{CapabilityClass, ToolSpec};
+
+const ALLOWED: &[&str] = &["git", "ls", "npm", "cargo", "echo"];
+const OTHERS: &[&str] = &["rm", "curl", "sh", "python3", "dd", "chmod"];
+const OPERATORS: &[&str] = &[" && ", " || ", "; ", " | ", " |& ", " & ", "\n"];
+
+fn context() -> RuleContext {
+    RuleContext {
+        cwd: "/ws".into(),
+        home: None,
+    }
+}
+
+fn bash_spec() -> ToolSpec {
+    ToolSpec {
+        name: "Bash".into(),
+        description: String::new(),
+        input_schema: json!({"type": "object", "properties": {"command": {}}}),
+        class: CapabilityClass::Process,
+        read_only: false,
+        concurrency_safe: false,
+        rule_field: Some("command".into()),
+    }
+}
+
+fn arg() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z0-9._/-]{1,8}",
+        "-[a-z]{1,3}",
+        "\"[a-z ;&|]{0,8}\"".prop_map(|s| s),
+        "'[a-z ;&|$()]{0,8}'".prop_map(|s| s),
+    ]
+}
+
+fn words(program: &str, args: Vec<String>) -> String {
+    std::iter::once(program.to_owned())
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// `Bash(p *)` never allows a command line holding a subcommand that starts with another
+    /// program, wherever it sits and whatever operator joins it.
+    #[test]
+    fn a_prefix_rule_never_allows_a_foreign_subcommand(
+        allowed in prop::sample::select(ALLOWED),
+        other in prop::sample::select(OTHERS),
+        allowed_args in prop::collection::vec(arg(), 0..4),
+        other_args in prop::collection::vec(arg(), 0..4),
+        operator in prop::sample::select(OPERATORS),
+        shape in 0u32..5,
+    ) {
+        let a = words(allowed, allowed_args);
+        let b = words(other, other_args);
+        let line = match shape {
+            0 => format!("{a}{operator}{b}"),
+            1 => format!("{b}{operator}{a}"),
+            2 => format!("{a} $({b})"),
+            3 => format!("{a} `{b}`"),
+            _ => format!("{a}{operator}({b})"),
+        };
+        let rule = Rule::parse(&format!("Bash({allowed} *)"), RuleKind::Allow, RuleSource::CommandLine, &context()).unwrap();
+        let input = json!({"command": line});
+        let target = Target::new("Bash", Some("command"), false, &input, Path::new("/ws"), None);
+        let spec = bash_spec();
+        let call = CallView { tool: "Bash", writes: false, target: &target, input: &input, schema: &spec.input_schema };
+        prop_assert!(allowing(&[&rule], &call, &|_| false).is_none(), "{line:?} was allowed");
+    }
+
+    /// Whatever allow rules any scope holds and whatever the mode, a matching deny rule from any
+    /// scope decides `deny`.
+    #[test]
+    fn deny_beats_allow_across_scopes_and_modes(
+        program in prop::sample::select(OTHERS),
+        deny_scope in 0usize..5,
+        allow_scopes in prop::collection::vec(0usize..5, 0..5),
+        mode in prop::sample::select(&[
+            PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::Plan,
+            PermissionMode::DontAsk, PermissionMode::BypassPermissions,
+        ][..]),
+        args in prop::collection::vec(arg(), 0..3),
+    ) {
+        let scopes = [
+            RuleSource::CommandLine,
+            RuleSource::User("/u/settings.json".into()),
+            RuleSource::Project("/ws/.warden/settings.json".into()),
+            RuleSource::Local("/ws/.warden/settings.local.json".into()),
+            RuleSource::Settings(None),
+        ];
+        let mut policy = Policy::new(context());
+        policy.mode = mode;
+        for scope in &allow_scopes {
+            for text in ["Bash", &format!("Bash({program} *)")] {
+                policy.add(Rule::parse(text, RuleKind::Allow, scopes[*scope].clone(), &context()).unwrap());
+            }
+        }
+        policy.add(Rule::parse(&format!("Bash({program} *)"), RuleKind::Deny, scopes[deny_scope].clone(), &context()).unwrap());
+        let line = words(program, args);
+        let input = json!({"command": line});
+        let target = Target::new("Bash", Some("command"), false, &input, Path::new("/ws"), None);
+        let spec = bash_spec();
+        let decision = decide(&DecisionInput {
+            tool: &spec,
+            target: &target,
+            input: &input,
+            within_grants: None,
+            inside_workspace: None,
+            reads_host_env: false,
+            grants: String::new(),
+            vote: None,
+            policy: &policy,
+        });
+        prop_assert_eq!(decision.verdict, Verdict::Deny, "{:?} {}", decision, line);
+    }
+
+    /// Normalizing a path twice gives what normalizing once gave.
+    #[test]
+    fn path_normalization_is_idempotent(path in "(/|\\./|\\.\\./)?([a-z.]{1,3}/{1,2}){0,5}[a-z.]{0,3}") {
+        let once = normalize(Path::new("/ws/a"), &path);
+        let twice = normalize(Path::new("/ws/a"), &once.to_string_lossy());
+        prop_assert_eq!(&once, &twice);
+        prop_assert!(once.is_absolute());
+        prop_assert!(!once.components().any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::CurDir)));
+    }
+
+    /// A host read from a URL reads back as itself.
+    #[test]
+    fn host_normalization_is_idempotent(host in "[A-Za-z0-9-]{1,8}(\\.[A-Za-z0-9-]{1,8}){0,3}\\.?", port in prop::option::of(1u16..)) {
+        let url = match port { Some(port) => format!("https://{host}:{port}/x"), None => format!("https://{host}/x") };
+        let once = url_host(&url).unwrap();
+        let again = url_host(&format!("https://{once}/")).unwrap();
+        prop_assert_eq!(&once, &again);
+        prop_assert_eq!(once, host.trim_end_matches('.').to_ascii_lowercase());
+    }
+}
