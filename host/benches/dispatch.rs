@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use warden::{Runtime, RuntimeConfig, ToolUse};
+use warden::{
+    CapabilityClass, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime, RuntimeConfig,
+    ToolSpec, ToolUse,
+};
 
 const WARM_UP: usize = 200;
 const ITERATIONS: usize = 3000;
@@ -100,6 +103,8 @@ async fn run() {
     )
     .await;
 
+    decision_rows(&workspace);
+
     for tasks in [1usize, 2] {
         let per_task = 4000;
         let started = Instant::now();
@@ -130,6 +135,79 @@ async fn run() {
         rss_after / 1024,
         4 * (WARM_UP + ITERATIONS) + 12_000
     );
+}
+
+/// The central decision alone, with 200 rules loaded across allow, ask and deny.
+fn decision_rows(workspace: &Path) {
+    let context = RuleContext {
+        cwd: std::fs::canonicalize(workspace).expect("workspace"),
+        home: Some("/home/bench".into()),
+    };
+    let mut policy = Policy::new(context.clone());
+    for n in 0..200 {
+        let (kind, text) = match n % 8 {
+            0 => (RuleKind::Allow, format!("Bash(tool{n} *)")),
+            1 => (RuleKind::Deny, format!("Bash(danger{n} *)")),
+            2 => (RuleKind::Ask, format!("Bash(argv:risky{n} -r -f)")),
+            3 => (RuleKind::Allow, format!("Read(src/mod{n}/**)")),
+            4 => (RuleKind::Deny, format!("Read(secret{n}/**)")),
+            5 => (RuleKind::Allow, format!("Edit(//opt/data{n}/*.json)")),
+            6 => (
+                RuleKind::Allow,
+                format!("WebFetch(domain:*.site{n}.example)"),
+            ),
+            _ => (RuleKind::Deny, format!("mcp__server{n}__*")),
+        };
+        let rule = Rule::parse(&text, kind, RuleSource::CommandLine, &context).expect("rule");
+        policy.add(rule);
+    }
+    policy.add(
+        Rule::parse(
+            "Bash(git status)",
+            RuleKind::Allow,
+            RuleSource::CommandLine,
+            &context,
+        )
+        .expect("rule"),
+    );
+    let spec = |name: &str, field: &str, class: CapabilityClass| ToolSpec {
+        name: name.to_owned(),
+        description: String::new(),
+        input_schema: json!({"type": "object", "properties": {field: {"type": "string"}}}),
+        class,
+        read_only: class == CapabilityClass::Read,
+        concurrency_safe: false,
+        rule_field: Some(field.to_owned()),
+    };
+    let cases = [
+        (
+            "decision only, 200 rules: `Bash` compound command (parse + every subcommand)",
+            spec("Bash", "command", CapabilityClass::Process),
+            json!({"command": "git status && FOO=1 timeout 5 tool8 --x | grep y"}),
+        ),
+        (
+            "decision only, 200 rules: `Read` path (gitignore globs, symlink resolution)",
+            spec("Read", "file_path", CapabilityClass::Read),
+            json!({"file_path": "src/mod3/deep/file.rs"}),
+        ),
+        (
+            "decision only, 200 rules: `WebFetch` URL (domain rules)",
+            spec("WebFetch", "url", CapabilityClass::Network),
+            json!({"url": "https://docs.site6.example/page"}),
+        ),
+    ];
+    for (label, tool, input) in cases {
+        for _ in 0..WARM_UP {
+            std::hint::black_box(policy.evaluate(&tool, &input));
+        }
+        let mut samples = Vec::with_capacity(ITERATIONS);
+        for _ in 0..ITERATIONS {
+            let started = Instant::now();
+            std::hint::black_box(policy.evaluate(&tool, &input));
+            samples.push(started.elapsed());
+        }
+        row(label, &mut samples);
+    }
 }
 
 fn echo_call() -> ToolUse {

@@ -144,11 +144,15 @@ impl Policy {
         }
     }
 
-    /// Configured and session allow rules, in that order.
-    pub(crate) fn allow_rules(&self) -> Vec<Rule> {
-        let mut rules = self.allow.clone();
-        rules.extend(self.session_rules());
-        rules
+    /// Runs `f` on the configured and session allow rules, in that order, without copying them.
+    pub(crate) fn with_allow_rules<T>(&self, f: impl FnOnce(&[&Rule]) -> T) -> T {
+        let session = self.session.read().ok();
+        let rules: Vec<&Rule> = self
+            .allow
+            .iter()
+            .chain(session.iter().flat_map(|rules| rules.iter()))
+            .collect();
+        f(&rules)
     }
 
     /// True when a bare-name deny rule removes `tool` from the registry.
@@ -156,6 +160,43 @@ impl Policy {
         self.deny
             .iter()
             .any(|rule| rule.is_bare() && rule.matches_name(tool))
+    }
+
+    /// The decision these rules and this mode reach for a call of `tool` with `input`, before
+    /// grants, hooks and any prompter (so `Ask` is possible). For embedders that want to show
+    /// what would happen; the pipeline's decision also weighs grants and hook votes.
+    pub fn evaluate(
+        &self,
+        tool: &crate::registry::ToolSpec,
+        input: &serde_json::Value,
+    ) -> Decision {
+        use crate::registry::CapabilityClass;
+        let path_tool = matches!(tool.class, CapabilityClass::Read | CapabilityClass::Write)
+            && tool.rule_field.is_some();
+        let target = Target::new(
+            &tool.name,
+            tool.rule_field.as_deref(),
+            path_tool,
+            input,
+            &self.context.cwd,
+            self.context.home.as_deref(),
+        );
+        let inside_workspace = match &target {
+            Target::Path(path) => Some(self.inside_workspace(&path.lexical)),
+            _ if path_tool => Some(false),
+            _ => None,
+        };
+        decide(&DecisionInput {
+            tool,
+            target: &target,
+            input,
+            within_grants: None,
+            inside_workspace,
+            reads_host_env: false,
+            grants: String::new(),
+            vote: None,
+            policy: self,
+        })
     }
 
     /// True when `path` lies in the workspace or an additional directory.

@@ -85,10 +85,63 @@ impl CommandPattern {
     }
 
     /// True when the pattern matches one form of a subcommand.
+    #[cfg(test)]
     pub(crate) fn matches(&self, words: &[ShellWord]) -> bool {
         match self {
             Self::Text { pattern } => text_matches(pattern, &join(words)),
             Self::Argv(argv) => argv.matches(words),
+        }
+    }
+}
+
+/// One spelling of a subcommand: its words and their text joined by single spaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Form {
+    /// The words.
+    pub(crate) words: Vec<ShellWord>,
+    /// The words joined by single spaces.
+    pub(crate) text: String,
+}
+
+impl Form {
+    fn new(words: Vec<ShellWord>) -> Self {
+        let text = join(&words);
+        Self { words, text }
+    }
+}
+
+/// What allow and deny rules see of one subcommand, computed once per call.
+#[derive(Debug, Clone)]
+pub(crate) struct SubcommandForms {
+    /// The form allow rules see (`None`: no pattern may allow it).
+    pub(crate) allow: Option<Form>,
+    /// Every form deny and ask rules see.
+    pub(crate) deny: Vec<Form>,
+    /// True for a subcommand that only redirects (`> file`).
+    pub(crate) redirect_only: bool,
+}
+
+impl SubcommandForms {
+    /// The forms of `sub`.
+    pub(crate) fn new(sub: &Subcommand) -> Self {
+        Self {
+            allow: allow_form(sub).map(Form::new),
+            deny: deny_forms(sub)
+                .into_iter()
+                .filter(|words| !words.is_empty())
+                .map(Form::new)
+                .collect(),
+            redirect_only: sub.words.is_empty() && sub.assignments.is_empty(),
+        }
+    }
+}
+
+impl CommandPattern {
+    /// True when the pattern matches `form`.
+    pub(crate) fn matches_form(&self, form: &Form) -> bool {
+        match self {
+            Self::Text { pattern } => text_matches(pattern, &form.text),
+            Self::Argv(argv) => argv.matches(&form.words),
         }
     }
 }

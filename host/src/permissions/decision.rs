@@ -342,21 +342,23 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         }
         _ => {}
     }
-    let allow_rules = policy.allow_rules();
-    let allow_refs: Vec<&Rule> = allow_rules.iter().collect();
     let accept_edits = mode == PermissionMode::AcceptEdits;
     let write_ok = |path: &PathCandidates| {
         accept_edits && path.all().all(|spelling| policy.inside_workspace(spelling))
     };
-    if let Some(rules) = allowing(&allow_refs, &call, &write_ok) {
-        let Some(first) = rules.first() else {
+    let allowed = policy.with_allow_rules(|rules| {
+        allowing(rules, &call, &write_ok).map(|used| {
+            let texts: Vec<String> = used.iter().map(|rule| rule.text().to_owned()).collect();
+            (used.first().map(|rule| rule_fields(rule)), texts)
+        })
+    });
+    if let Some((first, mut texts)) = allowed {
+        let Some((text, source, scope)) = first else {
             return mode_decided(
                 Verdict::Allow,
                 "acceptEdits mode allows writes inside the workspace".to_owned(),
             );
         };
-        let (text, source, scope) = rule_fields(first);
-        let mut texts: Vec<&str> = rules.iter().map(|rule| rule.text()).collect();
         texts.dedup();
         let reason = if texts.len() > 1 {
             format!("allowed by the rules {} ({source} first)", texts.join(", "))

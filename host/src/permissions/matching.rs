@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::bash::{CommandPattern, allow_form, deny_forms, text_matches};
+use super::bash::{CommandPattern, text_matches};
 use super::rules::{
     Family, Rule, RuleContext, RuleKind, Specifier, ValueSpecifier, is_shell_tool, is_url_tool,
 };
@@ -60,17 +60,17 @@ pub(crate) fn allowing<'r>(
                 if command.parsed.opaque.is_some() || command.parsed.subcommands.is_empty() {
                     return None;
                 }
-                for sub in &command.parsed.subcommands {
-                    if sub.words.is_empty() && sub.assignments.is_empty() {
+                for forms in &command.forms {
+                    if forms.redirect_only {
                         // Only redirections: the files are checked below.
                         continue;
                     }
-                    let form = allow_form(sub)?;
+                    let form = forms.allow.as_ref()?;
                     let rule = rules.iter().find(|rule| {
                         rule.matches_name(call.tool)
                             && value(rule).is_some_and(|value| {
                                 param_reading(value, call).is_none()
-                                    && value.command.as_ref().is_some_and(|p| p.matches(&form))
+                                    && value.command.as_ref().is_some_and(|p| p.matches_form(form))
                             })
                     })?;
                     used.push(*rule);
@@ -152,13 +152,12 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
             let Some(pattern) = &value.command else {
                 return false;
             };
-            let raw_match = matches!(pattern, CommandPattern::Text { pattern } if text_matches(pattern, &value_raw_command(call)));
+            let raw_match = matches!(pattern, CommandPattern::Text { pattern } if text_matches(pattern, &command.raw));
             raw_match
-                || command.parsed.subcommands.iter().any(|sub| {
-                    deny_forms(sub)
-                        .iter()
-                        .any(|form| !form.is_empty() && pattern.matches(form))
-                })
+                || command
+                    .forms
+                    .iter()
+                    .any(|forms| forms.deny.iter().any(|form| pattern.matches_form(form)))
         }
         Target::Path(path) => {
             Family::of(rule.tool()).is_none()
@@ -168,16 +167,6 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
         Target::Field(text) => wildcard::matches(&value.raw, text),
         Target::None => false,
     }
-}
-
-/// The raw command line, so a deny pattern also sees what the parser could not split.
-fn value_raw_command(call: &CallView<'_>) -> String {
-    call.input
-        .get("command")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
 }
 
 /// The paths a family's deny or ask rules look at in this call.

@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+use super::bash::SubcommandForms;
 use super::domain::url_host;
 use super::paths::normalize;
 use super::rules::{Family, is_shell_tool, is_url_tool};
@@ -36,6 +37,11 @@ pub(crate) enum Target {
 pub(crate) struct CommandTarget {
     /// The split command.
     pub(crate) parsed: ShellCommand,
+    /// Each subcommand's forms, in the order of `parsed.subcommands`.
+    pub(crate) forms: Vec<SubcommandForms>,
+    /// The command line as given, trimmed: deny patterns also see what the parser could not
+    /// split.
+    pub(crate) raw: String,
     /// Files written through redirections.
     pub(crate) writes: Vec<PathCandidates>,
     /// Files read through `<` or by well-known file readers (`cat`, `head`, ...).
@@ -165,7 +171,14 @@ impl Target {
 impl CommandTarget {
     fn new(command: &str, cwd: &Path, home: Option<&Path>) -> Self {
         let parsed = shell::split(command);
+        let forms = parsed
+            .subcommands
+            .iter()
+            .map(SubcommandForms::new)
+            .collect();
         let mut target = Self {
+            forms,
+            raw: command.trim().to_owned(),
             parsed,
             writes: Vec::new(),
             reads: Vec::new(),
