@@ -157,6 +157,11 @@ impl Runtime {
             home.as_deref(),
         )?;
         let mut warnings = loaded.warnings;
+        if config.save_approvals && !loaded.trusted && config.project_settings {
+            warnings.push(
+                "--save-approvals writes to .warden/settings.local.json, whose allow rules apply only once this workspace is trusted (--trust-workspace or trustedWorkspaces)".to_owned(),
+            );
+        }
         let policy = loaded.policy;
         let mut aliases = config.aliases.clone();
         for (from, to) in loaded.aliases {
@@ -340,6 +345,16 @@ fn check_rules(
                     let takes_specifier = tool.spec.rule_field.is_some()
                         || Family::of(name).is_some()
                         || matches!(name, "Bash" | "Monitor" | "WebFetch" | "Browser");
+                    if kind == RuleKind::Allow
+                        && let Some(name) = rule.param_name()
+                        && tool.spec.input_schema["properties"].get(name).is_some()
+                    {
+                        warnings.push(format!(
+                            "the allow rule {:?} ({}) matches the parameter {name:?}, which only deny and ask rules may do; it allows nothing",
+                            rule.text(),
+                            rule.source()
+                        ));
+                    }
                     if !rule.is_bare() && !takes_specifier {
                         return Err(Error::Rule(RuleError {
                             rule: rule.text().to_owned(),

@@ -617,3 +617,68 @@ async fn additional_directories_extend_the_workspace_grant() {
         ErrorKind::PermissionDenied,
     );
 }
+
+/// A Claude Code settings file, with keys warden does not read, loads unchanged: those keys warn.
+#[test]
+fn a_claude_code_settings_file_loads_unchanged() {
+    let fixture = Fixture::new();
+    let claude = fixture.write(
+        ".claude/settings.json",
+        json!({
+            "$schema": "https://json.schemastore.org/claude-code-settings.json",
+            "model": "opus",
+            "env": {"FOO": "1"},
+            "hooks": {"PreToolUse": []},
+            "permissions": {
+                "allow": ["Bash(npm run lint)", "Bash(npm run test:*)", "Read(~/.zshrc)"],
+                "deny": ["Bash(curl:*)", "Read(./.env)", "Read(./secrets/**)", "WebFetch"],
+                "ask": ["Bash(git push:*)"],
+                "defaultMode": "acceptEdits",
+                "additionalDirectories": ["../docs/"],
+                "disableAutoMode": "disable"
+            }
+        })
+        .to_string(),
+    );
+    let claude = claude.to_str().unwrap();
+    let (printed, output) = check(
+        &fixture,
+        "Bash",
+        bash("npm run test --watch"),
+        &["--settings", claude],
+    );
+    assert_eq!(printed["decision"], "allow", "{printed}");
+    assert_eq!(printed["source"], "settings");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for key in [
+        "\"model\"",
+        "\"env\"",
+        "\"hooks\"",
+        "disableAutoMode",
+        "../docs/",
+    ] {
+        assert!(stderr.contains(key), "{key}: {stderr}");
+    }
+    assert_eq!(
+        decision(&fixture, "Bash", bash("curl x"), &["--settings", claude]).0,
+        "deny"
+    );
+    assert_eq!(
+        decision(&fixture, "Bash", bash("git push"), &["--settings", claude]).0,
+        "ask"
+    );
+    // The file's defaultMode applies: --settings is the operator's own flag.
+    let write = json!({"file_path": "a.txt", "content": "x"});
+    assert_eq!(
+        decision(&fixture, "Write", write, &["--settings", claude]),
+        ("allow".to_owned(), "mode".to_owned())
+    );
+    // `WebFetch` bare deny removes the tool.
+    let (printed, _) = check(
+        &fixture,
+        "WebFetch",
+        json!({"url": "https://x.test"}),
+        &["--settings", claude],
+    );
+    assert_eq!(printed["stage_error"]["kind"], "unknown_tool", "{printed}");
+}

@@ -311,6 +311,14 @@ impl Rule {
         &self.tool
     }
 
+    /// The parameter name of a `Tool(param:value)` specifier, if it has that shape.
+    pub(crate) fn param_name(&self) -> Option<&str> {
+        match &self.specifier {
+            Specifier::Value(value) => value.param.as_ref().map(|(name, _)| name.as_str()),
+            _ => None,
+        }
+    }
+
     /// True for `Tool` and `Tool(*)`.
     pub fn is_bare(&self) -> bool {
         matches!(self.specifier, Specifier::Any)

@@ -126,6 +126,7 @@ fn ask(
         reason: asked.reason.clone(),
         suggestions: suggest_rule(name, target),
     };
+    // PermissionRequest hooks (the hooks issue) answer here, before the prompter.
     match context.prompter.ask(&request) {
         PromptAnswer::Allow => Decision {
             verdict: Verdict::Allow,
