@@ -682,3 +682,72 @@ fn a_claude_code_settings_file_loads_unchanged() {
     );
     assert_eq!(printed["stage_error"]["kind"], "unknown_tool", "{printed}");
 }
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// The interactive prompt, on a real pseudo-terminal (`script` from util-linux): the question goes
+/// to stderr, the answer comes from the terminal, and "allow always" outlives the process.
+#[test]
+fn the_tty_prompt_asks_and_remembers() {
+    let fixture = Fixture::new();
+    let plugin = standins(&fixture);
+    let (state, cache, workspace) = (
+        fixture.state_dir(),
+        crate::support::cache_dir(),
+        fixture.workspace(),
+    );
+    let args = [
+        crate::support::warden_bin().to_str().unwrap(),
+        "--no-user-settings",
+        "--plugins",
+        plugin.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--cwd",
+        workspace.to_str().unwrap(),
+        "call",
+        "Bash",
+        "--input",
+        r#"{"command": "make test"}"#,
+    ];
+    let line: Vec<String> = args.iter().map(|arg| shell_quote(arg)).collect();
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(b"2\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("Bash wants to run"), "{shown}");
+    assert!(
+        shown.contains("2 allow always (adds Bash(make test))"),
+        "{shown}"
+    );
+    assert!(shown.contains("would run: make test"), "{shown}");
+    // No terminal now: the session rule answers.
+    let again = warden(
+        &fixture,
+        &[
+            "--plugins",
+            plugin.to_str().unwrap(),
+            "call",
+            "Bash",
+            "--input",
+            r#"{"command": "make test"}"#,
+        ],
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+}
