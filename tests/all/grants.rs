@@ -50,11 +50,24 @@ async fn read_through_a_symlink_pointing_outside_fails_in_the_sandbox() {
     )
     .unwrap();
     std::os::unix::fs::symlink(fixture.outside(), workspace.join("linkdir")).unwrap();
+    // Where the link really leads is outside the workspace, so the default mode does not allow
+    // the read by itself: it asks (denied headless).
     let runtime = fixture.runtime(&[], |_| {}).await;
     for path in ["link.txt", "linkdir/secret.txt"] {
         let result = call(&runtime, "Read", json!({"file_path": path})).await;
-        // The path is lexically inside the workspace, so the decision allows it; the WASI preopen
-        // refuses to follow the link out.
+        let text = error_text(&result, ErrorKind::PermissionDenied);
+        assert!(
+            text.contains("reads outside the workspace"),
+            "{path}: {text}"
+        );
+        assert!(!text.contains(SECRET), "{path}: {text}");
+    }
+    // With an allow rule the decision allows it; the WASI preopen still refuses to follow the link.
+    let allowed = fixture
+        .runtime(&[], |c| c.allowed_tools = vec!["Read".into()])
+        .await;
+    for path in ["link.txt", "linkdir/secret.txt"] {
+        let result = call(&allowed, "Read", json!({"file_path": path})).await;
         assert_eq!(
             result.outcome.decision.as_ref().unwrap().verdict,
             warden::Verdict::Allow

@@ -36,7 +36,7 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
 
 /// Wrappers deny rules also look through (allow rules do not: they run their argument with
 /// different privileges or environment).
-const EXEC_WRAPPERS: &[&str] = &[
+pub(crate) const EXEC_WRAPPERS: &[&str] = &[
     "exec", "env", "sudo", "doas", "setsid", "ionice", "chrt", "taskset", "watch", "flock",
     "unbuffer", "chroot", "runuser", "su", "xargs",
 ];
@@ -137,13 +137,56 @@ impl SubcommandForms {
 }
 
 impl CommandPattern {
-    /// True when the pattern matches `form`.
+    /// True when the pattern matches `form` (the deny and ask reading: a program name that is a
+    /// glob matches when it could expand to the pattern's program).
     pub(crate) fn matches_form(&self, form: &Form) -> bool {
         match self {
-            Self::Text { pattern } => text_matches(pattern, &form.text),
+            Self::Text { pattern } => {
+                text_matches(pattern, &form.text) || glob_program_matches(pattern, form)
+            }
             Self::Argv(argv) => argv.matches(&form.words),
         }
     }
+
+    /// True when the pattern may allow `form`: an argv pattern reads flags, so every argument
+    /// must be a plain word (a brace or `${IFS}` could hide a flag).
+    pub(crate) fn allows_form(&self, form: &Form) -> bool {
+        match self {
+            Self::Text { pattern } => text_matches(pattern, &form.text),
+            Self::Argv(argv) => {
+                form.words.iter().all(|word| word.literal && !word.glob)
+                    && argv.matches(&form.words)
+            }
+        }
+    }
+}
+
+/// `/???/r? -rf x` against `rm *`: when the program word is a glob that could expand to the
+/// pattern's literal first word, the form is read with that word in its place.
+fn glob_program_matches(pattern: &str, form: &Form) -> bool {
+    let Some((program, rest)) = form.words.split_first() else {
+        return false;
+    };
+    if !program.glob {
+        return false;
+    }
+    let head = pattern.split(' ').next().unwrap_or_default();
+    if head.is_empty() || head.contains('*') {
+        return false;
+    }
+    let base = program.text.rsplit('/').next().unwrap_or_default();
+    let expands_to_head = globset::Glob::new(base)
+        .map(|glob| glob.compile_matcher().is_match(head))
+        .unwrap_or(true);
+    if !expands_to_head {
+        return false;
+    }
+    let mut text = head.to_owned();
+    for word in rest {
+        text.push(' ');
+        text.push_str(&word.text);
+    }
+    text_matches(pattern, &text)
 }
 
 /// Claude Code's Bash text matching: `*` spans anything including spaces; a trailing ` *` also
@@ -297,7 +340,10 @@ pub(crate) fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
     }
     let words = strip_wrappers(&sub.words);
     let program = words.first()?;
-    program.literal.then(|| words.to_vec())
+    // A glob or expansion in the program name runs whatever it expands to; a quoted name with a
+    // space (`'npm test'`) is one program, not the words a pattern would see.
+    (program.literal && !program.glob && !program.text.contains(char::is_whitespace))
+        .then(|| words.to_vec())
 }
 
 /// Every form deny and ask rules see.
@@ -322,8 +368,13 @@ pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
                 .to_owned();
             pending.push(renamed);
         }
+        if let Some(expanded) = expand_braces(program) {
+            let mut spelled = expanded;
+            spelled.extend(words[1..].iter().cloned());
+            pending.push(spelled);
+        }
         let base = program.text.rsplit('/').next().unwrap_or_default();
-        if EXEC_WRAPPERS.contains(&base) {
+        if EXEC_WRAPPERS.contains(&base) || STRIPPED_WRAPPERS.contains(&base) {
             // Options of these wrappers vary; every later non-flag word may start the command.
             for (at, word) in words.iter().enumerate().skip(1) {
                 if !word.text.starts_with('-') && !word.text.contains('=') {
@@ -339,6 +390,29 @@ pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
     forms
 }
 
+/// `{rm,-rf,/}` as the words bash makes of it (one level, no nesting), for deny rules.
+fn expand_braces(word: &ShellWord) -> Option<Vec<ShellWord>> {
+    let inner = word.text.strip_prefix('{')?.strip_suffix('}')?;
+    if !inner.contains(',') || inner.contains(['{', '}']) {
+        return None;
+    }
+    Some(
+        inner
+            .split(',')
+            .map(|text| ShellWord {
+                text: text.to_owned(),
+                literal: true,
+                ..ShellWord::default()
+            })
+            .collect(),
+    )
+}
+
+/// Claude Code's wrappers, which allow rules look through.
+pub(crate) const STRIPPED_WRAPPERS: &[&str] = &[
+    "timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "xargs",
+];
+
 /// Strips Claude Code's wrappers, repeatedly.
 fn strip_wrappers(words: &[ShellWord]) -> &[ShellWord] {
     let mut current = words;
@@ -352,7 +426,7 @@ fn strip_wrappers(words: &[ShellWord]) -> &[ShellWord] {
 /// `noglob`, bare `xargs`) with its own options, if the words start with one.
 fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
     let (first, rest) = words.split_first()?;
-    if !first.literal {
+    if !first.literal || first.glob {
         return None;
     }
     let after = match first.text.as_str() {
@@ -387,6 +461,9 @@ fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
                 &["-s", "--signal", "-k", "--kill-after"],
             )?;
             let (duration, rest) = rest.split_first()?;
+            if !duration.literal || duration.glob {
+                return None;
+            }
             let number = duration.text.trim_end_matches(['s', 'm', 'h', 'd']);
             if number.parse::<f64>().is_err() {
                 return None;
@@ -409,6 +486,11 @@ fn skip_flags<'a>(
         let text = word.text.as_str();
         if !text.starts_with('-') || text == "-" {
             break;
+        }
+        // `-o {L,touch,/x}` or `-n5${IFS}cmd`: bash splits these into more words than they look.
+        let simple = |word: &ShellWord| word.literal && !word.glob;
+        if !simple(word) || (valued.contains(&text) && !rest.first().is_some_and(simple)) {
+            return None;
         }
         if text == "--" {
             return Some(rest);

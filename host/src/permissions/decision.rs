@@ -10,7 +10,7 @@ use super::Policy;
 use super::matching::{CallView, allowing, blocking};
 use super::mode::PermissionMode;
 use super::protected::is_protected;
-use super::rules::{Rule, RuleKind};
+use super::rules::{Family, Rule, RuleKind};
 use super::target::{PathCandidates, Target};
 use crate::registry::{CapabilityClass, ToolSpec};
 
@@ -278,6 +278,21 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 scope,
             },
             reason,
+        );
+    }
+    if let Target::Command(command) = input.target
+        && let Some(pattern) = &command.unresolved_read
+        && [RuleKind::Deny, RuleKind::Ask]
+            .into_iter()
+            .flat_map(|kind| policy.rules(kind))
+            .any(|rule| Family::of(rule.tool()) == Some(Family::Read) && !rule.is_bare())
+    {
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::DefaultAsk,
+            format!(
+                "{name} reads files named by {pattern}, which Read deny and ask rules cannot check before it runs"
+            ),
         );
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {

@@ -52,29 +52,16 @@ fn labels_match(pattern: &str, host: &str) -> bool {
             .all(|(pattern, label)| wildcard::matches(pattern, label))
 }
 
-/// The host of an absolute URL, lower-cased, without port, user info or trailing dot.
-///
-/// Hand-rolled because permission checks need only the authority, and it must be read as the
-/// WHATWG URL standard reads it for http(s): the authority ends at the first `/`, `\`, `?` or `#`,
-/// and user info runs to the last `@`, so `http://evil.com\@good.com` is `evil.com`.
+/// The host of an absolute URL as a WHATWG URL parser reads it (the `url` crate, which HTTP clients
+/// use): lower-cased, percent-decoded, IDNA-mapped, IPv4 forms canonicalized, without port, user
+/// info or trailing dot. `None` when the URL has no host or does not parse; domain deny and ask
+/// rules then match, domain allow rules do not.
 pub(crate) fn url_host(url: &str) -> Option<String> {
-    let (scheme, rest) = url.trim().split_once(':')?;
-    if scheme.is_empty()
-        || !scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    {
-        return None;
-    }
-    let rest = rest.trim_start_matches(['/', '\\']);
-    let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or_default();
-    let host_port = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
-        format!("[{}]", bracketed.split(']').next().unwrap_or_default())
-    } else {
-        host_port.split(':').next().unwrap_or_default().to_owned()
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let host = match parsed.host()? {
+        url::Host::Domain(domain) => domain.to_owned(),
+        url::Host::Ipv4(address) => address.to_string(),
+        url::Host::Ipv6(address) => format!("[{address}]"),
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     (!host.is_empty()).then_some(host)
@@ -122,7 +109,16 @@ mod tests {
             ("http://[::1]:80/", Some("[::1]")),
             ("https://example.com?q=@x.com", Some("example.com")),
             ("not a url", None),
+            ("mailto:someone@example.com", None),
             ("https://", None),
+            // Spellings a WHATWG parser turns into evil.com.
+            ("http://%65vil.com/", Some("evil.com")),
+            ("http://ev\til.com/", Some("evil.com")),
+            ("http://\u{ff45}vil.com/", Some("evil.com")),
+            ("http://evil\u{3002}com/", Some("evil.com")),
+            ("http://EVIL.com%2e/", Some("evil.com")),
+            ("http://0xa9fea9fe/", Some("169.254.169.254")),
+            ("http://2852039166/", Some("169.254.169.254")),
         ];
         for (url, expected) in cases {
             assert_eq!(url_host(url).as_deref(), expected, "{url}");

@@ -70,7 +70,7 @@ pub(crate) fn allowing<'r>(
                         rule.matches_name(call.tool)
                             && value(rule).is_some_and(|value| {
                                 param_reading(value, call).is_none()
-                                    && value.command.as_ref().is_some_and(|p| p.matches_form(form))
+                                    && value.command.as_ref().is_some_and(|p| p.allows_form(form))
                             })
                     })?;
                     used.push(*rule);
@@ -129,8 +129,15 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
     let value = match &rule.specifier {
         Specifier::Any => return rule.matches_name(call.tool),
         Specifier::Domain(domain) => {
+            // A URL whose host cannot be read might name any host: it is blocked.
             return rule.matches_name(call.tool)
-                && matches!(call.target, Target::Url { host: Some(host), .. } if domain.matches(host));
+                && match call.target {
+                    Target::Url {
+                        host: Some(host), ..
+                    } => domain.matches(host),
+                    Target::Url { host: None, .. } => true,
+                    _ => false,
+                };
         }
         Specifier::Value(value) => value,
     };

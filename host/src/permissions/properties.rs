@@ -144,7 +144,7 @@ proptest! {
 
     /// A host read from a URL reads back as itself.
     #[test]
-    fn host_normalization_is_idempotent(host in "[A-Za-z0-9-]{1,8}(\\.[A-Za-z0-9-]{1,8}){0,3}\\.?", port in prop::option::of(1u16..)) {
+    fn host_normalization_is_idempotent(host in "[A-Za-z][A-Za-z0-9]{0,7}(\\.[A-Za-z][A-Za-z0-9]{0,7}){0,3}\\.?", port in prop::option::of(1u16..)) {
         let url = match port { Some(port) => format!("https://{host}:{port}/x"), None => format!("https://{host}/x") };
         let once = url_host(&url).unwrap();
         let again = url_host(&format!("https://{once}/")).unwrap();

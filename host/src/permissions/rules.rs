@@ -336,9 +336,11 @@ impl Rule {
         self.tool
             .strip_prefix("mcp__")
             .is_some_and(|server| !server.contains("__"))
-            && tool
-                .strip_prefix(self.tool.as_str())
-                .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2)
+            && tool.strip_prefix(self.tool.as_str()).is_some_and(|rest| {
+                // `mcp__github` must not cover the server `github_` (`mcp__github___x`).
+                rest.strip_prefix("__")
+                    .is_some_and(|name| !name.is_empty() && !name.starts_with('_'))
+            })
     }
 
     /// True when the tool-name part has a glob outside a literal `mcp__<server>__` prefix, which
@@ -447,6 +449,7 @@ mod tests {
             ("mcp__github", "mcp__github__issues", true),
             ("mcp__github", "mcp__githubx__issues", false),
             ("mcp__github", "mcp__github", true),
+            ("mcp__github", "mcp__github___x", false),
             ("mcp__github__*", "mcp__github__issues", true),
             ("mcp__github__*", "mcp__gitlab__issues", false),
             ("mcp__github__get_*", "mcp__github__get_issue", true),

@@ -10,6 +10,8 @@
 //! never allowed by a pattern rule (it asks), while deny and ask rules still see every part found.
 
 use brush_parser::ast;
+
+use super::bash::{EXEC_WRAPPERS, STRIPPED_WRAPPERS};
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
@@ -223,6 +225,13 @@ impl Walker {
             ast::CompoundCommand::BraceGroup(group) => self.compound_list(&group.list, depth),
             ast::CompoundCommand::Subshell(subshell) => self.compound_list(&subshell.list, depth),
             ast::CompoundCommand::ForClause(clause) => {
+                if clause.variable_name.chars().any(|c| c.is_ascii_uppercase()) {
+                    // `for PATH in ./x; do git ...` assigns an environment-style variable.
+                    self.opaque(format!(
+                        "the loop assigns the variable {}",
+                        clause.variable_name
+                    ));
+                }
                 for value in clause.values.iter().flatten() {
                     self.word(&value.value, depth);
                 }
@@ -326,8 +335,13 @@ impl Walker {
                     sub.words.push(word);
                 } else {
                     sub.assignments.push(match &assignment.name {
-                        ast::AssignmentName::VariableName(name)
-                        | ast::AssignmentName::ArrayElementName(name, _) => name.clone(),
+                        ast::AssignmentName::VariableName(name) => name.clone(),
+                        ast::AssignmentName::ArrayElementName(name, index) => {
+                            // The subscript is evaluated: `a[$(cmd)]=1` runs cmd.
+                            self.word(index, depth);
+                            self.arithmetic(index);
+                            name.clone()
+                        }
                     });
                 }
             }
@@ -388,6 +402,11 @@ impl Walker {
                     ast::IoFileRedirectTarget::Fd(_) => {}
                 },
                 ast::IoRedirect::HereDocument(_, here) => {
+                    if here.here_end.value.contains("$'") || here.here_end.value.contains("$\"") {
+                        // bash decodes `$'EOF'` before comparing lines, brush-parser does not: the
+                        // two would disagree on where the document ends.
+                        self.opaque("a here-document delimiter is $-quoted");
+                    }
                     if here.requires_expansion {
                         match brush_parser::word::parse_heredoc(&here.doc.value, &parser_options())
                         {
@@ -428,6 +447,17 @@ impl Walker {
                 word.literal = false;
             }
         }
+        if brace_expansion(source) {
+            // `{-exec,rm,x}` becomes several words when bash runs it (a quoted brace is flagged
+            // too: that only costs a question).
+            word.glob = true;
+            word.literal = false;
+        }
+        if word.text.contains('[') && (word.text.contains("$(") || word.text.contains('`')) {
+            // Quoted text such as 'a[$(cmd)]' runs cmd when a builtin (`[[ -v ]]`, `test -v`,
+            // `printf -v`, `read`, `declare`, arithmetic) evaluates it as an array subscript.
+            self.opaque("a word holds an array subscript with a command substitution");
+        }
         word
     }
 
@@ -447,11 +477,15 @@ impl Walker {
                     if text.contains(['*', '?', '[']) {
                         word.glob = true;
                     }
+                    if brace_expansion(text) {
+                        // `{rm,-rf,/}` becomes three words when bash runs it.
+                        word.glob = true;
+                        word.literal = false;
+                    }
                     word.text.push_str(text);
                 }
-                WordPiece::SingleQuotedText(text) | WordPiece::AnsiCQuotedText(text) => {
-                    word.text.push_str(text);
-                }
+                WordPiece::SingleQuotedText(text) => word.text.push_str(text),
+                WordPiece::AnsiCQuotedText(text) => word.text.push_str(&ansi_c_unquote(text)),
                 WordPiece::DoubleQuotedSequence(inner)
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     // Inner indices are relative to the same source string.
@@ -472,8 +506,11 @@ impl Walker {
                     }
                 }
                 WordPiece::EscapeSequence(escaped) => {
-                    word.text
-                        .push_str(escaped.strip_prefix('\\').unwrap_or(escaped));
+                    // A backslash-newline is a line continuation: nothing.
+                    let unescaped = escaped.strip_prefix('\\').unwrap_or(escaped);
+                    if unescaped != "\n" {
+                        word.text.push_str(unescaped);
+                    }
                 }
                 WordPiece::CommandSubstitution(inner)
                 | WordPiece::BackquotedCommandSubstitution(inner) => {
@@ -484,6 +521,13 @@ impl Walker {
                 WordPiece::ParameterExpansion(_) => {
                     if spelled.contains("$(") || spelled.contains('`') || spelled.contains("<(") {
                         self.opaque("a parameter expansion holds a command substitution");
+                    }
+                    if spelled.starts_with("${!")
+                        || spelled.contains("@P}")
+                        || spelled.contains("@E}")
+                    {
+                        // Indirection and prompt expansion evaluate a variable's value as code.
+                        self.opaque("a parameter expansion evaluates a value indirectly");
                     }
                     word.text.push_str(spelled);
                     word.literal = false;
@@ -503,41 +547,129 @@ impl Walker {
         }
     }
 
-    /// `bash -c 'STRING'`, `sh -c`, `eval STRING`: the string is a command line too.
+    /// `bash -c 'STRING'`, `sh -c`, `eval STRING` anywhere in the words (behind wrappers too): the
+    /// string is a command line as well. A shell reading its commands from stdin is opaque.
     fn nested_shell(&mut self, sub: &Subcommand, depth: usize) {
-        let Some(program) = sub.words.first() else {
-            return;
-        };
-        let name = program.text.rsplit('/').next().unwrap_or_default();
-        let script = match name {
-            "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => sub
-                .words
-                .iter()
-                .position(|word| {
-                    word.literal
-                        && word.text.starts_with('-')
-                        && !word.text.starts_with("--")
-                        && word.text.contains('c')
-                })
-                .map(|at| sub.words.get(at + 1).cloned()),
-            "eval" => Some(Some(ShellWord {
-                literal: sub.words[1..].iter().all(|word| word.literal),
-                text: join(&sub.words[1..]),
-                ..ShellWord::default()
-            })),
-            _ => None,
-        };
-        match script {
-            Some(Some(script)) if script.literal => self.program(&script.text, depth + 1),
-            Some(_) => self.opaque(format!("{name} runs a command string that cannot be read")),
-            None => {}
+        for (at, word) in sub.words.iter().enumerate() {
+            let name = word.text.rsplit('/').next().unwrap_or_default();
+            let rest = &sub.words[at + 1..];
+            match name {
+                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" => {
+                    let Some(flag) = rest.iter().position(|word| {
+                        word.text.starts_with('-')
+                            && !word.text.starts_with("--")
+                            && word.text.contains('c')
+                    }) else {
+                        let script = rest.iter().any(|word| !word.text.starts_with('-'));
+                        let first = sub.words[0].text.rsplit('/').next().unwrap_or_default();
+                        let runs_it = at == 0
+                            || STRIPPED_WRAPPERS.contains(&first)
+                            || EXEC_WRAPPERS.contains(&first);
+                        if runs_it && !script {
+                            self.opaque(format!("{name} reads its commands from stdin"));
+                        }
+                        continue;
+                    };
+                    let script = rest[flag + 1..]
+                        .iter()
+                        .find(|word| !word.text.starts_with('-') || !word.literal);
+                    match script {
+                        Some(script) if script.literal => {
+                            self.program(&script.text, depth + 1);
+                        }
+                        _ => {
+                            self.opaque(format!("{name} runs a command string that cannot be read"))
+                        }
+                    }
+                }
+                "eval" => {
+                    if rest.iter().all(|word| word.literal) {
+                        self.program(&join(rest), depth + 1);
+                    } else {
+                        self.opaque("eval runs a command string that cannot be read");
+                    }
+                }
+                _ => {}
+            }
         }
     }
 }
 
+/// True when unquoted `text` holds a brace expansion (`{a,b}` or `{1..3}`).
+fn brace_expansion(text: &str) -> bool {
+    text.find('{').is_some_and(|open| {
+        text[open..]
+            .find('}')
+            .is_some_and(|close| text[open..open + close].contains([',', '.']))
+    })
+}
+
+/// The value of an ANSI-C quoted string (`$'r\x6d'` is `rm`). brush-parser keeps the escapes;
+/// this decodes the ones bash documents, so rules see what bash would run. Hand-rolled: it is a
+/// fixed, ten-line escape table.
+fn ansi_c_unquote(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(next) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match next {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(next),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            out.push(decoded);
+            continue;
+        }
+        let (radix, max, mut digits) = match next {
+            'x' => (16, 2, String::new()),
+            'u' => (16, 4, String::new()),
+            'U' => (16, 8, String::new()),
+            '0'..='7' => (8, 2, next.to_string()),
+            _ => {
+                out.push('\\');
+                out.push(next);
+                continue;
+            }
+        };
+        while digits.len() < max + usize::from(radix == 8)
+            && chars.peek().is_some_and(|d| d.is_digit(radix))
+        {
+            digits.extend(chars.next());
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(decoded) if !digits.is_empty() => out.push(decoded),
+            _ => {
+                out.push('\\');
+                out.push(next);
+                out.push_str(digits.trim_start_matches(next));
+            }
+        }
+    }
+    out
+}
+
 fn parser_options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions {
-        enable_extended_globbing: true,
+        // `bash -c` runs with extglob off, so `!(cmd)` is a negated subshell, not a pattern.
+        enable_extended_globbing: false,
         posix_mode: false,
         sh_mode: false,
         tilde_expansion_at_word_start: true,
@@ -651,6 +783,21 @@ mod tests {
                 &command[..command.len().min(40)]
             );
         }
+    }
+
+    #[test]
+    fn bash_spellings_are_read_as_bash_reads_them() {
+        let cases: &[(&str, &[&str])] = &[
+            ("$'r\\x6d' -rf /", &["rm -rf /"]),
+            ("$'\\162\\155' x", &["rm x"]),
+            ("$'a\\'b'", &["a'b"]),
+            ("r\\\nm -rf /", &["rm -rf /"]),
+        ];
+        for (command, expected) in cases {
+            assert_eq!(texts(command), *expected, "{command:?}");
+        }
+        let braces = split("{rm,-rf,/}");
+        assert!(!braces.subcommands[0].words[0].literal);
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub(crate) struct CommandTarget {
     pub(crate) reads: Vec<PathCandidates>,
     /// A write target that cannot be resolved before running (`> $F`, `> ~/x`, `> *.log`).
     pub(crate) unresolved_write: Option<String>,
+    /// A file a reader names by a pattern or expansion (`cat .en?`, `cat $F`), which Read deny
+    /// rules cannot check before it runs.
+    pub(crate) unresolved_read: Option<String>,
 }
 
 /// One path in every spelling rules must consider.
@@ -96,34 +99,54 @@ impl PathCandidates {
     }
 }
 
-/// `path` with symlinks resolved for its longest existing prefix and the rest appended lexically.
+/// `path` (absolute) with every symlink on it resolved, one component at a time as the kernel
+/// does, `..` taken after each link. A link whose target does not exist yet is still followed, so
+/// a write through a dangling link is judged by where it lands. Missing components are appended
+/// lexically; more than 40 links (a loop) falls back to the lexical path.
 fn resolve(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(resolved) = std::fs::canonicalize(&existing) {
-            let mut full = resolved;
-            for part in rest.iter().rev() {
-                if part == ".." {
-                    full.pop();
-                } else if part != "." {
-                    full.push(part);
-                }
-            }
-            return full;
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    push_components(&mut pending, path);
+    let mut current = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            current.pop();
+            continue;
         }
-        match (
-            existing.file_name().map(ToOwned::to_owned),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
+        if part == "." || part.is_empty() {
+            continue;
+        }
+        let candidate = current.join(&part);
+        let is_link =
+            std::fs::symlink_metadata(&candidate).is_ok_and(|meta| meta.file_type().is_symlink());
+        if !is_link {
+            current = candidate;
+            continue;
+        }
+        links += 1;
+        if links > 40 {
+            return normalize(Path::new("/"), &path.to_string_lossy());
+        }
+        match std::fs::read_link(&candidate) {
+            Ok(target) => {
+                if target.is_absolute() {
+                    current = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
             }
-            _ => {
-                // `..` and `.` have no file name: fall back to the lexical form.
-                return normalize(Path::new("/"), &path.to_string_lossy());
-            }
+            Err(_) => current = candidate,
+        }
+    }
+    current
+}
+
+/// Pushes `path`'s components onto `stack` so that they pop in order.
+fn push_components(stack: &mut Vec<std::ffi::OsString>, path: &Path) {
+    for part in path.components().rev() {
+        match part {
+            Component::Normal(name) => stack.push(name.to_owned()),
+            Component::ParentDir => stack.push("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
         }
     }
 }
@@ -183,6 +206,7 @@ impl CommandTarget {
             writes: Vec::new(),
             reads: Vec::new(),
             unresolved_write: None,
+            unresolved_read: None,
         };
         let mut reads: Vec<&ShellWord> = Vec::new();
         let mut writes: Vec<&ShellWord> = Vec::new();
@@ -220,11 +244,16 @@ impl CommandTarget {
             }
             resolved_writes.push(PathCandidates::new(&word.text, cwd, home));
         }
-        let resolved_reads = reads
-            .into_iter()
-            .filter(|word| word.literal && !word.glob)
-            .map(|word| PathCandidates::new(&word.text, cwd, home))
-            .collect();
+        let mut unresolved_read = None;
+        let mut resolved_reads = Vec::new();
+        for word in reads {
+            if word.literal && !word.glob {
+                resolved_reads.push(PathCandidates::new(&word.text, cwd, home));
+            } else {
+                unresolved_read.get_or_insert_with(|| word.text.clone());
+            }
+        }
+        target.unresolved_read = unresolved_read;
         target.writes = resolved_writes;
         target.reads = resolved_reads;
         target.unresolved_write = unresolved;
@@ -265,6 +294,25 @@ mod tests {
                 "{command}"
             );
         }
+    }
+
+    #[test]
+    fn dangling_links_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::os::unix::fs::symlink("../.git/hooks/pre-commit", root.join("src/evil")).unwrap();
+        let candidates = PathCandidates::new("src/evil", &root, None);
+        assert_eq!(candidates.physical, root.join(".git/hooks/pre-commit"));
+        std::os::unix::fs::symlink("loop2", root.join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", root.join("loop2")).unwrap();
+        assert_eq!(
+            PathCandidates::new("loop1/x", &root, None).physical,
+            root.join("loop1/x")
+        );
+        let target = CommandTarget::new("cat .en? $F", &root, None);
+        assert_eq!(target.unresolved_read.as_deref(), Some(".en?"));
     }
 
     #[test]

@@ -2261,6 +2261,298 @@ EOF"##,
         true,
         r##"PERM §Wildcard patterns (not a parameter: Bash has no ls field)"##,
     ),
+    (
+        A,
+        r##"Bash(git log *)"##,
+        r##"Bash"##,
+        r##"git log <<$'EOF'
+EOF
+rm -rf /tmp/x
+$EOF"##,
+        false,
+        r##"redteam: $'EOF' here-doc tag ends earlier in bash than in brush"##,
+    ),
+    (
+        A,
+        r##"Bash(npm test *)"##,
+        r##"Bash"##,
+        r##"stdbuf -o {L,touch,/tmp/pwned} npm test"##,
+        false,
+        r##"redteam: brace-split wrapper option value"##,
+    ),
+    (
+        A,
+        r##"Bash(npm test *)"##,
+        r##"Bash"##,
+        r##"nice -n5${IFS}touch${IFS}/tmp/p npm test"##,
+        false,
+        r##"redteam: IFS-split wrapper option value"##,
+    ),
+    (
+        A,
+        r##"Bash(npm test *)"##,
+        r##"Bash"##,
+        r##"timeout 5${IFS}touch 5 npm test"##,
+        false,
+        r##"redteam: IFS-split timeout duration"##,
+    ),
+    (
+        A,
+        r##"Bash(git log *)"##,
+        r##"Bash"##,
+        r##"git log && [[ -v 'a[$(touch /tmp/pwned)]' ]]"##,
+        false,
+        r##"redteam: [[ -v ]] subscript runs $(...)"##,
+    ),
+    (
+        A,
+        r##"Bash(echo *)"##,
+        r##"Bash"##,
+        r##"for x in 'a[$(touch /tmp/pwned)]'; do echo $((x)); done"##,
+        false,
+        r##"redteam: for-variable arithmetic injection"##,
+    ),
+    (
+        A,
+        r##"Bash(git log *)"##,
+        r##"Bash"##,
+        r##"for PATH in ./scripts; do git log; done"##,
+        false,
+        r##"redteam: for-loop assigns PATH"##,
+    ),
+    (
+        A,
+        r##"Bash(echo *)"##,
+        r##"Bash"##,
+        r##"echo ${!x}"##,
+        false,
+        r##"redteam: indirect expansion"##,
+    ),
+    (
+        A,
+        r##"Bash(echo *)"##,
+        r##"Bash"##,
+        r##"echo ${x@P}"##,
+        false,
+        r##"redteam: prompt expansion evaluates code"##,
+    ),
+    (
+        A,
+        r##"Bash(argv:find !-exec !-delete)"##,
+        r##"Bash"##,
+        r##"find . {-exec,touch,/tmp/pwned,\;}"##,
+        false,
+        r##"redteam: brace hides -exec"##,
+    ),
+    (
+        A,
+        r##"Bash(argv:find !-exec !-delete)"##,
+        r##"Bash"##,
+        r##"find /x -maxdepth 0${IFS}-exec${IFS}echo${IFS}X {} \;"##,
+        false,
+        r##"redteam: IFS hides -exec"##,
+    ),
+    (
+        A,
+        r##"Bash(npm test *)"##,
+        r##"Bash"##,
+        r##"'npm test' x"##,
+        false,
+        r##"redteam: a quoted program name with a space"##,
+    ),
+    (
+        A,
+        r##"Bash(bash *)"##,
+        r##"Bash"##,
+        r##"bash"##,
+        false,
+        r##"redteam: a shell reading stdin"##,
+    ),
+    (
+        A,
+        r##"Bash(echo *)"##,
+        r##"Bash"##,
+        r##"echo a | sh"##,
+        false,
+        r##"redteam: a shell reading stdin"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"{rm,-rf,/tmp/x}"##,
+        true,
+        r##"redteam: brace expansion program"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"$'\x72m' -rf /tmp/x"##,
+        true,
+        r##"redteam: ANSI-C quoted program"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"$'\162\155' x"##,
+        true,
+        r##"redteam: ANSI-C octal program"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"echo ok && !(rm -rf /tmp/x)"##,
+        true,
+        r##"redteam: negated subshell, extglob off as in bash -c"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"/???/r? -rf x"##,
+        true,
+        r##"redteam: glob program name"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"a[$(rm -rf /tmp/x)]=1"##,
+        true,
+        r##"redteam: array subscript assignment"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"timeout 5 bash -c 'rm -rf /tmp/x'"##,
+        true,
+        r##"redteam: wrapper before bash -c"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"command eval 'rm x'"##,
+        true,
+        r##"redteam: wrapper before eval"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"bash -c -- 'rm x'"##,
+        true,
+        r##"redteam: bash -c --"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"command -p rm x"##,
+        true,
+        r##"redteam: wrapper option warden does not parse"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"nohup -- rm x"##,
+        true,
+        r##"redteam: wrapper option warden does not parse"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"timeout --sig=9 5 rm x"##,
+        true,
+        r##"redteam: wrapper option warden does not parse"##,
+    ),
+    (
+        D,
+        r##"Bash(rm *)"##,
+        r##"Bash"##,
+        r##"r\
+m -rf /"##,
+        true,
+        r##"redteam: line continuation inside a word"##,
+    ),
+    (
+        D,
+        r##"Read(.env)"##,
+        r##"Bash"##,
+        r##"cat $'\x2eenv'"##,
+        true,
+        r##"redteam: ANSI-C quoted read"##,
+    ),
+    (
+        D,
+        r##"Edit(.git/**)"##,
+        r##"Bash"##,
+        r##"echo x > $'src/\x2e\x2e/\x2egit/hooks/pre-commit'"##,
+        true,
+        r##"redteam: ANSI-C quoted redirect"##,
+    ),
+    (
+        D,
+        r##"WebFetch(domain:evil.com)"##,
+        r##"WebFetch"##,
+        r##"http://%65vil.com/"##,
+        true,
+        r##"redteam: percent-encoded host (WHATWG decodes)"##,
+    ),
+    (
+        D,
+        r##"WebFetch(domain:evil.com)"##,
+        r##"WebFetch"##,
+        r##"http://ev	il.com/"##,
+        true,
+        r##"redteam: tab in host"##,
+    ),
+    (
+        D,
+        r##"WebFetch(domain:evil.com)"##,
+        r##"WebFetch"##,
+        r##"http://ｅvil.com/"##,
+        true,
+        r##"redteam: fullwidth letter"##,
+    ),
+    (
+        D,
+        r##"WebFetch(domain:evil.com)"##,
+        r##"WebFetch"##,
+        r##"http://evil。com/"##,
+        true,
+        r##"redteam: ideographic full stop"##,
+    ),
+    (
+        D,
+        r##"WebFetch(domain:evil.com)"##,
+        r##"WebFetch"##,
+        r##"not a url"##,
+        true,
+        r##"redteam: unreadable host is blocked by domain denies"##,
+    ),
+    (
+        A,
+        r##"WebFetch(domain:example.com)"##,
+        r##"WebFetch"##,
+        r##"not a url"##,
+        false,
+        r##"redteam: unreadable host is never allowed"##,
+    ),
+    (
+        A,
+        r##"mcp__github"##,
+        r##"mcp__github___x"##,
+        r##"{}"##,
+        false,
+        r##"redteam: server name prefix collision"##,
+    ),
 ];
 
 fn context() -> RuleContext {
@@ -2299,38 +2591,4 @@ fn vectors() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-/// PERM §Read and Edit (symlinks): allow needs the link AND its target to match; deny applies
-/// when EITHER matches.
-#[test]
-fn symlinks_need_both_for_allow_and_either_for_deny() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = std::fs::canonicalize(dir.path()).unwrap();
-    std::fs::create_dir_all(ws.join("public")).unwrap();
-    std::fs::create_dir_all(ws.join("private")).unwrap();
-    std::fs::write(ws.join("private/key.txt"), "k").unwrap();
-    std::os::unix::fs::symlink(ws.join("private/key.txt"), ws.join("public/key.txt")).unwrap();
-    std::os::unix::fs::symlink(ws.join("private"), ws.join("public/dir")).unwrap();
-    let context = RuleContext {
-        cwd: ws.clone(),
-        home: None,
-    };
-    let check = |kind, text: &str, path: &str| {
-        let rule = Rule::parse(text, kind, RuleSource::CommandLine, &context).unwrap();
-        call_matches(&rule, "Read", &Value::String(path.to_owned()), &context)
-    };
-    let cases = [
-        (A, "Read(public/**)", "public/key.txt", false),
-        (A, "Read(public/**)", "public/dir/new.txt", false),
-        (A, "Read(private/**)", "public/key.txt", false),
-        (A, "Read(/**)", "public/key.txt", true),
-        (D, "Read(private/**)", "public/key.txt", true),
-        (D, "Read(private/**)", "public/dir/new.txt", true),
-        (D, "Read(public/**)", "public/key.txt", true),
-        (D, "Read(*.secret)", "public/key.txt", false),
-    ];
-    for (kind, text, path, expected) in cases {
-        assert_eq!(check(kind, text, path), expected, "{kind:?} {text} {path}");
-    }
 }

@@ -43,7 +43,12 @@ pub(crate) fn evaluate(
     );
     let (within_grants, inside_workspace) = if path_tool {
         let (within, inside) = match &target {
-            Target::Path(path) => locate(context, tool, &path.lexical),
+            Target::Path(path) => {
+                let (within, inside) = locate(context, tool, &path.lexical);
+                // The mode's "inside the workspace" must hold where a link really leads too.
+                let inside = inside && path.all().all(|spelling| locate(context, tool, spelling).1);
+                (within, inside)
+            }
             // A path tool called without its path cannot be placed: never inside.
             _ => (true, false),
         };
