@@ -37,7 +37,8 @@ pub struct RuntimeConfig {
     pub settings_files: Vec<PathBuf>,
     /// `--settings JSON` values.
     pub settings_json: Vec<String>,
-    /// The user settings file (`None`: no user scope). The CLI uses [`user_settings_path`].
+    /// The user settings file (`None`: no user scope). The CLI uses
+    /// [`user_settings_path`](crate::user_settings_path).
     pub user_settings: Option<PathBuf>,
     /// Read the project's `.warden/settings.json` and `.warden/settings.local.json`.
     pub project_settings: bool,
@@ -355,7 +356,20 @@ fn check_rules(
                             rule.source()
                         ));
                     }
-                    if !rule.is_bare() && !takes_specifier {
+                    let param_rule = rule.param_name().is_some_and(|name| {
+                        tool.spec.input_schema["properties"].get(name).is_some()
+                    });
+                    if let Some(name) = rule.param_name()
+                        && tool.spec.rule_field.as_deref() == Some(name)
+                    {
+                        warnings.push(format!(
+                            "the rule {:?} ({}) names {name:?}, {tool_name}'s own rule field: it is read as a pattern over that field",
+                            rule.text(),
+                            rule.source(),
+                            tool_name = tool.spec.name,
+                        ));
+                    }
+                    if !rule.is_bare() && !takes_specifier && !param_rule {
                         return Err(Error::Rule(RuleError {
                             rule: rule.text().to_owned(),
                             source_name: rule.source().to_string(),

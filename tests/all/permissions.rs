@@ -751,3 +751,80 @@ fn the_tty_prompt_asks_and_remembers() {
         String::from_utf8_lossy(&again.stdout)
     );
 }
+
+/// `warden call` reaches the same decisions as `check` at every scope and mode, and runs the tool
+/// only when the decision allows it.
+#[test]
+fn call_decides_at_every_scope_and_mode() {
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    let plugin = standins(&fixture);
+    write_json(
+        &fixture.config_home().join("warden/settings.json"),
+        json!({"permissions": {"allow": ["Bash(user-ok)"]}}),
+    );
+    write_json(
+        &ws.join(".warden/settings.json"),
+        json!({"permissions": {"allow": ["Bash(project-ok)"], "deny": ["Bash(project-no)"]}}),
+    );
+    write_json(
+        &ws.join(".warden/settings.local.json"),
+        json!({"permissions": {"allow": ["Bash(local-ok)"]}}),
+    );
+    let call = |command: &str, extra: &[&str]| {
+        let input = bash(command).to_string();
+        let mut args = vec!["--plugins", plugin.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["call", "Bash", "--input", &input]);
+        let output = warden(&fixture, &args);
+        let block = json_stdout(&output);
+        (
+            output.status.code(),
+            block["content"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let ran = |command: &str| (Some(0), format!("would run: {command}"));
+    assert_eq!(call("user-ok", &[]), ran("user-ok"));
+    // Untrusted: the project's and local allows are not used; its deny is.
+    assert_eq!(call("project-ok", &[]).0, Some(1));
+    assert_eq!(call("local-ok", &[]).0, Some(1));
+    assert!(
+        call("project-no", &["--permission-mode", "bypassPermissions"])
+            .1
+            .contains("denied by the rule Bash(project-no)")
+    );
+    // Trusted.
+    assert_eq!(
+        call("project-ok", &["--trust-workspace"]),
+        ran("project-ok")
+    );
+    assert_eq!(call("local-ok", &["--trust-workspace"]), ran("local-ok"));
+    // Modes.
+    assert_eq!(
+        call("anything", &["--permission-mode", "bypassPermissions"]),
+        ran("anything")
+    );
+    let (code, text) = call(
+        "echo x > ~/.bashrc",
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        text.contains("cannot be checked against protected paths"),
+        "{text}"
+    );
+    let (code, text) = call("user-ok", &["--permission-mode", "plan"]);
+    assert_eq!(code, Some(1));
+    assert!(text.contains("plan mode"), "{text}");
+    let (code, text) = call("other", &["--permission-mode", "dontAsk"]);
+    assert_eq!(code, Some(1));
+    assert!(text.contains("dontAsk mode denies"), "{text}");
+    assert_eq!(
+        call("user-ok", &["--permission-mode", "dontAsk"]),
+        ran("user-ok")
+    );
+    assert_eq!(
+        call("other", &["--permission-mode", "acceptEdits"]).0,
+        Some(1)
+    );
+}

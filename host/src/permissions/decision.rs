@@ -342,6 +342,18 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             );
         }
         PermissionMode::BypassPermissions => {
+            if let Target::Command(command) = input.target
+                && let Some(target) = &command.unresolved_write
+            {
+                // A write whose target is unknown until it runs might be a protected path.
+                return Decision::new(
+                    Verdict::Ask,
+                    DecidedBy::DefaultAsk,
+                    format!(
+                        "{name} writes to {target}, which cannot be checked against protected paths before it runs"
+                    ),
+                );
+            }
             return mode_decided(
                 Verdict::Allow,
                 "bypassPermissions mode allows everything no deny or ask rule stops".to_owned(),
@@ -432,7 +444,11 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
 fn protected_write(input: &DecisionInput<'_>) -> Option<std::path::PathBuf> {
     let writes: Vec<&PathCandidates> = match input.target {
         Target::Path(path) if input.tool.class == CapabilityClass::Write => vec![path],
-        Target::Command(command) => command.writes.iter().collect(),
+        Target::Command(command) => command
+            .writes
+            .iter()
+            .chain(&command.program_writes)
+            .collect(),
         _ => Vec::new(),
     };
     writes

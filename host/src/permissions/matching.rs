@@ -187,10 +187,17 @@ fn blocked_paths<'c>(family: Family, call: &CallView<'c>) -> Vec<&'c PathCandida
                 Vec::new()
             }
         }
-        (Target::Command(command), Family::Read) => {
-            command.reads.iter().chain(&command.writes).collect()
-        }
-        (Target::Command(command), Family::Edit) => command.writes.iter().collect(),
+        (Target::Command(command), Family::Read) => command
+            .reads
+            .iter()
+            .chain(&command.writes)
+            .chain(&command.program_writes)
+            .collect(),
+        (Target::Command(command), Family::Edit) => command
+            .writes
+            .iter()
+            .chain(&command.program_writes)
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -306,5 +313,156 @@ pub(crate) fn call_matches(
     match rule.kind() {
         RuleKind::Allow => allowing(&[rule], &call, &|_| false).is_some(),
         RuleKind::Ask | RuleKind::Deny => blocks(rule, &call),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::rules::RuleSource;
+    const A: RuleKind = RuleKind::Allow;
+    const D: RuleKind = RuleKind::Deny;
+
+    /// PERM §Read and Edit (symlinks): allow needs the link AND its target to match; deny applies
+    /// when EITHER matches.
+    #[test]
+    fn symlinks_need_both_for_allow_and_either_for_deny() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join("public")).unwrap();
+        std::fs::create_dir_all(ws.join("private")).unwrap();
+        std::fs::write(ws.join("private/key.txt"), "k").unwrap();
+        std::os::unix::fs::symlink(ws.join("private/key.txt"), ws.join("public/key.txt")).unwrap();
+        std::os::unix::fs::symlink(ws.join("private"), ws.join("public/dir")).unwrap();
+        let context = RuleContext {
+            cwd: ws.clone(),
+            home: None,
+        };
+        let check = |kind, text: &str, path: &str| {
+            let rule = Rule::parse(text, kind, RuleSource::CommandLine, &context).unwrap();
+            call_matches(&rule, "Read", &Value::String(path.to_owned()), &context)
+        };
+        let cases = [
+            (A, "Read(public/**)", "public/key.txt", false),
+            (A, "Read(public/**)", "public/dir/new.txt", false),
+            (A, "Read(private/**)", "public/key.txt", false),
+            (A, "Read(/**)", "public/key.txt", true),
+            (D, "Read(private/**)", "public/key.txt", true),
+            (D, "Read(private/**)", "public/dir/new.txt", true),
+            (D, "Read(public/**)", "public/key.txt", true),
+            (D, "Read(*.secret)", "public/key.txt", false),
+        ];
+        for (kind, text, path, expected) in cases {
+            assert_eq!(check(kind, text, path), expected, "{kind:?} {text} {path}");
+        }
+    }
+
+    /// PERM §Read and Edit: `/path` is anchored at the settings scope; `//path` at the root.
+    #[test]
+    fn rule_anchors_follow_the_scope() {
+        let context = RuleContext {
+            cwd: "/ws".into(),
+            home: Some("/home/u".into()),
+        };
+        let cases = [
+            (
+                RuleSource::User("/home/u/.config/warden/settings.json".into()),
+                "/home/u/.config/warden/secrets/k",
+                true,
+            ),
+            (
+                RuleSource::User("/home/u/.config/warden/settings.json".into()),
+                "/ws/secrets/k",
+                false,
+            ),
+            (
+                RuleSource::Project("/ws/.warden/settings.json".into()),
+                "/ws/secrets/k",
+                true,
+            ),
+            (
+                RuleSource::Local("/ws/.warden/settings.local.json".into()),
+                "/ws/secrets/k",
+                true,
+            ),
+            (
+                RuleSource::Settings(Some("/etc/team/settings.json".into())),
+                "/etc/team/secrets/k",
+                true,
+            ),
+            (RuleSource::Settings(None), "/ws/secrets/k", true),
+            (RuleSource::CommandLine, "/ws/secrets/k", true),
+            (RuleSource::Session, "/secrets/k", false),
+        ];
+        for (source, path, expected) in cases {
+            let rule = Rule::parse("Read(/secrets/**)", D, source.clone(), &context).unwrap();
+            let got = call_matches(&rule, "Read", &Value::String(path.to_owned()), &context);
+            assert_eq!(got, expected, "{source:?} {path}");
+        }
+    }
+
+    /// `Bash(command:rm *)` names the primary field: it means `Bash(rm *)`, compound commands
+    /// included.
+    #[test]
+    fn a_primary_field_parameter_is_the_ordinary_specifier() {
+        let context = RuleContext {
+            cwd: "/ws".into(),
+            home: None,
+        };
+        let rule = Rule::parse("Bash(command:rm *)", D, RuleSource::CommandLine, &context).unwrap();
+        for command in ["rm -rf x", "echo; rm -rf /", "FOO=1 rm x"] {
+            assert!(
+                call_matches(&rule, "Bash", &Value::String(command.into()), &context),
+                "{command}"
+            );
+        }
+        let read = Rule::parse(
+            "Read(file_path: .env)",
+            D,
+            RuleSource::CommandLine,
+            &context,
+        )
+        .unwrap();
+        assert!(call_matches(
+            &read,
+            "Read",
+            &Value::String("a/.env".into()),
+            &context
+        ));
+    }
+
+    /// Files that well-known programs change are writes for Edit deny rules and protected paths,
+    /// but an allow rule for the program needs no Edit rule.
+    #[test]
+    fn program_writes_meet_edit_denies_but_not_allow_requirements() {
+        let context = RuleContext {
+            cwd: "/ws".into(),
+            home: None,
+        };
+        let deny = Rule::parse("Edit(.git/**)", D, RuleSource::CommandLine, &context).unwrap();
+        for command in [
+            "cp x .git/config",
+            "tee .git/hooks/pre-commit",
+            "sed -i s/a/b/ .git/config",
+            "rm -f .git/index",
+        ] {
+            assert!(
+                call_matches(&deny, "Bash", &Value::String(command.into()), &context),
+                "{command}"
+            );
+        }
+        assert!(!call_matches(
+            &deny,
+            "Bash",
+            &Value::String("cp .git/config x".into()),
+            &context
+        ));
+        let allow = Rule::parse("Bash(rm *)", A, RuleSource::CommandLine, &context).unwrap();
+        assert!(call_matches(
+            &allow,
+            "Bash",
+            &Value::String("rm build/x".into()),
+            &context
+        ));
     }
 }

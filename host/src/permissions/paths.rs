@@ -1,5 +1,5 @@
-//! Lexical path normalization for permission checks (no filesystem access, so no TOCTOU window;
-//! symlinks are left to the sandbox, which refuses to follow them out of a preopen).
+//! Lexical path normalization (`.`, `..`, duplicate slashes) without touching the filesystem;
+//! `target.rs` adds the symlink-resolved spelling beside it.
 
 use std::path::{Component, Path, PathBuf};
 

@@ -252,6 +252,24 @@ impl Rule {
         source: &RuleSource,
         context: &RuleContext,
     ) -> Result<Specifier, String> {
+        // `Bash(command:rm *)` names the primary field: it means `Bash(rm *)` (Claude Code ignores
+        // such a rule with a warning; a deny rule that silently does nothing is worse).
+        let primary = match Family::of(tool) {
+            _ if is_shell_tool(tool) => &["command"][..],
+            Some(_) => &["file_path", "path", "notebook_path"][..],
+            None if is_url_tool(tool) => &["url"][..],
+            None => &[][..],
+        };
+        let inner = primary
+            .iter()
+            .find_map(|field| {
+                inner
+                    .strip_prefix(field)
+                    .and_then(|rest| rest.trim_start().strip_prefix(':'))
+                    .map(str::trim_start)
+            })
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(inner);
         if let Some(domain) = inner.strip_prefix("domain:") {
             let pattern = DomainPattern::parse(domain)?;
             return Ok(if domain.trim() == "*" {

@@ -44,6 +44,10 @@ pub(crate) struct CommandTarget {
     pub(crate) raw: String,
     /// Files written through redirections.
     pub(crate) writes: Vec<PathCandidates>,
+    /// Files well-known programs change (`tee`, `cp`/`mv` destinations, `rm`, `sed -i`, ...):
+    /// Edit deny rules and protected paths see them; allow rules do not require them, as in
+    /// Claude Code, where `Bash(rm *)` needs no Edit rule.
+    pub(crate) program_writes: Vec<PathCandidates>,
     /// Files read through `<` or by well-known file readers (`cat`, `head`, ...).
     pub(crate) reads: Vec<PathCandidates>,
     /// A write target that cannot be resolved before running (`> $F`, `> ~/x`, `> *.log`).
@@ -204,12 +208,14 @@ impl CommandTarget {
             raw: command.trim().to_owned(),
             parsed,
             writes: Vec::new(),
+            program_writes: Vec::new(),
             reads: Vec::new(),
             unresolved_write: None,
             unresolved_read: None,
         };
         let mut reads: Vec<&ShellWord> = Vec::new();
         let mut writes: Vec<&ShellWord> = Vec::new();
+        let mut program_writes: Vec<&ShellWord> = Vec::new();
         for sub in &target.parsed.subcommands {
             for redirect in &sub.redirects {
                 if redirect.write {
@@ -227,10 +233,22 @@ impl CommandTarget {
                 .filter(|word| !word.text.starts_with('-'))
                 .collect();
             if FILE_READERS.contains(&base) {
-                reads.extend(operands);
+                reads.extend(operands.iter().copied());
             } else if PATTERN_FIRST_READERS.contains(&base) {
-                reads.extend(operands.into_iter().skip(1));
+                reads.extend(operands.iter().copied().skip(1));
             }
+            let changed: Vec<&ShellWord> = match base {
+                "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
+                | "chmod" | "chown" => operands.clone(),
+                "cp" | "mv" | "ln" | "install" | "rsync" => {
+                    operands.last().copied().into_iter().collect()
+                }
+                "sed" if args.iter().any(|word| word.text.starts_with("-i")) => {
+                    operands.iter().copied().skip(1).collect()
+                }
+                _ => Vec::new(),
+            };
+            program_writes.extend(changed);
         }
         let mut unresolved = None;
         let mut resolved_writes = Vec::new();
@@ -244,6 +262,11 @@ impl CommandTarget {
             }
             resolved_writes.push(PathCandidates::new(&word.text, cwd, home));
         }
+        target.program_writes = program_writes
+            .into_iter()
+            .filter(|word| word.literal && !word.glob && word.text != "/dev/null")
+            .map(|word| PathCandidates::new(&word.text, cwd, home))
+            .collect();
         let mut unresolved_read = None;
         let mut resolved_reads = Vec::new();
         for word in reads {
