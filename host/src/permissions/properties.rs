@@ -132,6 +132,17 @@ proptest! {
         prop_assert_eq!(decision.verdict, Verdict::Deny, "{:?} {}", decision, line);
     }
 
+    /// Any text at all splits or is reported opaque; the splitter never panics.
+    #[test]
+    fn the_splitter_never_panics(command in "[a-z $'\"`(){}\\[\\];&|<>\\\\#=\n*?!.-]{0,80}") {
+        let parsed = super::shell::split(&command);
+        if parsed.opaque.is_none() {
+            for sub in &parsed.subcommands {
+                prop_assert!(sub.words.len() <= command.len() + 1);
+            }
+        }
+    }
+
     /// Normalizing a path twice gives what normalizing once gave.
     #[test]
     fn path_normalization_is_idempotent(path in "(/|\\./|\\.\\./)?([a-z.]{1,3}/{1,2}){0,5}[a-z.]{0,3}") {

@@ -408,8 +408,9 @@ impl Walker {
                         self.opaque("a here-document delimiter is $-quoted");
                     }
                     if here.requires_expansion {
-                        match brush_parser::word::parse_heredoc(&here.doc.value, &parser_options())
-                        {
+                        match guarded(|| {
+                            brush_parser::word::parse_heredoc(&here.doc.value, &parser_options())
+                        }) {
                             Ok(pieces) => {
                                 let mut ignored = ShellWord::default();
                                 self.pieces(&pieces, &here.doc.value, &mut ignored, depth);
@@ -439,7 +440,7 @@ impl Walker {
             literal: true,
             ..ShellWord::default()
         };
-        match brush_parser::word::parse(source, &parser_options()) {
+        match guarded(|| brush_parser::word::parse(source, &parser_options())) {
             Ok(pieces) => self.pieces(&pieces, source, &mut word, depth),
             Err(_) => {
                 self.opaque(format!("the word {source:?} cannot be parsed"));
@@ -664,6 +665,15 @@ fn ansi_c_unquote(text: &str) -> String {
         }
     }
     out
+}
+
+/// Runs a brush-parser call so that a panic inside it (its word cache sits behind a lock, and the
+/// crate allows `unwrap`) becomes a parse failure instead of taking the host down.
+fn guarded<T, E>(parse: impl FnOnce() -> Result<T, E>) -> Result<T, ()> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(_)) | Err(_) => Err(()),
+    }
 }
 
 fn parser_options() -> brush_parser::ParserOptions {
