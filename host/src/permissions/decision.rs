@@ -373,7 +373,27 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
     let write_ok = |path: &PathCandidates| {
         accept_edits && path.all().all(|spelling| policy.inside_workspace(spelling))
     };
+    // A `cd` out of the workspace leaves only bare allow rules able to approve the command.
+    let leaves_workspace = match input.target {
+        Target::Command(command) => command.cd_targets.iter().any(|destination| {
+            destination
+                .as_ref()
+                .is_none_or(|path| !path.all().all(|spelling| policy.inside_workspace(spelling)))
+        }),
+        _ => false,
+    };
     let allowed = policy.with_allow_rules(|rules| {
+        let bare_only: Vec<&Rule>;
+        let rules = if leaves_workspace {
+            bare_only = rules
+                .iter()
+                .copied()
+                .filter(|rule| rule.is_bare())
+                .collect();
+            &bare_only[..]
+        } else {
+            rules
+        };
         allowing(rules, &call, &write_ok).map(|used| {
             let texts: Vec<String> = used.iter().map(|rule| rule.text().to_owned()).collect();
             (used.first().map(|rule| rule_fields(rule)), texts)
@@ -423,6 +443,10 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             (Some(why), _) => format!("needs approval ({why})"),
             (None, Some(target)) => {
                 format!("writes to {target}, which cannot be checked before it runs")
+            }
+            _ if leaves_workspace => {
+                "changes directory out of the workspace, so no pattern rule allows what runs there"
+                    .to_owned()
             }
             _ => "runs a command no allow rule covers".to_owned(),
         }
@@ -770,6 +794,77 @@ mod tests {
                 case.source,
                 "case {index}: {decision:?}"
             );
+        }
+    }
+
+    /// PERM §Read-only commands: `cd` into another directory and then `git` prompts (GH review:
+    /// the repository there would run its own hooks and pager).
+    #[test]
+    fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
+        let tool = ToolSpec {
+            name: "Bash".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
+            class: CapabilityClass::Process,
+            read_only: false,
+            concurrency_safe: false,
+            rule_field: Some("command".into()),
+        };
+        let cases = [
+            (
+                &["Bash(cd *)", "Bash(git status)"][..],
+                "cd sub && git status",
+                Verdict::Allow,
+            ),
+            (
+                &["Bash(cd *)", "Bash(git status)"][..],
+                "cd /tmp/evil && git status",
+                Verdict::Ask,
+            ),
+            (
+                &["Bash(cd *)", "Bash(git status)"][..],
+                "cd .. && git status",
+                Verdict::Ask,
+            ),
+            (
+                &["Bash(cd *)", "Bash(git status)"][..],
+                "cd $DIR && git status",
+                Verdict::Ask,
+            ),
+            (
+                &["Bash(cd *)", "Bash(git status)"][..],
+                "cd && git status",
+                Verdict::Ask,
+            ),
+            (&["Bash"][..], "cd /tmp/evil && git status", Verdict::Allow),
+        ];
+        for (allow, command, expected) in cases {
+            let mut policy = policy(allow, &[], &[], PermissionMode::Default);
+            policy.context = RuleContext {
+                cwd: "/ws".into(),
+                home: Some("/home/u".into()),
+            };
+            let input = serde_json::json!({ "command": command });
+            let target = Target::new(
+                "Bash",
+                Some("command"),
+                false,
+                &input,
+                std::path::Path::new("/ws"),
+                Some(std::path::Path::new("/home/u")),
+            );
+            let decision = decide(&DecisionInput {
+                tool: &tool,
+                target: &target,
+                input: &input,
+                within_grants: None,
+                inside_workspace: None,
+                reads_host_env: false,
+                grants: String::new(),
+                vote: None,
+                policy: &policy,
+            });
+            assert_eq!(decision.verdict, expected, "{command}: {decision:?}");
         }
     }
 }

@@ -52,6 +52,10 @@ pub(crate) struct CommandTarget {
     pub(crate) reads: Vec<PathCandidates>,
     /// A write target that cannot be resolved before running (`> $F`, `> ~/x`, `> *.log`).
     pub(crate) unresolved_write: Option<String>,
+    /// Where each `cd`/`pushd` goes (`None`: somewhere not known before it runs, such as `cd -`
+    /// or `cd $DIR`). Leaving the workspace makes the later commands run elsewhere (a `git` there
+    /// runs that repository's hooks and pager), so pattern rules do not allow it.
+    pub(crate) cd_targets: Vec<Option<PathCandidates>>,
     /// A file a reader names by a pattern or expansion (`cat .en?`, `cat $F`), which Read deny
     /// rules cannot check before it runs.
     pub(crate) unresolved_read: Option<String>,
@@ -209,6 +213,7 @@ impl CommandTarget {
             parsed,
             writes: Vec::new(),
             program_writes: Vec::new(),
+            cd_targets: Vec::new(),
             reads: Vec::new(),
             unresolved_write: None,
             unresolved_read: None,
@@ -216,6 +221,7 @@ impl CommandTarget {
         let mut reads: Vec<&ShellWord> = Vec::new();
         let mut writes: Vec<&ShellWord> = Vec::new();
         let mut program_writes: Vec<&ShellWord> = Vec::new();
+        let mut cd_targets = Vec::new();
         for sub in &target.parsed.subcommands {
             for redirect in &sub.redirects {
                 if redirect.write {
@@ -236,6 +242,16 @@ impl CommandTarget {
                 reads.extend(operands.iter().copied());
             } else if PATTERN_FIRST_READERS.contains(&base) {
                 reads.extend(operands.iter().copied().skip(1));
+            }
+            if matches!(base, "cd" | "pushd") {
+                let destination = match operands.first() {
+                    None => home.map(|dir| PathCandidates::new(&dir.to_string_lossy(), cwd, home)),
+                    Some(word) if word.literal && !word.glob && word.text != "-" => {
+                        Some(PathCandidates::new(&word.text, cwd, home))
+                    }
+                    Some(_) => None,
+                };
+                cd_targets.push(destination);
             }
             let changed: Vec<&ShellWord> = match base {
                 "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
@@ -262,6 +278,7 @@ impl CommandTarget {
             }
             resolved_writes.push(PathCandidates::new(&word.text, cwd, home));
         }
+        target.cd_targets = cd_targets;
         target.program_writes = program_writes
             .into_iter()
             .filter(|word| word.literal && !word.glob && word.text != "/dev/null")
