@@ -237,7 +237,7 @@ impl ArgvPattern {
         {
             return false;
         }
-        let parsed = ParsedArgs::new(args);
+        let parsed = ParsedArgs::new(base, args);
         self.required.iter().all(|flag| parsed.has(flag))
             && !self.forbidden.iter().any(|flag| parsed.has(flag))
             && self.operands.iter().all(|pattern| {
@@ -277,7 +277,7 @@ struct ParsedArgs {
 }
 
 impl ParsedArgs {
-    fn new(args: &[ShellWord]) -> Self {
+    fn new(program: &str, args: &[ShellWord]) -> Self {
         let mut parsed = Self {
             words: Vec::new(),
             letters: std::collections::BTreeSet::new(),
@@ -297,10 +297,14 @@ impl ParsedArgs {
             }
             parsed.words.push(text.to_owned());
             if let Some(long) = text.strip_prefix("--") {
-                parsed.long.push(match long.split_once('=') {
+                let (name, value) = match long.split_once('=') {
                     Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
                     None => (long.to_owned(), None),
-                });
+                };
+                if let Some(letter) = short_alias(program, &name) {
+                    parsed.letters.insert(letter);
+                }
+                parsed.long.push((name, value));
             } else {
                 parsed.letters.extend(text[1..].chars());
             }
@@ -325,6 +329,35 @@ impl ParsedArgs {
             }),
         }
     }
+}
+
+/// Long options of common destructive programs and the short flag each means, so
+/// `argv:rm -r -f` also matches `rm --recursive --force` (and getopt's unambiguous prefixes, such
+/// as `--rec`, of at least three letters).
+const LONG_ALIASES: &[(&str, &str, char)] = &[
+    ("rm", "recursive", 'r'),
+    ("rm", "force", 'f'),
+    ("rm", "dir", 'd'),
+    ("rm", "interactive", 'i'),
+    ("cp", "recursive", 'r'),
+    ("cp", "force", 'f'),
+    ("mv", "force", 'f'),
+    ("ln", "force", 'f'),
+    ("ln", "symbolic", 's'),
+    ("chmod", "recursive", 'R'),
+    ("chown", "recursive", 'R'),
+    ("git", "force", 'f'),
+    ("shred", "remove", 'u'),
+    ("shred", "force", 'f'),
+];
+
+fn short_alias(program: &str, name: &str) -> Option<char> {
+    LONG_ALIASES
+        .iter()
+        .find(|(known, long, _)| {
+            *known == program && (*long == name || (name.len() >= 3 && long.starts_with(name)))
+        })
+        .map(|(_, _, letter)| *letter)
 }
 
 /// The one form allow rules see: wrappers stripped, past safe assignments only. `None` when no
@@ -606,6 +639,10 @@ mod tests {
             ("argv:find !-exec !-delete", "find . -exec rm {} ;", false),
             ("argv:rm -r", "/bin/rm -r x", true),
             ("argv:rm -r", "rm -- -r", false),
+            ("argv:rm -r -f", "rm --recursive --force x", true),
+            ("argv:rm -r -f", "rm --rec --for x", true),
+            ("argv:rm -r -f", "rm --re --force x", false),
+            ("argv:git -f", "git push --force", true),
         ];
         for (pattern, command, expected) in cases {
             assert_eq!(denied(pattern, command), expected, "{pattern} vs {command}");
