@@ -29,8 +29,6 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
     "PYTHONUNBUFFERED",
     "PYTHONDONTWRITEBYTECODE",
     "CARGO_TERM_COLOR",
-    "GIT_PAGER",
-    "PAGER",
     "COLUMNS",
 ];
 
@@ -371,12 +369,24 @@ pub(crate) fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
     {
         return None;
     }
-    let words = strip_wrappers(&sub.words);
+    let mut words = &sub.words[..];
+    let mut from_stdin = false;
+    while let Some(rest) = strip_one_wrapper(words) {
+        from_stdin |= words[0].text == "xargs";
+        words = rest;
+    }
     let program = words.first()?;
     // A glob or expansion in the program name runs whatever it expands to; a quoted name with a
     // space (`'npm test'`) is one program, not the words a pattern would see.
-    (program.literal && !program.glob && !program.text.contains(char::is_whitespace))
-        .then(|| words.to_vec())
+    if !program.literal || program.glob || program.text.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut form = words.to_vec();
+    if from_stdin {
+        // `xargs` appends arguments read from stdin: the form ends with words not known yet.
+        form.push(stdin_arguments());
+    }
+    Some(form)
 }
 
 /// Every form deny and ask rules see.
@@ -388,7 +398,11 @@ pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
             continue;
         }
         if let Some(rest) = strip_one_wrapper(&words) {
-            pending.push(rest.to_vec());
+            let mut rest = rest.to_vec();
+            if words[0].text == "xargs" {
+                rest.push(stdin_arguments());
+            }
+            pending.push(rest);
         }
         let program = &words[0];
         if program.text.contains('/') {
@@ -410,6 +424,9 @@ pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
         if EXEC_WRAPPERS.contains(&base) || STRIPPED_WRAPPERS.contains(&base) {
             // Options of these wrappers vary; every later non-flag word may start the command.
             for (at, word) in words.iter().enumerate().skip(1) {
+                if forms.len() + pending.len() >= 64 {
+                    break;
+                }
                 if !word.text.starts_with('-') && !word.text.contains('=') {
                     pending.push(words[at..].to_vec());
                 }
@@ -446,13 +463,13 @@ pub(crate) const STRIPPED_WRAPPERS: &[&str] = &[
     "timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "xargs",
 ];
 
-/// Strips Claude Code's wrappers, repeatedly.
-fn strip_wrappers(words: &[ShellWord]) -> &[ShellWord] {
-    let mut current = words;
-    while let Some(rest) = strip_one_wrapper(current) {
-        current = rest;
+/// The stand-in for arguments `xargs` reads from stdin.
+fn stdin_arguments() -> ShellWord {
+    ShellWord {
+        text: "<stdin>".to_owned(),
+        literal: false,
+        ..ShellWord::default()
     }
-    current
 }
 
 /// Strips one wrapper (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `builtin`,

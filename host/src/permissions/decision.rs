@@ -464,8 +464,16 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
     )
 }
 
-/// The first protected path the call would write, if any.
+/// The first protected path the call would write, if any. A file a program changes that is
+/// named by an expansion or pattern which could reach a hidden path (`$DIR/.git/config`,
+/// `.gi?/config`) counts as protected: it cannot be checked before it runs.
 fn protected_write(input: &DecisionInput<'_>) -> Option<std::path::PathBuf> {
+    if let Target::Command(command) = input.target
+        && let Some(text) = &command.unresolved_program_write
+        && (text.starts_with('.') || text.contains("/.") || text.contains(['$', '`', '~']))
+    {
+        return Some(std::path::PathBuf::from(text));
+    }
     let writes: Vec<&PathCandidates> = match input.target {
         Target::Path(path) if input.tool.class == CapabilityClass::Write => vec![path],
         Target::Command(command) => command

@@ -142,7 +142,7 @@ pub(crate) fn suggest_rule(tool: &str, target: &Target) -> Vec<String> {
                     return Vec::new();
                 };
                 let text = join(&form);
-                if text.contains('*') || text.contains(')') {
+                if text.contains('*') || text.contains(')') || text.starts_with("argv:") {
                     return Vec::new();
                 }
                 let rule = format!("{tool}({text})");

@@ -15,6 +15,8 @@ const DIRECTORIES: &[&str] = &[
     ".devcontainer",
     ".yarn",
     ".mvn",
+    ".hg",
+    ".ssh",
 ];
 
 /// Files that are protected wherever they appear.
@@ -26,6 +28,7 @@ const FILES: &[&str] = &[
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
     ".zshrc",
     ".zshenv",
     ".zprofile",
@@ -60,7 +63,7 @@ pub(crate) fn is_protected(path: &Path) -> bool {
         let parent_dir = at + 1 < names.len() || path.to_string_lossy().ends_with('/');
         let worktree = *name == ".claude" && names.get(at + 1) == Some(&"worktrees");
         (DIRECTORIES.contains(name) && !worktree && (parent_dir || at + 1 == names.len()))
-            || (*name == "git" && at > 0 && names[at - 1] == ".config")
+            || (matches!(*name, "git" | "fish") && at > 0 && names[at - 1] == ".config")
     });
     in_directory || names.last().is_some_and(|name| FILES.contains(name))
 }

@@ -19,7 +19,7 @@ pub(crate) const MAX_COMMAND_CHARS: usize = 10_000;
 
 /// Nesting of substitutions and compound commands beyond this is opaque; it also bounds the
 /// parser's recursion, whose stack use grows with nesting.
-const MAX_NESTING: usize = 32;
+const MAX_NESTING: usize = 64;
 
 /// A whole command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -99,6 +99,8 @@ pub(crate) fn split(command: &str) -> ShellCommand {
 struct Walker {
     subcommands: Vec<Subcommand>,
     opaque: Option<String>,
+    /// The source text being walked, innermost last (AST locations index into it).
+    sources: Vec<String>,
 }
 
 impl Walker {
@@ -126,9 +128,11 @@ impl Walker {
         });
         match parsed {
             Ok(Ok(program)) => {
+                self.sources.push(source.to_owned());
                 for list in &program.complete_commands {
                     self.compound_list(list, depth);
                 }
+                self.sources.pop();
             }
             Ok(Err(error)) => self.opaque(format!("the command cannot be parsed: {error}")),
             Err(_) => self.opaque("the command cannot be parsed"),
@@ -211,7 +215,17 @@ impl Walker {
     fn compound(&mut self, compound: &ast::CompoundCommand, depth: usize) {
         match compound {
             ast::CompoundCommand::Arithmetic(arithmetic) => {
-                self.arithmetic(&arithmetic.expr.value);
+                // brush-parser reads `( (cmd) )` as `((cmd))`; bash runs it as nested subshells.
+                let start = arithmetic.loc.start.index;
+                let spelled = self
+                    .sources
+                    .last()
+                    .and_then(|source| source.get(start..start + 2));
+                if spelled == Some("((") {
+                    self.arithmetic(&arithmetic.expr.value);
+                } else {
+                    self.program(&arithmetic.expr.value, depth + 1);
+                }
             }
             ast::CompoundCommand::ArithmeticForClause(clause) => {
                 for expr in [&clause.initializer, &clause.condition, &clause.updater]
@@ -233,7 +247,14 @@ impl Walker {
                     ));
                 }
                 for value in clause.values.iter().flatten() {
-                    self.word(&value.value, depth);
+                    let value = self.word(&value.value, depth);
+                    if value.text.contains('[')
+                        || (value.literal
+                            && (value.text.contains('`') || value.text.contains("$(")))
+                    {
+                        // A loop value may reach an arithmetic context through the variable.
+                        self.opaque("a loop value holds a subscript or a substitution");
+                    }
                 }
                 self.compound_list(&clause.body.list, depth);
             }
@@ -279,9 +300,22 @@ impl Walker {
             ast::ExtendedTestExpr::UnaryTest(_, word) => {
                 self.word(&word.value, depth);
             }
-            ast::ExtendedTestExpr::BinaryTest(_, left, right) => {
-                self.word(&left.value, depth);
-                self.word(&right.value, depth);
+            ast::ExtendedTestExpr::BinaryTest(predicate, left, right) => {
+                let left = self.word(&left.value, depth);
+                let right = self.word(&right.value, depth);
+                if matches!(
+                    predicate,
+                    ast::BinaryPredicate::ArithmeticEqualTo
+                        | ast::BinaryPredicate::ArithmeticNotEqualTo
+                        | ast::BinaryPredicate::ArithmeticLessThan
+                        | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                        | ast::BinaryPredicate::ArithmeticGreaterThan
+                        | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    // `[[ 1 -eq PATH=5 ]]` evaluates its operands as arithmetic.
+                    self.arithmetic(&left.text);
+                    self.arithmetic(&right.text);
+                }
             }
         }
     }
@@ -306,6 +340,10 @@ impl Walker {
             for item in &suffix.0 {
                 self.item(item, &mut sub, seen_program, depth);
             }
+        }
+        if sub.words.iter().any(|word| named_fd(&word.text)) {
+            // `{PATH}>/dev/null` assigns PATH the descriptor's number.
+            self.opaque("a redirection assigns a named descriptor variable");
         }
         self.nested_shell(&sub, depth);
         self.subcommands.push(sub);
@@ -402,6 +440,23 @@ impl Walker {
                     ast::IoFileRedirectTarget::Fd(_) => {}
                 },
                 ast::IoRedirect::HereDocument(_, here) => {
+                    let tag: String = here
+                        .here_end
+                        .value
+                        .chars()
+                        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                        .collect();
+                    let joined_lines = here.requires_expansion && here.doc.value.contains("\\\n");
+                    let tag_prefixed = here
+                        .doc
+                        .value
+                        .lines()
+                        .any(|line| line.len() > tag.len() && line.starts_with(tag.as_str()));
+                    if joined_lines || tag_prefixed {
+                        // bash joins backslash-newlines before comparing lines with the delimiter;
+                        // a line that starts with it may end the document in bash.
+                        self.opaque("a here-document's end cannot be placed with certainty");
+                    }
                     if here.here_end.value.contains("$'") || here.here_end.value.contains("$\"") {
                         // bash decodes `$'EOF'` before comparing lines, brush-parser does not: the
                         // two would disagree on where the document ends.
@@ -478,6 +533,14 @@ impl Walker {
                     if text.contains(['*', '?', '[']) {
                         word.glob = true;
                     }
+                    if text.contains('\n') {
+                        // An unquoted newline inside a word: a substitution was cut short.
+                        self.opaque("a word holds an unquoted newline");
+                    }
+                    if text.contains("$[") {
+                        self.opaque("a legacy $[...] arithmetic expansion");
+                        self.arithmetic(text);
+                    }
                     if brace_expansion(text) {
                         // `{rm,-rf,/}` becomes three words when bash runs it.
                         word.glob = true;
@@ -513,15 +576,37 @@ impl Walker {
                         word.text.push_str(unescaped);
                     }
                 }
-                WordPiece::CommandSubstitution(inner)
-                | WordPiece::BackquotedCommandSubstitution(inner) => {
+                WordPiece::CommandSubstitution(inner) => {
+                    if heredoc_tag_misuse(inner) {
+                        self.opaque(
+                            "a here-document inside a substitution ends where bash and the parser disagree",
+                        );
+                    }
                     self.program(inner, depth + 1);
+                    word.text.push_str(spelled);
+                    word.literal = false;
+                }
+                WordPiece::BackquotedCommandSubstitution(inner) => {
+                    // Inside backquotes bash removes the backslash of `\$`, `\\` and `\``.
+                    let unescaped = inner
+                        .replace("\\\\", "\u{0}")
+                        .replace("\\$", "$")
+                        .replace("\\`", "`")
+                        .replace('\u{0}', "\\");
+                    if unescaped != *inner {
+                        self.opaque("a backquoted command holds escapes bash removes");
+                    }
+                    self.program(&unescaped, depth + 1);
                     word.text.push_str(spelled);
                     word.literal = false;
                 }
                 WordPiece::ParameterExpansion(_) => {
                     if spelled.contains("$(") || spelled.contains('`') || spelled.contains("<(") {
                         self.opaque("a parameter expansion holds a command substitution");
+                    }
+                    if spelled.contains(['[', ':', '=']) && assigns_environment(spelled) {
+                        // `${X:=v}`, `${a[PATH=5]}`, `${x:PATH=5}` assign.
+                        self.opaque("a parameter expansion assigns an environment-style variable");
                     }
                     if spelled.starts_with("${!")
                         || spelled.contains("@P}")
@@ -545,6 +630,16 @@ impl Walker {
     fn arithmetic(&mut self, expr: &str) {
         if expr.contains("$(") || expr.contains('`') {
             self.opaque("an arithmetic expression holds a command substitution");
+        }
+        let parses = guarded(|| brush_parser::arithmetic::parse(expr)).is_ok();
+        if !parses {
+            // `( (cmd) )` and `"$((cmd) ))"` parse as arithmetic in brush-parser but run as
+            // commands in bash: what is not arithmetic is read as a command line too.
+            self.opaque("an arithmetic expression does not parse as arithmetic");
+            self.program(expr, MAX_NESTING);
+        }
+        if assigns_environment(expr) {
+            self.opaque("an arithmetic expression assigns an environment-style variable");
         }
     }
 
@@ -596,6 +691,30 @@ impl Walker {
     }
 }
 
+/// `{NAME}`: a named-descriptor redirection's variable as brush-parser leaves it, a plain word.
+fn named_fd(text: &str) -> bool {
+    text.strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && name.chars().any(|c| c.is_ascii_uppercase())
+        })
+}
+
+/// True when `expr` may assign a variable with an upper-case letter in its name (`PATH=5`,
+/// `HOME+=1`, `PATH++`): arithmetic contexts assign, and such names change how later commands run.
+fn assigns_environment(expr: &str) -> bool {
+    let bytes = expr.as_bytes();
+    let assigns = bytes.iter().enumerate().any(|(at, &c)| {
+        let next = bytes.get(at + 1).copied();
+        let previous = at.checked_sub(1).map(|p| bytes[p]);
+        (c == b'=' && next != Some(b'=') && !matches!(previous, Some(b'=' | b'!' | b'<' | b'>')))
+            || ((c == b'+' || c == b'-') && next == Some(c))
+    });
+    assigns && expr.bytes().any(|c| c.is_ascii_uppercase())
+}
+
 /// True when unquoted `text` holds a brace expansion (`{a,b}` or `{1..3}`).
 fn brace_expansion(text: &str) -> bool {
     text.find('{').is_some_and(|open| {
@@ -620,6 +739,18 @@ fn ansi_c_unquote(text: &str) -> String {
             out.push('\\');
             break;
         };
+        if next == 'c' {
+            // `\cX` is the control character X & 0x1f; `\c@` is NUL.
+            let control = chars
+                .next()
+                .map(|x| (x as u32) & 0x1f)
+                .and_then(char::from_u32);
+            match control {
+                Some('\0') | None => break,
+                Some(control) => out.push(control),
+            }
+            continue;
+        }
         let simple = match next {
             'n' => Some('\n'),
             't' => Some('\t'),
@@ -656,6 +787,8 @@ fn ansi_c_unquote(text: &str) -> String {
             .ok()
             .and_then(char::from_u32)
         {
+            // bash ends the string at a NUL.
+            Some('\0') if !digits.is_empty() => break,
             Some(decoded) if !digits.is_empty() => out.push(decoded),
             _ => {
                 out.push('\\');
@@ -688,21 +821,35 @@ fn parser_options() -> brush_parser::ParserOptions {
     }
 }
 
-/// An upper bound on the bracket nesting of `source`, quotes ignored: cheap, and enough to keep
-/// the recursive parser away from inputs that would exhaust its stack.
+/// An upper bound on how deeply `source` can nest: every opening bracket and backquote pair and
+/// every compound keyword counts, none is ever taken back, and quotes are ignored. Crude but
+/// impossible to game, and it keeps the recursive (and, on pathological input, backtracking)
+/// parser away from inputs that would exhaust its stack or time.
 fn nesting(source: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    for c in source.chars() {
-        match c {
-            '(' | '{' | '[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest + source.matches('`').count() / 2
+    let brackets = source.chars().filter(|c| matches!(c, '(' | '{')).count();
+    let keywords = source
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|word| matches!(*word, "if" | "while" | "until" | "for" | "case" | "select"))
+        .count();
+    brackets + keywords + source.matches('`').count() / 2
+}
+
+/// True when a here-document inside a command substitution has a line that starts with its
+/// delimiter and goes on (`TAG)`): bash ends the document there, brush-parser does not.
+fn heredoc_tag_misuse(text: &str) -> bool {
+    text.match_indices("<<").any(|(at, _)| {
+        let rest = text[at + 2..].trim_start_matches(['-', '<']).trim_start();
+        let tag: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | ')' | '<' | '>'))
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        !tag.is_empty()
+            && text[at..]
+                .lines()
+                .skip(1)
+                .any(|line| line.len() > tag.len() && line.starts_with(tag.as_str()))
+    })
 }
 
 #[cfg(test)]

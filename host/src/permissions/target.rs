@@ -18,7 +18,7 @@ pub(crate) enum Target {
     /// The tool has no rule field, or the call left it out.
     None,
     /// A shell command line.
-    Command(CommandTarget),
+    Command(Box<CommandTarget>),
     /// A file path.
     Path(PathCandidates),
     /// A URL.
@@ -56,6 +56,9 @@ pub(crate) struct CommandTarget {
     /// or `cd $DIR`). Leaving the workspace makes the later commands run elsewhere (a `git` there
     /// runs that repository's hooks and pager), so pattern rules do not allow it.
     pub(crate) cd_targets: Vec<Option<PathCandidates>>,
+    /// A file a well-known program changes that is named by a pattern or expansion
+    /// (`cp x $DIR/.git/config`).
+    pub(crate) unresolved_program_write: Option<String>,
     /// A file a reader names by a pattern or expansion (`cat .en?`, `cat $F`), which Read deny
     /// rules cannot check before it runs.
     pub(crate) unresolved_read: Option<String>,
@@ -184,7 +187,7 @@ impl Target {
             return Target::None;
         };
         if is_shell_tool(tool) || (field == Some("command") && !path_tool) {
-            return Target::Command(CommandTarget::new(value, cwd, home));
+            return Target::Command(Box::new(CommandTarget::new(value, cwd, home)));
         }
         if path_tool || Family::of(tool).is_some() {
             return Target::Path(PathCandidates::new(value, cwd, home));
@@ -202,102 +205,258 @@ impl Target {
 impl CommandTarget {
     fn new(command: &str, cwd: &Path, home: Option<&Path>) -> Self {
         let parsed = shell::split(command);
-        let forms = parsed
+        let forms: Vec<SubcommandForms> = parsed
             .subcommands
             .iter()
             .map(SubcommandForms::new)
             .collect();
-        let mut target = Self {
+        let mut files = Files::new(cwd, home);
+        for (sub, sub_forms) in parsed.subcommands.iter().zip(&forms) {
+            for redirect in &sub.redirects {
+                if redirect.write {
+                    files.write(&redirect.target);
+                } else {
+                    files.read(&redirect.target);
+                }
+            }
+            // Every spelling deny rules see: behind wrappers (`command cat .env`), past
+            // `sudo`, by base name.
+            let mut destination = None;
+            for form in &sub_forms.deny {
+                if let Some(cd) = files.program(&form.words) {
+                    destination.get_or_insert(cd);
+                }
+            }
+            if let Some(cd) = destination {
+                files.change_directory(cd);
+            }
+        }
+        Self {
             forms,
             raw: command.trim().to_owned(),
             parsed,
+            writes: files.writes,
+            program_writes: files.program_writes,
+            cd_targets: files.cd_targets,
+            reads: files.reads,
+            unresolved_write: files.unresolved_write,
+            unresolved_read: files.unresolved_read,
+            unresolved_program_write: files.unresolved_program_write,
+        }
+    }
+}
+
+/// The files a command line reads and writes, resolved against the directory each subcommand
+/// runs in (a `cd` moves it; an unknown `cd` makes later relative paths unresolved).
+struct Files<'a> {
+    start: &'a Path,
+    home: Option<&'a Path>,
+    /// `None` after a `cd` to a place not known before running.
+    current: Option<PathBuf>,
+    writes: Vec<PathCandidates>,
+    program_writes: Vec<PathCandidates>,
+    reads: Vec<PathCandidates>,
+    cd_targets: Vec<Option<PathCandidates>>,
+    unresolved_write: Option<String>,
+    unresolved_read: Option<String>,
+    unresolved_program_write: Option<String>,
+}
+
+enum Access {
+    Read,
+    Write,
+    ProgramWrite,
+}
+
+impl<'a> Files<'a> {
+    fn new(start: &'a Path, home: Option<&'a Path>) -> Self {
+        Self {
+            start,
+            home,
+            current: Some(start.to_path_buf()),
             writes: Vec::new(),
             program_writes: Vec::new(),
-            cd_targets: Vec::new(),
             reads: Vec::new(),
+            cd_targets: Vec::new(),
             unresolved_write: None,
             unresolved_read: None,
-        };
-        let mut reads: Vec<&ShellWord> = Vec::new();
-        let mut writes: Vec<&ShellWord> = Vec::new();
-        let mut program_writes: Vec<&ShellWord> = Vec::new();
-        let mut cd_targets = Vec::new();
-        for sub in &target.parsed.subcommands {
-            for redirect in &sub.redirects {
-                if redirect.write {
-                    writes.push(&redirect.target);
-                } else {
-                    reads.push(&redirect.target);
-                }
-            }
-            let Some((program, args)) = sub.words.split_first() else {
-                continue;
-            };
-            let base = program.text.rsplit('/').next().unwrap_or_default();
-            let operands: Vec<&ShellWord> = args
-                .iter()
-                .filter(|word| !word.text.starts_with('-'))
-                .collect();
-            if FILE_READERS.contains(&base) {
-                reads.extend(operands.iter().copied());
-            } else if PATTERN_FIRST_READERS.contains(&base) {
-                reads.extend(operands.iter().copied().skip(1));
-            }
-            if matches!(base, "cd" | "pushd") {
-                let destination = match operands.first() {
-                    None => home.map(|dir| PathCandidates::new(&dir.to_string_lossy(), cwd, home)),
-                    Some(word) if word.literal && !word.glob && word.text != "-" => {
-                        Some(PathCandidates::new(&word.text, cwd, home))
-                    }
-                    Some(_) => None,
-                };
-                cd_targets.push(destination);
-            }
-            let changed: Vec<&ShellWord> = match base {
-                "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
-                | "chmod" | "chown" => operands.clone(),
-                "cp" | "mv" | "ln" | "install" | "rsync" => {
-                    operands.last().copied().into_iter().collect()
-                }
-                "sed" if args.iter().any(|word| word.text.starts_with("-i")) => {
-                    operands.iter().copied().skip(1).collect()
-                }
-                _ => Vec::new(),
-            };
-            program_writes.extend(changed);
+            unresolved_program_write: None,
         }
-        let mut unresolved = None;
-        let mut resolved_writes = Vec::new();
-        for word in writes {
-            if word.literal && word.text == "/dev/null" {
-                continue;
-            }
-            if !word.literal || word.glob || word.tilde {
-                unresolved.get_or_insert_with(|| word.text.clone());
-                continue;
-            }
-            resolved_writes.push(PathCandidates::new(&word.text, cwd, home));
+    }
+
+    fn read(&mut self, word: &ShellWord) {
+        self.add(word, Access::Read);
+    }
+
+    fn write(&mut self, word: &ShellWord) {
+        if word.literal && word.text == "/dev/null" {
+            return;
         }
-        target.cd_targets = cd_targets;
-        target.program_writes = program_writes
-            .into_iter()
-            .filter(|word| word.literal && !word.glob && word.text != "/dev/null")
-            .map(|word| PathCandidates::new(&word.text, cwd, home))
+        self.add(word, Access::Write);
+    }
+
+    /// Records `word` in every spelling: relative paths against the starting directory and the
+    /// current one (a subshell's `cd` may or may not still apply).
+    fn add(&mut self, word: &ShellWord, access: Access) {
+        let absolute = word.text.starts_with('/') || word.tilde;
+        // A redirect to `~...` asks, as in Claude Code; elsewhere `~` expands with $HOME.
+        let unresolved = !word.literal
+            || word.glob
+            || (word.tilde && (self.home.is_none() || matches!(access, Access::Write)));
+        let unknown_directory = !absolute && self.current.is_none();
+        if unresolved || unknown_directory {
+            let slot = match access {
+                Access::Read => &mut self.unresolved_read,
+                Access::Write => &mut self.unresolved_write,
+                Access::ProgramWrite => &mut self.unresolved_program_write,
+            };
+            slot.get_or_insert_with(|| word.text.clone());
+            return;
+        }
+        let mut bases = vec![self.start.to_path_buf()];
+        if let Some(current) = &self.current
+            && current.as_path() != self.start
+            && !absolute
+        {
+            bases.push(current.clone());
+        }
+        for base in bases {
+            let candidates = PathCandidates::new(&word.text, &base, self.home);
+            let list = match access {
+                Access::Read => &mut self.reads,
+                Access::Write => &mut self.writes,
+                Access::ProgramWrite => &mut self.program_writes,
+            };
+            if !list.contains(&candidates) {
+                list.push(candidates);
+            }
+        }
+    }
+
+    /// Reads what one spelling of a subcommand reads and changes; returns where a `cd` goes.
+    fn program(&mut self, words: &[ShellWord]) -> Option<Option<PathCandidates>> {
+        let (program, args) = words.split_first()?;
+        let base = program.text.rsplit('/').next().unwrap_or_default();
+        let operands: Vec<&ShellWord> = args
+            .iter()
+            .filter(|word| !word.text.starts_with('-'))
             .collect();
-        let mut unresolved_read = None;
-        let mut resolved_reads = Vec::new();
-        for word in reads {
-            if word.literal && !word.glob {
-                resolved_reads.push(PathCandidates::new(&word.text, cwd, home));
-            } else {
-                unresolved_read.get_or_insert_with(|| word.text.clone());
+        let valued = |flag: &str| -> Vec<&ShellWord> {
+            args.iter()
+                .enumerate()
+                .filter_map(|(at, word)| (word.text == flag).then(|| args.get(at + 1)).flatten())
+                .collect()
+        };
+        if FILE_READERS.contains(&base) {
+            for word in &operands {
+                self.read(word);
+            }
+        } else if PATTERN_FIRST_READERS.contains(&base) {
+            let explicit_pattern = args.iter().any(|word| {
+                matches!(word.text.as_str(), "-e" | "-f" | "--file")
+                    || word.text.starts_with("--regexp")
+                    || word.text.starts_with("--file=")
+                    || (word.text.starts_with("-e") && !word.text.starts_with("--"))
+            });
+            let skip = usize::from(!explicit_pattern);
+            for word in operands.iter().skip(skip) {
+                self.read(word);
+            }
+            let recursive = base == "rg"
+                || args.iter().any(|word| {
+                    word.text == "--recursive"
+                        || (!word.text.starts_with("--")
+                            && word.text.starts_with('-')
+                            && word.text.contains(['r', 'R']))
+                });
+            if recursive {
+                // A directory search reads every file below it.
+                self.unresolved_read
+                    .get_or_insert_with(|| format!("a recursive {base}"));
             }
         }
-        target.unresolved_read = unresolved_read;
-        target.writes = resolved_writes;
-        target.reads = resolved_reads;
-        target.unresolved_write = unresolved;
-        target
+        let mut changed: Vec<&ShellWord> = match base {
+            "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
+            | "chmod" | "chown" => operands.clone(),
+            "cp" | "mv" | "ln" | "install" | "rsync" => {
+                let mut targets = valued("-t");
+                targets.extend(
+                    args.iter()
+                        .filter(|word| word.text.starts_with("--target-directory=")),
+                );
+                if targets.is_empty() {
+                    operands.last().copied().into_iter().collect()
+                } else {
+                    targets
+                }
+            }
+            "sed" => {
+                let in_place = args.iter().any(|word| {
+                    word.text.starts_with("--in-place")
+                        || (!word.text.starts_with("--")
+                            && word.text.starts_with('-')
+                            && word.text.contains('i'))
+                });
+                if in_place {
+                    operands.iter().copied().skip(1).collect()
+                } else {
+                    Vec::new()
+                }
+            }
+            "sort" => valued("-o"),
+            "uniq" => operands.get(1).copied().into_iter().collect(),
+            "find" => ["-fprint", "-fprint0", "-fprintf", "-fls"]
+                .into_iter()
+                .flat_map(valued)
+                .collect(),
+            _ => Vec::new(),
+        };
+        // `--output=F` (sort, git log/diff, curl), `-oF` (sort), `of=F` (dd).
+        let spelled: Vec<ShellWord> = args
+            .iter()
+            .filter_map(|word| {
+                let path = word
+                    .text
+                    .strip_prefix("--output=")
+                    .or_else(|| {
+                        (base == "sort")
+                            .then(|| word.text.strip_prefix("-o"))
+                            .flatten()
+                    })
+                    .or_else(|| {
+                        (base == "dd")
+                            .then(|| word.text.strip_prefix("of="))
+                            .flatten()
+                    })?;
+                (!path.is_empty()).then(|| ShellWord {
+                    text: path.to_owned(),
+                    ..word.clone()
+                })
+            })
+            .collect();
+        changed.extend(spelled.iter());
+        for word in changed {
+            self.add(word, Access::ProgramWrite);
+        }
+        if !matches!(base, "cd" | "pushd") {
+            return None;
+        }
+        let destination = match operands.first() {
+            None => self
+                .home
+                .map(|dir| PathCandidates::new(&dir.to_string_lossy(), self.start, self.home)),
+            Some(word) if word.literal && !word.glob && word.text != "-" => self
+                .current
+                .as_ref()
+                .map(|current| PathCandidates::new(&word.text, current, self.home)),
+            Some(_) => None,
+        };
+        Some(destination)
+    }
+
+    fn change_directory(&mut self, destination: Option<PathCandidates>) {
+        self.current = destination.as_ref().map(|path| path.lexical.clone());
+        self.cd_targets.push(destination);
     }
 }
 
