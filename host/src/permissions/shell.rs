@@ -931,6 +931,9 @@ mod tests {
             "if then fi",
             &"x".repeat(MAX_COMMAND_CHARS + 1),
             &format!("{}x{}", "$(".repeat(200), ")".repeat(200)),
+            // Brackets taken back by `]]` no longer hide nesting; keywords count too.
+            &format!("echo {}x{}", "$((]] ".repeat(40), " ) )".repeat(40)),
+            &format!("{}true{}", "if a;then ".repeat(700), " fi".repeat(700)),
             "echo ${x:-$(rm -rf /)}",
             "bash -c \"$CMD\"",
         ] {
