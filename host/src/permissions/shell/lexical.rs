@@ -1,0 +1,143 @@
+//! Text-level facts about shell words that brush-parser leaves implicit: brace expansions,
+//! ANSI-C quoting, arithmetic assignments, named descriptors, here-document delimiters inside
+//! substitutions, and a nesting bound checked before parsing.
+
+/// `{NAME}`: a named-descriptor redirection's variable as brush-parser leaves it, a plain word.
+pub(super) fn named_fd(text: &str) -> bool {
+    text.strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|name| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && name.chars().any(|c| c.is_ascii_uppercase())
+        })
+}
+
+/// True when `expr` may assign a variable with an upper-case letter in its name (`PATH=5`,
+/// `HOME+=1`, `PATH++`): arithmetic contexts assign, and such names change how later commands run.
+pub(super) fn assigns_environment(expr: &str) -> bool {
+    let bytes = expr.as_bytes();
+    let assigns = bytes.iter().enumerate().any(|(at, &c)| {
+        let next = bytes.get(at + 1).copied();
+        let previous = at.checked_sub(1).map(|p| bytes[p]);
+        (c == b'=' && next != Some(b'=') && !matches!(previous, Some(b'=' | b'!' | b'<' | b'>')))
+            || ((c == b'+' || c == b'-') && next == Some(c))
+    });
+    assigns && expr.bytes().any(|c| c.is_ascii_uppercase())
+}
+
+/// True when unquoted `text` holds a brace expansion (`{a,b}` or `{1..3}`).
+pub(super) fn brace_expansion(text: &str) -> bool {
+    text.find('{').is_some_and(|open| {
+        text[open..]
+            .find('}')
+            .is_some_and(|close| text[open..open + close].contains([',', '.']))
+    })
+}
+
+/// The value of an ANSI-C quoted string (`$'r\x6d'` is `rm`). brush-parser keeps the escapes;
+/// this decodes the ones bash documents, so rules see what bash would run. Hand-rolled: it is a
+/// fixed, ten-line escape table.
+pub(super) fn ansi_c_unquote(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(next) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        if next == 'c' {
+            // `\cX` is the control character X & 0x1f; `\c@` is NUL.
+            let control = chars
+                .next()
+                .map(|x| (x as u32) & 0x1f)
+                .and_then(char::from_u32);
+            match control {
+                Some('\0') | None => break,
+                Some(control) => out.push(control),
+            }
+            continue;
+        }
+        let simple = match next {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(next),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            out.push(decoded);
+            continue;
+        }
+        let (radix, max, mut digits) = match next {
+            'x' => (16, 2, String::new()),
+            'u' => (16, 4, String::new()),
+            'U' => (16, 8, String::new()),
+            '0'..='7' => (8, 2, next.to_string()),
+            _ => {
+                out.push('\\');
+                out.push(next);
+                continue;
+            }
+        };
+        while digits.len() < max + usize::from(radix == 8)
+            && chars.peek().is_some_and(|d| d.is_digit(radix))
+        {
+            digits.extend(chars.next());
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            // bash ends the string at a NUL.
+            Some('\0') if !digits.is_empty() => break,
+            Some(decoded) if !digits.is_empty() => out.push(decoded),
+            _ => {
+                out.push('\\');
+                out.push(next);
+                out.push_str(digits.trim_start_matches(next));
+            }
+        }
+    }
+    out
+}
+
+/// An upper bound on how deeply `source` can nest: every opening bracket and backquote pair and
+/// every compound keyword counts, none is ever taken back, and quotes are ignored. Crude but
+/// impossible to game, and it keeps the recursive (and, on pathological input, backtracking)
+/// parser away from inputs that would exhaust its stack or time.
+pub(super) fn nesting(source: &str) -> usize {
+    let brackets = source.chars().filter(|c| matches!(c, '(' | '{')).count();
+    let keywords = source
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|word| matches!(*word, "if" | "while" | "until" | "for" | "case" | "select"))
+        .count();
+    brackets + keywords + source.matches('`').count() / 2
+}
+
+/// True when a here-document inside a command substitution has a line that starts with its
+/// delimiter and goes on (`TAG)`): bash ends the document there, brush-parser does not.
+pub(super) fn heredoc_tag_misuse(text: &str) -> bool {
+    text.match_indices("<<").any(|(at, _)| {
+        let rest = text[at + 2..].trim_start_matches(['-', '<']).trim_start();
+        let tag: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | ')' | '<' | '>'))
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        !tag.is_empty()
+            && text[at..]
+                .lines()
+                .skip(1)
+                .any(|line| line.len() > tag.len() && line.starts_with(tag.as_str()))
+    })
+}
