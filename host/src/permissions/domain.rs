@@ -61,7 +61,11 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
     let host = match parsed.host()? {
         url::Host::Domain(domain) => domain.to_owned(),
         url::Host::Ipv4(address) => address.to_string(),
-        url::Host::Ipv6(address) => format!("[{address}]"),
+        // `[::ffff:169.254.169.254]` reaches the IPv4 host; rules name it as such.
+        url::Host::Ipv6(address) => match address.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("[{address}]"),
+        },
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     (!host.is_empty()).then_some(host)
@@ -119,6 +123,8 @@ mod tests {
             ("http://EVIL.com%2e/", Some("evil.com")),
             ("http://0xa9fea9fe/", Some("169.254.169.254")),
             ("http://2852039166/", Some("169.254.169.254")),
+            ("http://[::ffff:169.254.169.254]/", Some("169.254.169.254")),
+            ("http://[::ffff:a9fe:a9fe]/", Some("169.254.169.254")),
         ];
         for (url, expected) in cases {
             assert_eq!(url_host(url).as_deref(), expected, "{url}");
