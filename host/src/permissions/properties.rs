@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::Policy;
-use super::decision::{DecisionInput, Verdict, decide};
+use super::decision::Verdict;
 use super::domain::url_host;
 use super::matching::{CallView, allowing};
 use super::mode::PermissionMode;
@@ -115,20 +115,7 @@ proptest! {
         }
         policy.add(Rule::parse(&format!("Bash({program} *)"), RuleKind::Deny, scopes[deny_scope].clone(), &context()).unwrap());
         let line = words(program, args);
-        let input = json!({"command": line});
-        let target = Target::new("Bash", Some("command"), false, &input, Path::new("/ws"), None);
-        let spec = bash_spec();
-        let decision = decide(&DecisionInput {
-            tool: &spec,
-            target: &target,
-            input: &input,
-            within_grants: None,
-            inside_workspace: None,
-            reads_host_env: false,
-            grants: String::new(),
-            vote: None,
-            policy: &policy,
-        });
+        let decision = policy.evaluate(&bash_spec(), &json!({"command": line}));
         prop_assert_eq!(decision.verdict, Verdict::Deny, "{:?} {}", decision, line);
     }
 

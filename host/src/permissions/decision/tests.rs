@@ -325,32 +325,13 @@ fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
         concurrency_safe: false,
         rule_field: Some("command".into()),
     };
+    let patterns = &["Bash(cd *)", "Bash(git status)"][..];
     let cases = [
-        (
-            &["Bash(cd *)", "Bash(git status)"][..],
-            "cd sub && git status",
-            Verdict::Allow,
-        ),
-        (
-            &["Bash(cd *)", "Bash(git status)"][..],
-            "cd /tmp/evil && git status",
-            Verdict::Ask,
-        ),
-        (
-            &["Bash(cd *)", "Bash(git status)"][..],
-            "cd .. && git status",
-            Verdict::Ask,
-        ),
-        (
-            &["Bash(cd *)", "Bash(git status)"][..],
-            "cd $DIR && git status",
-            Verdict::Ask,
-        ),
-        (
-            &["Bash(cd *)", "Bash(git status)"][..],
-            "cd && git status",
-            Verdict::Ask,
-        ),
+        (patterns, "cd sub && git status", Verdict::Allow),
+        (patterns, "cd /tmp/evil && git status", Verdict::Ask),
+        (patterns, "cd .. && git status", Verdict::Ask),
+        (patterns, "cd $DIR && git status", Verdict::Ask),
+        (patterns, "cd && git status", Verdict::Ask),
         (&["Bash"][..], "cd /tmp/evil && git status", Verdict::Allow),
     ];
     for (allow, command, expected) in cases {
@@ -359,26 +340,7 @@ fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
             cwd: "/ws".into(),
             home: Some("/home/u".into()),
         };
-        let input = serde_json::json!({ "command": command });
-        let target = Target::new(
-            "Bash",
-            Some("command"),
-            false,
-            &input,
-            std::path::Path::new("/ws"),
-            Some(std::path::Path::new("/home/u")),
-        );
-        let decision = decide(&DecisionInput {
-            tool: &tool,
-            target: &target,
-            input: &input,
-            within_grants: None,
-            inside_workspace: None,
-            reads_host_env: false,
-            grants: String::new(),
-            vote: None,
-            policy: &policy,
-        });
+        let decision = policy.evaluate(&tool, &serde_json::json!({ "command": command }));
         assert_eq!(decision.verdict, expected, "{command}: {decision:?}");
     }
 }
