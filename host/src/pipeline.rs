@@ -49,6 +49,20 @@ pub(crate) struct Stages<'a> {
 }
 
 impl Stages<'_> {
+    /// The call context `validate-input` and `call` receive (the call adds `${PLUGIN_DATA}` and
+    /// `${TMP}` itself).
+    fn call_context(&self, call_id: &str, tool: &crate::registry::RegisteredTool) -> CallContext {
+        CallContext {
+            call_id: call_id.to_owned(),
+            session_id: self.session_id.to_owned(),
+            cwd: self.grant_context.workspace.to_string_lossy().into_owned(),
+            deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis())
+                .unwrap_or(u64::MAX),
+            plugin_data: None,
+            tmp: None,
+        }
+    }
+
     fn decide_context(&self) -> decide::DecideContext<'_> {
         decide::DecideContext {
             policy: self.policy,
@@ -123,14 +137,7 @@ async fn run(
         .workspace
         .to_string_lossy()
         .into_owned();
-    let context = || CallContext {
-        call_id: call.id.clone(),
-        session_id: stages.session_id.to_owned(),
-        cwd: workspace.clone(),
-        deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-        plugin_data: None,
-        tmp: None,
-    };
+    let context = || stages.call_context(&call.id, &tool);
     plain(
         validate::run(
             stages.sandbox,
@@ -312,15 +319,7 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         .to_string_lossy()
         .into_owned();
     if schema_ok {
-        let context = CallContext {
-            call_id: call.id.clone(),
-            session_id: stages.session_id.to_owned(),
-            cwd: workspace.clone(),
-            deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis())
-                .unwrap_or(u64::MAX),
-            plugin_data: None,
-            tmp: None,
-        };
+        let context = stages.call_context(&call.id, &tool);
         if let Err(failure) = validate::run(
             stages.sandbox,
             &tool,
