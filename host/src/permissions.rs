@@ -170,9 +170,7 @@ impl Policy {
         tool: &crate::registry::ToolSpec,
         input: &serde_json::Value,
     ) -> Decision {
-        use crate::registry::CapabilityClass;
-        let path_tool = matches!(tool.class, CapabilityClass::Read | CapabilityClass::Write)
-            && tool.rule_field.is_some();
+        let path_tool = tool.path_field().is_some();
         let target = Target::new(
             &tool.name,
             tool.rule_field.as_deref(),

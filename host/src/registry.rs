@@ -81,6 +81,15 @@ pub struct ToolSpec {
     pub rule_field: Option<String>,
 }
 
+impl ToolSpec {
+    /// The rule field when it names a path: read and write tools' rule fields are paths.
+    pub(crate) fn path_field(&self) -> Option<&str> {
+        matches!(self.class, CapabilityClass::Read | CapabilityClass::Write)
+            .then_some(self.rule_field.as_deref())
+            .flatten()
+    }
+}
+
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -125,12 +134,7 @@ pub(crate) struct RegisteredTool {
 impl RegisteredTool {
     /// The input field holding a path: the rule field of a read or write tool.
     pub(crate) fn path_field(&self) -> Option<&str> {
-        matches!(
-            self.spec.class,
-            CapabilityClass::Read | CapabilityClass::Write
-        )
-        .then_some(self.spec.rule_field.as_deref())
-        .flatten()
+        self.spec.path_field()
     }
 
     /// The grant context for this tool: the runtime's, with the tool's own `${PLUGIN_DATA}`.
