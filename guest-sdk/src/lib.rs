@@ -44,6 +44,7 @@ pub use schemars::JsonSchema;
 
 #[doc(hidden)]
 pub mod __private;
+pub mod files;
 
 /// The side-effect class of a tool; the host's permission engine and default mode read it.
 pub use __private::bindings::warden::plugin::types::CapabilityClass;
@@ -69,12 +70,13 @@ pub struct Context {
 }
 
 impl Context {
-    /// Resolves `path` against the workspace: absolute paths are kept, relative ones are joined.
+    /// Resolves `path` against the workspace (absolute paths are kept, relative ones are joined) and
+    /// normalizes it lexically with [`files::normalize`], so one file has one name in the session.
     pub fn resolve_path(&self, path: &str) -> String {
         if path.starts_with('/') {
-            path.to_owned()
+            files::normalize(path)
         } else {
-            format!("{}/{}", self.cwd.trim_end_matches('/'), path)
+            files::normalize(&format!("{}/{}", self.cwd.trim_end_matches('/'), path))
         }
     }
 }

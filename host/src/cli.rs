@@ -4,6 +4,7 @@
 
 mod call;
 mod check;
+mod rewind;
 mod tools;
 
 use std::path::PathBuf;
@@ -49,6 +50,8 @@ enum Command {
     Tools(tools::ToolsArgs),
     /// Report the permission decision for a call without running the tool.
     Check(check::CheckArgs),
+    /// List the session's file checkpoints, or restore the workspace to one of them.
+    Rewind(rewind::RewindArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -121,6 +124,9 @@ struct GlobalArgs {
     /// Do not cache compiled components on disk.
     #[arg(long = "no-cache", global = true)]
     no_cache: bool,
+    /// Do not save a checkpoint before each file change by Write, Edit or NotebookEdit.
+    #[arg(long = "no-checkpoints", global = true)]
+    no_checkpoints: bool,
     /// Log verbosity for warden's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
@@ -161,6 +167,15 @@ impl Cli {
                     let runtime = self.global.runtime().await?;
                     Ok(check::run(&runtime, args, input).await)
                 }
+                Command::Rewind(args) => {
+                    let workspace = self.global.workspace()?;
+                    rewind::run(
+                        &args,
+                        &workspace,
+                        self.global.state_dir.as_deref(),
+                        self.global.session.as_deref(),
+                    )
+                }
             }
         });
         // A guest abandoned inside a blocking host call leaves a worker thread behind; do not wait
@@ -171,12 +186,16 @@ impl Cli {
 }
 
 impl GlobalArgs {
+    fn workspace(&self) -> anyhow::Result<PathBuf> {
+        match &self.cwd {
+            Some(dir) => Ok(dir.clone()),
+            None => std::env::current_dir().context("cannot read the current directory"),
+        }
+    }
+
     async fn runtime(&self) -> anyhow::Result<Runtime> {
-        let workspace = match &self.cwd {
-            Some(dir) => dir.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        };
-        let mut config = RuntimeConfig::new(workspace);
+        let mut config = RuntimeConfig::new(self.workspace()?);
+        config.checkpoints = !self.no_checkpoints;
         if let Some(tools) = &self.tools {
             config.tools = tools.parse::<ToolSelection>().unwrap_or_default();
         }

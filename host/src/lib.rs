@@ -55,7 +55,10 @@ pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
 };
-pub use session::{DEFAULT_SESSION_ID, Session, SessionError};
+pub use session::{
+    Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,
+    RewindReport, Session, SessionError, Skipped,
+};
 pub use settings::{
     PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput, user_settings_path,
 };

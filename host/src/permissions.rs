@@ -155,6 +155,26 @@ impl Policy {
         f(&rules)
     }
 
+    /// What Read deny rules with a path (`Read(.env)`, `Read(secrets/**)`) hide from every guest's
+    /// filesystem view, or `None` when there are none. Only configured deny rules count; the
+    /// session adds allow rules only, so the answer is fixed for the policy's life.
+    pub(crate) fn hidden_paths(&self) -> Option<crate::sandbox::HiddenPaths> {
+        let rules: Vec<Rule> = self
+            .deny
+            .iter()
+            .filter(|rule| {
+                rule.tool() == "Read" && matches!(rule.specifier, rules::Specifier::Value(_))
+            })
+            .cloned()
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        Some(std::sync::Arc::new(move |path: &Path| {
+            rules.iter().any(|rule| matching::hides_path(rule, path))
+        }))
+    }
+
     /// True when a bare-name deny rule removes `tool` from the registry.
     pub(crate) fn removes(&self, tool: &str) -> bool {
         self.deny

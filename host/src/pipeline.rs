@@ -6,6 +6,7 @@
 //! A PreToolUse `updatedInput` is checked against the schema again before the decision: the tool
 //! must never receive input its schema rejects, whoever rewrote it.
 
+mod checkpoint;
 mod coerce;
 mod decide;
 mod execute;
@@ -31,7 +32,8 @@ use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
-use crate::sandbox::{CallContext, Sandbox};
+use crate::sandbox::{CallContext, FileAccess, Sandbox};
+use crate::session::Checkpoints;
 
 /// What the stages share for one dispatch.
 pub(crate) struct Stages<'a> {
@@ -46,6 +48,10 @@ pub(crate) struct Stages<'a> {
     pub(crate) home: Option<&'a std::path::Path>,
     /// Called with the rules an "allow always" answer added.
     pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+    /// Hidden paths and the session's read record, for every guest run.
+    pub(crate) files: &'a FileAccess,
+    /// Where write-class tools' changes are checkpointed; `None` turns checkpoints off.
+    pub(crate) checkpoints: Option<&'a Checkpoints>,
 }
 
 impl Stages<'_> {
@@ -140,7 +146,7 @@ async fn run(
     let context = || stages.call_context(&call.id, &tool);
     plain(
         validate::run(
-            stages.sandbox,
+            stages,
             &tool,
             &input.to_string(),
             context(),
@@ -199,15 +205,23 @@ async fn run(
     }
 
     let started = Instant::now();
+    let target = execute::write_target(stages, &tool, &input);
+    let pending = plain(checkpoint::before(stages, target.as_deref()))?;
     let executed = execute::run(
-        stages.sandbox,
+        stages,
         &tool,
         input.to_string(),
         context(),
-        stages.grant_context,
+        target.as_deref(),
         cancel,
     )
     .await;
+    if let Some(pending) = pending {
+        match checkpoint::after(stages, pending, &tool.spec.name, &call.id) {
+            Ok(number) => outcome.checkpoint = number,
+            Err(warning) => outcome.warnings.push(warning),
+        }
+    }
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match executed {
         Ok(executed) => {
@@ -320,14 +334,8 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         .into_owned();
     if schema_ok {
         let context = stages.call_context(&call.id, &tool);
-        if let Err(failure) = validate::run(
-            stages.sandbox,
-            &tool,
-            &input.to_string(),
-            context,
-            Arc::default(),
-        )
-        .await
+        if let Err(failure) =
+            validate::run(stages, &tool, &input.to_string(), context, Arc::default()).await
         {
             failed(failure, &mut report);
         }

@@ -25,7 +25,9 @@ pub(crate) use aliases::Aliases;
 
 use crate::sandbox::grants::{GrantContext, Grants, ResolvedGrants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
-use crate::sandbox::{CallSetup, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError};
+use crate::sandbox::{
+    CallSetup, FileAccess, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError,
+};
 
 /// Side-effect class of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -159,6 +161,7 @@ impl RegisteredTool {
         grants: &ResolvedGrants,
         limits: Limits,
         cancel: Arc<AtomicBool>,
+        files: &FileAccess,
         request: GuestRequest,
     ) -> GuestRun {
         let setup = CallSetup {
@@ -166,6 +169,7 @@ impl RegisteredTool {
             limits,
             cancel,
             label: &self.spec.name,
+            files,
         };
         sandbox.run(&self.component.loaded, setup, request).await
     }

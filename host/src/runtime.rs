@@ -12,9 +12,9 @@ use crate::permissions::{
 };
 use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
-use crate::sandbox::Sandbox;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::Limits;
+use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
 
@@ -56,6 +56,9 @@ pub struct RuntimeConfig {
     pub state_dir: Option<PathBuf>,
     /// Compiled-component cache; `None` disables it.
     pub cache_dir: Option<PathBuf>,
+    /// Save a checkpoint before every change a write-class tool makes (`--no-checkpoints` turns
+    /// it off).
+    pub checkpoints: bool,
 }
 
 impl RuntimeConfig {
@@ -80,6 +83,7 @@ impl RuntimeConfig {
             session_id: None,
             state_dir: None,
             cache_dir: default_cache_dir(),
+            checkpoints: true,
         }
     }
 }
@@ -123,6 +127,8 @@ pub struct Runtime {
     warnings: Vec<String>,
     trusted: bool,
     save_approvals: bool,
+    files: FileAccess,
+    checkpoints: bool,
 }
 
 impl Runtime {
@@ -214,7 +220,13 @@ impl Runtime {
             session_results: Some(session.results_dir()),
             additional_dirs: policy.additional_dirs.clone(),
         };
+        let files = FileAccess {
+            hidden: policy.hidden_paths(),
+            reads: Some(Arc::clone(session.reads())),
+        };
         Ok(Self {
+            files,
+            checkpoints: config.checkpoints,
             sandbox,
             registry,
             policy,
@@ -299,6 +311,8 @@ impl Runtime {
             session_id: self.session.id(),
             home: self.home.as_deref(),
             on_approval,
+            files: &self.files,
+            checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
         }
     }
 

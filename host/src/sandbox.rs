@@ -8,6 +8,7 @@ mod cache;
 mod call;
 mod engine;
 pub(crate) mod grants;
+mod hidden;
 pub(crate) mod limits;
 mod pipe;
 mod wasi;
@@ -21,7 +22,8 @@ use wasmtime::component::Linker;
 
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub(crate) use cache::hex;
-pub(crate) use call::{CallSetup, GuestFailure, GuestReply, GuestRequest, GuestRun};
+pub(crate) use call::{CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun};
+pub(crate) use hidden::HiddenPaths;
 
 use bindings::ToolPluginPre;
 use call::CallState;
@@ -67,6 +69,20 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        // The filesystem interfaces are replaced by the hidden-path wrapper around the same
+        // implementation (see `hidden.rs`).
+        linker.allow_shadowing(true);
+        wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
+            CallState,
+            hidden::HidingFsData,
+        >(&mut linker, CallState::hiding_fs)
+        .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        wasmtime_wasi::p2::bindings::filesystem::preopens::add_to_linker::<
+            CallState,
+            hidden::HidingFsData,
+        >(&mut linker, CallState::hiding_fs)
+        .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        linker.allow_shadowing(false);
         bindings::add_host_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);

@@ -6,14 +6,21 @@
 //! given. State files are written atomically (temporary file + rename); a corrupt state file is set
 //! aside as `session.json.corrupt-<time>` and reported, never trusted.
 
+mod checkpoints;
+mod reads;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
+
+pub(crate) use checkpoints::Pending;
+pub use checkpoints::{Checkpoint, Checkpoints, FileState, MAX_CHECKPOINTS, RewindReport, Skipped};
+pub use reads::ReadLedger;
 
 /// The session id used when none is given.
 pub const DEFAULT_SESSION_ID: &str = "default";
@@ -54,6 +61,9 @@ struct SessionState {
     /// Allow rules added by "allow always" answers.
     #[serde(default)]
     approved_rules: Vec<String>,
+    /// Files tools read, with the digest of what they saw (read-before-edit).
+    #[serde(default)]
+    reads: Vec<reads::ReadEntry>,
 }
 
 /// An open session.
@@ -63,6 +73,8 @@ pub struct Session {
     dir: PathBuf,
     state: Mutex<SessionState>,
     dirty: AtomicBool,
+    reads: Arc<ReadLedger>,
+    checkpoints: Arc<Checkpoints>,
 }
 
 impl Session {
@@ -114,6 +126,7 @@ impl Session {
             calls: 0,
             approved_rules: Vec::new(),
             last_call_id: None,
+            reads: Vec::new(),
         };
         let (state, loaded) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<SessionState>(&bytes) {
@@ -132,11 +145,15 @@ impl Session {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => (fresh, false),
             Err(error) => return Err(io(&path)(error)),
         };
+        let mut state = state;
+        let reads = Arc::new(ReadLedger::from_entries(std::mem::take(&mut state.reads)));
         let session = Self {
             id: id.to_owned(),
+            checkpoints: Arc::new(Checkpoints::new(&dir)),
             dir,
             state: Mutex::new(state),
             dirty: AtomicBool::new(false),
+            reads,
         };
         if !loaded {
             session.save()?;
@@ -190,9 +207,22 @@ impl Session {
         self.dirty.store(true, Ordering::Relaxed);
     }
 
+    /// The files the session's tools read, for read-before-edit.
+    pub fn reads(&self) -> &Arc<ReadLedger> {
+        &self.reads
+    }
+
+    /// The session's checkpoints of files changed by write-class tools.
+    pub fn checkpoints(&self) -> &Arc<Checkpoints> {
+        &self.checkpoints
+    }
+
     /// Writes the state now, atomically.
     pub fn save(&self) -> Result<(), SessionError> {
-        let bytes = serde_json::to_vec_pretty(&*self.lock()).map_err(|error| SessionError::Io {
+        self.reads.take_dirty();
+        let mut state = self.lock().clone();
+        state.reads = self.reads.entries();
+        let bytes = serde_json::to_vec_pretty(&state).map_err(|error| SessionError::Io {
             path: self.dir.join(STATE_FILE),
             source: std::io::Error::other(error),
         })?;
@@ -215,7 +245,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.dirty.load(Ordering::Relaxed)
+        if (self.dirty.load(Ordering::Relaxed) || self.reads.take_dirty())
             && let Err(error) = self.save()
         {
             tracing::warn!("{error}");

@@ -182,15 +182,35 @@ fn tools_lists_the_registry_in_every_format() {
     assert!(text.contains("file_path: string (required)"), "{text}");
 
     let anthropic = json_stdout(&warden(&fixture, &["tools", "--format", "anthropic"]));
-    assert_eq!(anthropic[0]["name"], "Read");
+    let names: Vec<&str> = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Edit", "Glob", "Grep", "NotebookEdit", "Read", "Write"]
+    );
+    let read = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|t| t["name"] == "Read")
+        .unwrap();
+    assert_eq!(anthropic[read]["name"], "Read");
     assert_eq!(anthropic[0]["input_schema"]["type"], "object");
     let openai = json_stdout(&warden(&fixture, &["tools", "--format", "openai"]));
     assert_eq!(
-        openai[0]["function"]["parameters"]["required"][0],
+        openai[read]["function"]["parameters"]["required"][0],
         "file_path"
     );
     let mcp = json_stdout(&warden(&fixture, &["tools", "--format", "mcp"]));
-    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
+    assert_eq!(mcp["tools"][read]["annotations"]["readOnlyHint"], true);
+    assert_eq!(
+        mcp["tools"][0]["annotations"]["readOnlyHint"], false,
+        "Edit is not read-only"
+    );
 
     let empty = warden(&fixture, &["tools", "--tools", ""]);
     assert!(String::from_utf8_lossy(&empty.stdout).contains("(no tools)"));

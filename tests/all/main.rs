@@ -2,14 +2,18 @@
 //! wasmtime engine, real files in temporary directories and the real `warden` binary.
 
 mod cli;
+mod edit;
+mod files;
 mod grants;
 mod hooks;
+mod notebook;
 mod permissions;
 mod pipeline;
 mod read;
 mod redteam;
 mod registry;
 mod sandbox;
+mod search;
 mod support;
 
 /// Every test guest must have a test of the same name; a guest without one fails to compile here.

@@ -1,6 +1,6 @@
 //! The permission engine end to end: settings at every scope, workspace trust, every mode,
 //! `warden check` and `warden call`, approvals. The `perm-standins` guest provides tools named like
-//! Claude Code's Bash, WebFetch and Write that only report what they would do.
+//! Claude Code's Bash and WebFetch that only report what they would do, beside the built-in Write.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -131,7 +131,7 @@ pub(crate) async fn perm_standins() {
     assert_eq!(
         ok_text(&src),
         format!(
-            "would write 1 bytes to {}",
+            "Created {} (1 line, 1 byte)",
             fixture.workspace().join("src/a.rs").display()
         )
     );
@@ -370,21 +370,26 @@ fn call_follows_the_same_decision() {
             ],
         )
     };
-    let allowed = run("acceptEdits");
-    assert_eq!(allowed.status.code(), Some(0));
-    assert!(
-        json_stdout(&allowed)["content"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("would write")
-    );
     let denied = run("plan");
+    assert!(!fixture.workspace().join("a.txt").exists());
     assert_eq!(denied.status.code(), Some(1));
     let text = json_stdout(&denied)["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     assert!(text.starts_with("permission_denied: plan mode"), "{text}");
+    let allowed = run("acceptEdits");
+    assert_eq!(allowed.status.code(), Some(0));
+    assert!(
+        json_stdout(&allowed)["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Created ")
+    );
+    assert_eq!(
+        std::fs::read(fixture.workspace().join("a.txt")).unwrap(),
+        b"x"
+    );
 }
 
 #[test]

@@ -20,7 +20,19 @@ pub(crate) async fn pipeline_echo() {
     let fixture = Fixture::new();
     let runtime = echo_runtime(&fixture, |c| c.allowed_tools = vec!["Echo".into()]).await;
     let names: Vec<String> = runtime.tools().into_iter().map(|t| t.spec.name).collect();
-    assert_eq!(names, ["Echo", "Picky", "Read"]);
+    assert_eq!(
+        names,
+        [
+            "Echo",
+            "Edit",
+            "Glob",
+            "Grep",
+            "NotebookEdit",
+            "Picky",
+            "Read",
+            "Write"
+        ]
+    );
     let result = call(&runtime, "Echo", json!({"text": "hi"})).await;
     let output: serde_json::Value = serde_json::from_str(&ok_text(&result)).unwrap();
     assert_eq!(output["text"], "hi");
@@ -65,7 +77,10 @@ async fn unknown_tool_names_close_matches() {
         &call(&runtime, "Zzzzzz", json!({})).await,
         ErrorKind::UnknownTool,
     );
-    assert!(text.contains("Available tools: Read."), "{text}");
+    assert!(
+        text.contains("Available tools: Edit, Glob, Grep, NotebookEdit, Read, Write."),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

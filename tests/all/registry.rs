@@ -39,7 +39,8 @@ async fn tools_selection_picks_from_the_built_in_set() {
     assert_eq!(listed.tools().len(), 1);
     let message = start_error(&fixture, &[], |c| c.tools = "Read,Bash".parse().unwrap()).await;
     assert!(
-        message.contains("unknown tool(s) Bash") && message.contains("built-in tools are: Read"),
+        message.contains("unknown tool(s) Bash")
+            && message.contains("built-in tools are: Edit, Glob, Grep, NotebookEdit, Read, Write"),
         "{message}"
     );
 }

@@ -1,22 +1,43 @@
-//! The default `Read` tool: text files with `cat -n` line numbers, read only through the fs grant.
+//! The default `Read` tool: text files with `cat -n` line numbers, images as image blocks and
+//! Jupyter notebooks cell by cell, read only through the fs grant.
 //!
-//! Memory stays bounded whatever the file: lines are streamed, each kept line is capped at
-//! `MAX_LINE_CHARS` characters, and only the requested window is held.
+//! Memory stays bounded whatever the file: text is streamed line by line and only the requested
+//! window is held (see `text`), images are capped at `MAX_IMAGE_BYTES`, and notebooks at
+//! `MAX_NOTEBOOK_BYTES` and parsed without their output payloads (see `notebook`).
+//!
+//! Every successful read records the digest of the whole file in the session, so edit tools can
+//! check that the model saw the file's current content. Bytes are digested as they stream past,
+//! so paging through a large file costs no extra pass.
+
+// Native builds exist only for unit tests and do not export the component (see `export!` below),
+// so most of the tool is unused there; the wasm build still checks for dead code.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+mod magic;
+mod notebook;
+mod text;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind};
+use std::io::{BufRead, BufReader, ErrorKind, Read as _};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
+use warden_sdk::files::{self, ContentDigest};
+use warden_sdk::{CapabilityClass, Content, Context, Output, Tool, ToolError};
+
+use crate::magic::{ImageFormat, Sniffed};
 
 /// Lines returned when the call gives no `limit`.
 const DEFAULT_LIMIT: u64 = 2000;
-/// Characters kept of one line; the rest is replaced by a marker.
-const MAX_LINE_CHARS: usize = 2000;
-/// Bytes sniffed for NUL to tell binary files from text.
+/// Bytes sniffed for magic numbers and NUL to tell binary files from text.
 const SNIFF_BYTES: usize = 8192;
+/// Read buffer size.
+const BUFFER_BYTES: usize = 64 * 1024;
+/// Largest image returned; the host drops larger images, so they are refused here with a reason.
+const MAX_IMAGE_BYTES: u64 = 5 << 20;
+/// Largest notebook rendered; parsing holds the notebook's text in memory.
+const MAX_NOTEBOOK_BYTES: u64 = 100 << 20;
 
 /// Input of `Read`.
 #[derive(Deserialize, JsonSchema)]
@@ -38,10 +59,12 @@ struct Read;
 impl Tool for Read {
     type Input = ReadInput;
     const NAME: &'static str = "Read";
-    const DESCRIPTION: &'static str = "Reads a text file from the workspace. Returns up to 2000 lines \
-        by default, in `cat -n` format with line numbers starting at 1; use `offset` and `limit` to \
-        page through longer files. Lines longer than 2000 characters are cut with a marker. \
-        Directories and binary files cannot be read.";
+    const DESCRIPTION: &'static str = "Reads a file from the workspace. Text files: returns up to \
+        2000 lines by default, in `cat -n` format with line numbers starting at 1; use `offset` and \
+        `limit` to page through longer files. Lines longer than 2000 characters are cut with a \
+        marker. Images (PNG, JPEG, GIF, WebP, up to 5 MiB) are returned as images. Jupyter \
+        notebooks (.ipynb) are returned whole, each cell with its id, source and text outputs; \
+        use those ids with NotebookEdit. Directories and other binary files cannot be read.";
     const CLASS: CapabilityClass = CapabilityClass::Read;
     const READ_ONLY: bool = true;
     const CONCURRENCY_SAFE: bool = true;
@@ -56,17 +79,200 @@ impl Tool for Read {
 
     fn call(input: ReadInput, ctx: &Context) -> Result<Output, ToolError> {
         let path = ctx.resolve_path(&input.file_path);
-        let file = open(&path)?;
-        let start = input.offset.unwrap_or(1).max(1);
-        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-        let page = read_page(file, &path, start, limit)?;
-        Ok(page.into_output(&path))
+        let (file, size) = open(&path)?;
+        let mut reader = BufReader::with_capacity(BUFFER_BYTES, Digesting::new(file));
+        if is_notebook(&path) {
+            return read_notebook(reader, size, &path);
+        }
+        let head = reader.fill_buf().map_err(|error| io_error(&path, &error))?;
+        match classify(&head[..head.len().min(SNIFF_BYTES)]) {
+            Class::Image(format) => read_image(reader, size, &path, format),
+            Class::Binary(kind) => Err(ToolError::new(
+                "binary_file",
+                format!(
+                    "{path} is a binary file ({kind}, {size} bytes); Read returns text files, \
+                     images (PNG, JPEG, GIF, WebP) and Jupyter notebooks only"
+                ),
+            )),
+            Class::Text => {
+                let start = input.offset.unwrap_or(1).max(1);
+                let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+                let page = text::read_page(&mut reader, start, limit)
+                    .map_err(|error| io_error(&path, &error))?;
+                files::record_read(&path, &reader.into_inner().finish());
+                Ok(page.into_output(&path))
+            }
+        }
     }
 }
 
+// Only wasm builds export the component: natively (unit tests) the exported symbol names, which
+// contain `:`, cannot go into a linker version script, so the native cdylib would not link.
+#[cfg(target_arch = "wasm32")]
 warden_sdk::export!(Read);
 
-fn open(path: &str) -> Result<File, ToolError> {
+/// A reader that digests every byte read through it, so the whole-file digest comes for free
+/// while streaming.
+struct Digesting<R> {
+    inner: R,
+    digest: ContentDigest,
+}
+
+impl<R> Digesting<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            digest: ContentDigest::new(),
+        }
+    }
+
+    /// The digest of everything read so far; the whole file once the reader reached its end.
+    fn finish(self) -> String {
+        self.digest.finish()
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Digesting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let count = self.inner.read(buf)?;
+        self.digest.update(&buf[..count]);
+        Ok(count)
+    }
+}
+
+/// How Read treats a file, judged from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Image(ImageFormat),
+    Binary(&'static str),
+    Text,
+}
+
+/// Magic numbers first (a PDF or ZIP may have no NUL early on), then NUL bytes, as `git` and
+/// `grep` decide.
+fn classify(head: &[u8]) -> Class {
+    match magic::sniff(head) {
+        Some(Sniffed::Image(format)) => Class::Image(format),
+        Some(Sniffed::Binary(kind)) => Class::Binary(kind),
+        None if head.contains(&0) => Class::Binary(magic::UNKNOWN_BINARY),
+        None => Class::Text,
+    }
+}
+
+/// Notebooks are recognized by extension, as Jupyter does; the content must then parse.
+fn is_notebook(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, extension)| extension.eq_ignore_ascii_case("ipynb"))
+}
+
+fn read_image(
+    mut reader: BufReader<Digesting<File>>,
+    size: u64,
+    path: &str,
+    format: ImageFormat,
+) -> Result<Output, ToolError> {
+    let media_type = format.media_type();
+    let too_large = |size: u64| {
+        ToolError::new(
+            "image_too_large",
+            format!(
+                "{path} is a {media_type} image of {size} bytes, over the {MAX_IMAGE_BYTES}-byte \
+                 (5 MiB) limit for images; Read cannot return it"
+            ),
+        )
+    };
+    if size > MAX_IMAGE_BYTES {
+        return Err(too_large(size));
+    }
+    let mut data = Vec::new();
+    // One byte past the cap tells a file that grew since `metadata` from one exactly at the cap.
+    (&mut reader)
+        .take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(|error| io_error(path, &error))?;
+    let length = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    if length > MAX_IMAGE_BYTES {
+        return Err(too_large(length));
+    }
+    files::record_read(path, &reader.into_inner().finish());
+    let dimensions = magic::dimensions(format, &data);
+    let mut file = json!({
+        "filePath": path,
+        "type": media_type,
+        "originalSize": length,
+    });
+    if let Some((width, height)) = dimensions {
+        file["dimensions"] = json!({ "width": width, "height": height });
+    }
+    Ok(
+        Output::text(image_summary(path, media_type, length, dimensions))
+            .with_content(Content::Image {
+                media_type: media_type.to_owned(),
+                data,
+            })
+            .with_structured(json!({ "type": "image", "file": file })),
+    )
+}
+
+/// `Image <path>: image/png, 1234 bytes, 64x32 pixels` (pixels omitted when unknown).
+fn image_summary(
+    path: &str,
+    media_type: &str,
+    length: u64,
+    dimensions: Option<(u32, u32)>,
+) -> String {
+    let mut summary = format!("Image {path}: {media_type}, {length} bytes");
+    if let Some((width, height)) = dimensions {
+        summary.push_str(&format!(", {width}x{height} pixels"));
+    }
+    summary
+}
+
+fn read_notebook(
+    mut reader: BufReader<Digesting<File>>,
+    size: u64,
+    path: &str,
+) -> Result<Output, ToolError> {
+    if size > MAX_NOTEBOOK_BYTES {
+        return Err(ToolError::new(
+            "file_too_large",
+            format!(
+                "{path} is a notebook of {size} bytes, over the {MAX_NOTEBOOK_BYTES}-byte \
+                 (100 MiB) limit for notebooks; Read cannot render it"
+            ),
+        ));
+    }
+    let parsed: Result<notebook::Notebook, _> = serde_json::from_reader(&mut reader);
+    let notebook = parsed.map_err(|error| {
+        if error.is_io() {
+            ToolError::new("io_error", format!("cannot read {path}: {error}"))
+        } else {
+            ToolError::new(
+                "invalid_notebook",
+                format!(
+                    "{path} is not a valid Jupyter notebook (JSON with a `cells` array): {error}"
+                ),
+            )
+        }
+    })?;
+    // serde_json reads to the end to reject trailing data; draining makes the digest whole-file
+    // even if that ever changes.
+    std::io::copy(&mut reader, &mut std::io::sink()).map_err(|error| io_error(path, &error))?;
+    files::record_read(path, &reader.into_inner().finish());
+    let count = notebook.cells.len();
+    let text = if count == 0 {
+        format!("<notice>{path} is a notebook with no cells.</notice>")
+    } else {
+        notebook::render(&notebook.cells)
+    };
+    Ok(Output::text(text).with_structured(json!({
+        "type": "notebook",
+        "file": { "filePath": path, "cells": count },
+    })))
+}
+
+/// Opens `path` if it is a regular file, returning it with its size.
+fn open(path: &str) -> Result<(File, u64), ToolError> {
     // Look before opening: opening a FIFO or a device could block or have side effects.
     let metadata = std::fs::metadata(path).map_err(|error| io_error(path, &error))?;
     if metadata.is_dir() {
@@ -83,7 +289,8 @@ fn open(path: &str) -> Result<File, ToolError> {
             ),
         ));
     }
-    File::open(path).map_err(|error| io_error(path, &error))
+    let file = File::open(path).map_err(|error| io_error(path, &error))?;
+    Ok((file, metadata.len()))
 }
 
 fn io_error(path: &str, error: &std::io::Error) -> ToolError {
@@ -100,153 +307,56 @@ fn io_error(path: &str, error: &std::io::Error) -> ToolError {
     }
 }
 
-/// The window of lines a call returns, plus what the model needs to page on.
-struct Page {
-    text: String,
-    start: u64,
-    returned: u64,
-    total_lines: u64,
-    cut_lines: u64,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn read_page(file: File, path: &str, start: u64, limit: u64) -> Result<Page, ToolError> {
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
-    if looks_binary(&mut reader).map_err(|error| io_error(path, &error))? {
-        return Err(ToolError::new(
-            "binary_file",
-            format!("{path} looks like a binary file; Read returns text files only"),
-        ));
-    }
-    let mut page = Page {
-        text: String::new(),
-        start,
-        returned: 0,
-        total_lines: 0,
-        cut_lines: 0,
-    };
-    let end = start.saturating_add(limit);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let number = page.total_lines + 1;
-        let keep = number >= start && number < end;
-        let cap = if keep { MAX_LINE_CHARS * 4 + 4 } else { 0 };
-        let Some(length) = read_line_capped(&mut reader, &mut line, cap)
-            .map_err(|error| io_error(path, &error))?
-        else {
-            break;
-        };
-        page.total_lines = number;
-        if keep {
-            page.push_line(number, &line, length);
+    #[test]
+    fn classifies_by_magic_then_nul() {
+        let cases: &[(&[u8], Class)] = &[
+            (b"\x89PNG\r\n\x1a\n\0\0", Class::Image(ImageFormat::Png)),
+            (b"%PDF-1.4\nno nul here", Class::Binary("PDF document")),
+            (b"\x7fELF\x02\x01\x01\0", Class::Binary("ELF executable")),
+            (b"text\0with nul", Class::Binary(magic::UNKNOWN_BINARY)),
+            (b"plain text\n", Class::Text),
+            (b"", Class::Text),
+        ];
+        for (head, expected) in cases {
+            assert_eq!(classify(head), *expected, "{head:?}");
         }
     }
-    Ok(page)
-}
 
-impl Page {
-    fn push_line(&mut self, number: u64, bytes: &[u8], byte_length: usize) {
-        let text = String::from_utf8_lossy(bytes);
-        let text = text.strip_suffix('\n').unwrap_or(&text);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        let mut chars = text.char_indices();
-        let cut_at = chars.nth(MAX_LINE_CHARS).map(|(index, _)| index);
-        self.text.push_str(&format!("{number:>6}\t"));
-        match cut_at {
-            Some(index) => {
-                self.text.push_str(&text[..index]);
-                self.text.push_str(&format!(
-                    "… [line cut: showed the first {MAX_LINE_CHARS} characters of a \
-                     {byte_length}-byte line]"
-                ));
-                self.cut_lines += 1;
-            }
-            None if byte_length > bytes.len() => {
-                self.text.push_str(text);
-                self.text.push_str(&format!(
-                    "… [line cut: showed {} of {byte_length} bytes]",
-                    bytes.len()
-                ));
-                self.cut_lines += 1;
-            }
-            None => self.text.push_str(text),
+    #[test]
+    fn recognizes_notebooks_by_extension() {
+        for (path, expected) in [
+            ("/w/a.ipynb", true),
+            ("/w/A.IPYNB", true),
+            ("/w/a.ipynb.txt", false),
+            ("/w/ipynb", false),
+            ("/w/a.json", false),
+        ] {
+            assert_eq!(is_notebook(path), expected, "{path}");
         }
-        self.text.push('\n');
-        self.returned += 1;
     }
 
-    fn into_output(self, path: &str) -> Output {
-        let structured = json!({
-            "type": "text",
-            "file": {
-                "filePath": path,
-                "content": self.text,
-                "numLines": self.returned,
-                "startLine": self.start,
-                "totalLines": self.total_lines,
-                "cutLines": self.cut_lines,
-            }
-        });
-        let text = if self.total_lines == 0 {
-            format!("<notice>{path} exists but is empty (0 lines).</notice>")
-        } else if self.returned == 0 {
-            format!(
-                "<notice>{path} has {} lines; offset {} is past the end. Use an offset between 1 \
-                 and {}.</notice>",
-                self.total_lines, self.start, self.total_lines
-            )
-        } else {
-            let last = self.start + self.returned - 1;
-            let mut text = self.text;
-            if last < self.total_lines {
-                text.push_str(&format!(
-                    "<notice>Showed lines {}-{last} of {}. Continue with offset {}.</notice>",
-                    self.start,
-                    self.total_lines,
-                    last + 1
-                ));
-            }
-            text
-        };
-        Output::text(text).with_structured(structured)
+    #[test]
+    fn summarizes_images() {
+        assert_eq!(
+            image_summary("/w/a.png", "image/png", 1234, Some((64, 32))),
+            "Image /w/a.png: image/png, 1234 bytes, 64x32 pixels"
+        );
+        assert_eq!(
+            image_summary("/w/a.jpg", "image/jpeg", 9, None),
+            "Image /w/a.jpg: image/jpeg, 9 bytes"
+        );
     }
-}
 
-/// True when the first bytes contain NUL, the same test `git` and `grep` use.
-fn looks_binary(reader: &mut BufReader<File>) -> std::io::Result<bool> {
-    let buffer = reader.fill_buf()?;
-    let sniff = &buffer[..buffer.len().min(SNIFF_BYTES)];
-    Ok(sniff.contains(&0))
-}
-
-/// Reads one line, keeping at most `cap` bytes of it in `line`; returns the line's full byte length,
-/// or `None` at end of file. Skipped bytes are never buffered, so a huge line costs no memory.
-fn read_line_capped(
-    reader: &mut BufReader<File>,
-    line: &mut Vec<u8>,
-    cap: usize,
-) -> std::io::Result<Option<usize>> {
-    let mut length = 0usize;
-    loop {
-        let buffer = match reader.fill_buf() {
-            Ok(buffer) => buffer,
-            Err(error) if error.kind() == ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if buffer.is_empty() {
-            return Ok((length > 0).then_some(length));
-        }
-        let (chunk, done) = match buffer.iter().position(|&byte| byte == b'\n') {
-            Some(index) => (&buffer[..=index], true),
-            None => (buffer, false),
-        };
-        let room = cap.saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let consumed = chunk.len();
-        length += consumed;
-        reader.consume(consumed);
-        if done {
-            return Ok(Some(length));
-        }
+    #[test]
+    fn digesting_reader_digests_every_byte() {
+        let mut reader = BufReader::with_capacity(3, Digesting::new(&b"hello world"[..]));
+        let mut first = [0u8; 4];
+        std::io::Read::read_exact(&mut reader, &mut first).expect("in-memory read");
+        std::io::copy(&mut reader, &mut std::io::sink()).expect("in-memory read");
+        assert_eq!(reader.into_inner().finish(), files::digest(b"hello world"));
     }
 }

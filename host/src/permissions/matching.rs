@@ -202,6 +202,16 @@ fn blocked_paths<'c>(family: Family, call: &CallView<'c>) -> Vec<&'c PathCandida
     }
 }
 
+/// True when `rule` is a Read-family rule with a path specifier matching `path` (absolute): such
+/// a deny rule hides the path from every guest's filesystem view.
+pub(crate) fn hides_path(rule: &Rule, path: &Path) -> bool {
+    Family::of(rule.tool()) == Some(Family::Read)
+        && match &rule.specifier {
+            Specifier::Value(value) => value.param.is_none() && path_matches(value, path),
+            Specifier::Any | Specifier::Domain(_) => false,
+        }
+}
+
 fn path_matches(value: &ValueSpecifier, path: &Path) -> bool {
     match &value.path {
         Some(pattern) => pattern.matches(path),

@@ -180,10 +180,13 @@ impl Target {
         cwd: &Path,
         home: Option<&Path>,
     ) -> Self {
-        let Some(value) = field
-            .and_then(|field| input.get(field))
-            .and_then(Value::as_str)
-        else {
+        let given = field.and_then(|field| input.get(field));
+        if path_tool && given.is_none_or(Value::is_null) {
+            // A path tool called without its path works on the working directory (Glob and
+            // Grep without `path`), so rules judge that directory.
+            return Target::Path(PathCandidates::new(".", cwd, home));
+        }
+        let Some(value) = given.and_then(Value::as_str) else {
             return Target::None;
         };
         if is_shell_tool(tool) || (field == Some("command") && !path_tool) {

@@ -1,15 +1,17 @@
-//! Stage 7: call the tool in a fresh sandbox with only its effective grants and limits.
+//! Stage 7: call the tool in a fresh sandbox with only its effective grants and limits. A
+//! write-class tool's write access is narrowed to the directory of the file the decision allowed.
 
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::Stages;
 use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
-use crate::registry::RegisteredTool;
-use crate::sandbox::grants::GrantContext;
+use crate::registry::{CapabilityClass, RegisteredTool};
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
-use crate::sandbox::{CallContext, GuestFailure, GuestReply, GuestRequest, Sandbox, WitContent};
+use crate::sandbox::{CallContext, GuestFailure, GuestReply, GuestRequest, WitContent};
 
 /// Largest structured result kept; larger ones are dropped with a warning (the content remains).
 const MAX_STRUCTURED_BYTES: usize = 8 << 20;
@@ -95,17 +97,43 @@ impl Executed {
     }
 }
 
+/// The file a write-class tool's call changes: its path field, made absolute and normalized
+/// lexically (the same spelling the guest SDK uses).
+pub(crate) fn write_target(
+    stages: &Stages<'_>,
+    tool: &RegisteredTool,
+    input: &serde_json::Value,
+) -> Option<PathBuf> {
+    if tool.spec.class != CapabilityClass::Write {
+        return None;
+    }
+    let raw = input.get(tool.path_field()?)?.as_str()?;
+    let joined = stages.grant_context.workspace.join(raw);
+    let mut path = PathBuf::from("/");
+    for part in joined.components() {
+        match part {
+            Component::Normal(name) => path.push(name),
+            Component::ParentDir => {
+                path.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(path)
+}
+
 /// Runs the tool. The `${TMP}` directory, if the grants use it, lives exactly as long as the call.
+/// With a `write_target`, the tool may write only in the closest existing directory to it.
 pub(crate) async fn run(
-    sandbox: &Sandbox,
+    stages: &Stages<'_>,
     tool: &RegisteredTool,
     input: String,
     ctx: CallContext,
-    grant_context: &GrantContext,
+    write_target: Option<&Path>,
     cancel: Arc<AtomicBool>,
 ) -> Result<Executed, (Failure, Vec<String>)> {
     let component = &tool.component;
-    let mut context = tool.grant_context(grant_context);
+    let mut context = tool.grant_context(stages.grant_context);
     if let Some(data) = &context.plugin_data
         && let Err(error) = std::fs::create_dir_all(data)
     {
@@ -139,16 +167,26 @@ pub(crate) async fn run(
         ctx.plugin_data = context.plugin_data.as_deref().map(path_text);
     }
     ctx.tmp = context.tmp.as_deref().map(path_text);
-    let grants = component
+    let mut grants = component
         .grants
         .resolve(&context, tool.reads_session_results());
+    if let Some(target) = write_target {
+        grants.narrow_writes_to(target);
+    }
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
         input,
         ctx,
     };
     let run = tool
-        .run_guest(sandbox, &grants, component.limits, cancel, request)
+        .run_guest(
+            stages.sandbox,
+            &grants,
+            component.limits,
+            cancel,
+            stages.files,
+            request,
+        )
         .await;
     drop(tmp);
     match run.reply {

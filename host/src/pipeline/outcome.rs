@@ -135,6 +135,8 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Wall-clock time of the dispatch in milliseconds.
     pub duration_ms: u64,
+    /// The checkpoint saved before the tool changed a file (`warden rewind --to N`).
+    pub checkpoint: Option<u64>,
 }
 
 /// What dispatch returns: the block for the model and the structured outcome.

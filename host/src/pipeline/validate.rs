@@ -1,17 +1,19 @@
-//! Stage 4: the tool's own `validate-input`, run with no grants at all (validation must have no side
-//! effects, and without grants it cannot have any).
+//! Stage 4: the tool's own `validate-input`, run with the component's directory grants downgraded to
+//! read-only, no environment and no `${TMP}`. Validation may look at files (has the model read
+//! this file, does this notebook cell exist) so that nobody is asked to approve a call that will
+//! fail, but it cannot change anything, and it cannot add to the session's read record.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::Stages;
 use super::execute::MAX_ERROR_CHARS;
 use super::execute::failure_from_guest;
 use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
 use crate::registry::RegisteredTool;
-use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{CallContext, GuestReply, GuestRequest, Sandbox};
+use crate::sandbox::{CallContext, GuestReply, GuestRequest};
 
 /// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),
 /// so that one dispatch takes at most this plus the call's own timeout.
@@ -19,13 +21,20 @@ const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `Ok` when the tool accepts `input`; `validation_failed` with the tool's message otherwise.
 pub(crate) async fn run(
-    sandbox: &Sandbox,
+    stages: &Stages<'_>,
     tool: &RegisteredTool,
     input: &str,
     ctx: CallContext,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    let no_grants = ResolvedGrants::default();
+    let grants = tool
+        .component
+        .grants
+        .resolve(
+            &tool.grant_context(stages.grant_context),
+            tool.reads_session_results(),
+        )
+        .read_only();
     let mut limits = tool.component.limits;
     limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
     let mut ctx = ctx;
@@ -36,7 +45,14 @@ pub(crate) async fn run(
         ctx,
     };
     let run = tool
-        .run_guest(sandbox, &no_grants, limits, cancel, request)
+        .run_guest(
+            stages.sandbox,
+            &grants,
+            limits,
+            cancel,
+            stages.files,
+            request,
+        )
         .await;
     match run.reply {
         Ok(GuestReply::Validated(Ok(()))) => Ok(()),

@@ -12,12 +12,16 @@ include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
 /// The grants warden gives the embedded component built from `example-tools/<crate_dir>`.
 fn grants_for(crate_dir: &str) -> Grants {
+    let workspace = |access| Grants {
+        fs: vec![FsGrant::new("${WORKSPACE}", access).expect("valid built-in grant")],
+        env: Vec::new(),
+    };
     match crate_dir {
-        // Read: the workspace, read-only. No environment.
-        "read" => Grants {
-            fs: vec![FsGrant::new("${WORKSPACE}", FsAccess::Read).expect("valid built-in grant")],
-            env: Vec::new(),
-        },
+        // Read, Glob, Grep: the workspace (and additional directories), read-only. No environment.
+        "read" | "glob" | "grep" => workspace(FsAccess::Read),
+        // Write, Edit, NotebookEdit: read-write, narrowed per call to the directory of the file the
+        // decision allowed (see `pipeline/execute.rs`).
+        "write" | "edit" | "notebook_edit" => workspace(FsAccess::ReadWrite),
         _ => Grants::default(),
     }
 }

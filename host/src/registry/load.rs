@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSpec};
 use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{
-    CallSetup, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
+    CallSetup, FileAccess, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
 };
 
 /// Calls `describe` (with no grants at all) and validates the answer.
@@ -24,6 +24,7 @@ pub(super) async fn describe(
                 limits: component.limits,
                 cancel: Arc::default(),
                 label,
+                files: &FileAccess::default(),
             },
             GuestRequest::Describe,
         )

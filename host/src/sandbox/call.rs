@@ -17,6 +17,7 @@ use super::bindings::{
 };
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
+use super::hidden::{HiddenPaths, HidingFs, PathView};
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use super::wasi;
@@ -88,6 +89,17 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) limits: Limits,
     pub(crate) cancel: Arc<AtomicBool>,
     pub(crate) label: &'a str,
+    pub(crate) files: &'a FileAccess,
+}
+
+/// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
+/// and the read record behind `record-read` and `read-digest`.
+#[derive(Clone, Default)]
+pub(crate) struct FileAccess {
+    /// Paths the guest must not see, whatever its grants.
+    pub(crate) hidden: Option<HiddenPaths>,
+    /// The session's read record; without it `read-digest` answers nothing.
+    pub(crate) reads: Option<Arc<crate::session::ReadLedger>>,
 }
 
 /// The store's data for one call.
@@ -101,6 +113,24 @@ pub(crate) struct CallState {
     log_lines: u32,
     progress: Vec<String>,
     label: String,
+    fs_view: PathView,
+    reads: Option<Arc<crate::session::ReadLedger>>,
+    /// Granted directories a recorded read must lie in; empty during `validate-input`, which must
+    /// leave no trace.
+    record_roots: Vec<std::path::PathBuf>,
+}
+
+impl CallState {
+    /// The filesystem host: wasmtime-wasi's, behind the hidden-path checks.
+    pub(crate) fn hiding_fs(&mut self) -> HidingFs<'_> {
+        HidingFs {
+            inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            view: &mut self.fs_view,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -154,6 +184,25 @@ impl Host for CallState {
 
     fn cancelled(&mut self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn record_read(&mut self, path: String, digest: String) {
+        let Some(reads) = &self.reads else {
+            return;
+        };
+        let path = std::path::Path::new(&path);
+        let inside = path.is_absolute()
+            && !path
+                .components()
+                .any(|part| matches!(part, std::path::Component::ParentDir))
+            && self.record_roots.iter().any(|root| path.starts_with(root));
+        if inside && !self.fs_view.hides(path) {
+            reads.record(&path.to_string_lossy(), &digest);
+        }
+    }
+
+    fn read_digest(&mut self, path: String) -> Option<String> {
+        self.reads.as_ref()?.digest(&path)
     }
 }
 
@@ -266,6 +315,16 @@ pub(crate) async fn run(
         }
     };
     let timeout = setup.limits.timeout;
+    let record_roots = if matches!(request, GuestRequest::Call { .. }) {
+        setup
+            .grants
+            .dirs
+            .iter()
+            .map(|(dir, _)| dir.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let state = CallState {
         wasi,
         table: ResourceTable::new(),
@@ -280,6 +339,9 @@ pub(crate) async fn run(
         log_lines: 0,
         progress: Vec::new(),
         label: setup.label.to_owned(),
+        fs_view: PathView::new(setup.files.hidden.clone()),
+        reads: setup.files.reads.clone(),
+        record_roots,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

@@ -51,6 +51,54 @@ pub(crate) struct ResolvedGrants {
     pub(crate) env: Vec<(String, String)>,
 }
 
+impl ResolvedGrants {
+    /// The same directories, every one read-only, and no environment.
+    pub(crate) fn read_only(self) -> Self {
+        Self {
+            dirs: self
+                .dirs
+                .into_iter()
+                .map(|(dir, _)| (dir, FsAccess::Read))
+                .collect(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Narrows write access to what a write-class call's decision covered: the directory
+    /// closest to `target` that exists, when it lies under a read-write grant and no symlink is on
+    /// the way (then the preopen is exactly that directory); every other directory becomes
+    /// read-only. The guest can then create or replace files only next to its target.
+    pub(crate) fn narrow_writes_to(&mut self, target: &Path) {
+        let mut narrowed: Option<PathBuf> = None;
+        for (dir, access) in &mut self.dirs {
+            if *access != FsAccess::ReadWrite {
+                continue;
+            }
+            if narrowed.is_none() && target.starts_with(&*dir) {
+                let closest = target
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|candidate| candidate.starts_with(&*dir))
+                    .find(|candidate| candidate.is_dir());
+                if let Some(closest) = closest
+                    && std::fs::canonicalize(closest).is_ok_and(|real| real == closest)
+                {
+                    if closest == dir.as_path() {
+                        // The grant itself is the closest directory: it stays read-write.
+                        narrowed = Some(PathBuf::new());
+                        continue;
+                    }
+                    narrowed = Some(closest.to_path_buf());
+                }
+            }
+            *access = FsAccess::Read;
+        }
+        if let Some(dir) = narrowed.filter(|dir| !dir.as_os_str().is_empty()) {
+            self.dirs.push((dir, FsAccess::ReadWrite));
+        }
+    }
+}
+
 impl Grants {
     /// Resolves the grants for one call. Directories that do not exist, or that a symlink would
     /// take outside their base, are skipped; a grant never brings a path into being.

@@ -1,7 +1,7 @@
-//! Test guest: stand-ins named like Claude Code's `Bash`, `WebFetch` and `Write`, with their input
-//! fields and classes, that only report what they were asked to do. Permission rules give these
-//! names their meaning (shell commands, domains, Edit paths), so end-to-end permission tests can
-//! run before the real tools exist, and can never run a command, fetch or write anything.
+//! Test guest: stand-ins named like Claude Code's `Bash` and `WebFetch`, with their input fields and
+//! classes, that only report what they were asked to do. Permission rules give these names their
+//! meaning (shell commands, domains), so end-to-end permission tests can run before the real tools
+//! exist, and can never run a command or fetch anything. (`Write` is the built-in tool.)
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -63,32 +63,4 @@ impl Tool for WebFetch {
     }
 }
 
-/// Input of `Write`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct WriteInput {
-    /// The file to write.
-    file_path: String,
-    /// Its new content.
-    content: String,
-}
-
-struct Write;
-
-impl Tool for Write {
-    type Input = WriteInput;
-    const NAME: &'static str = "Write";
-    const DESCRIPTION: &'static str = "Reports the file it would write (a stand-in).";
-    const CLASS: CapabilityClass = CapabilityClass::Write;
-    const RULE_FIELD: Option<&'static str> = Some("file_path");
-
-    fn call(input: WriteInput, _ctx: &Context) -> Result<Output, ToolError> {
-        Ok(Output::text(format!(
-            "would write {} bytes to {}",
-            input.content.len(),
-            input.file_path
-        )))
-    }
-}
-
-warden_sdk::export!(Bash, WebFetch, Write);
+warden_sdk::export!(Bash, WebFetch);
