@@ -206,7 +206,7 @@ async fn run(
 
     let started = Instant::now();
     let target = execute::write_target(stages, &tool, &input);
-    let pending = plain(checkpoint::before(stages, target.as_deref()))?;
+    let saved = plain(checkpoint::before(stages, target.as_deref()))?;
     let executed = execute::run(
         stages,
         &tool,
@@ -216,8 +216,8 @@ async fn run(
         cancel,
     )
     .await;
-    if let Some(pending) = pending {
-        match checkpoint::after(stages, pending, &tool.spec.name, &call.id) {
+    if let Some(saved) = saved {
+        match checkpoint::after(stages, saved, &tool.spec.name, &call.id) {
             Ok(number) => outcome.checkpoint = number,
             Err(warning) => outcome.warnings.push(warning),
         }

@@ -223,6 +223,7 @@ impl Runtime {
         let files = FileAccess {
             hidden: policy.hidden_paths(),
             reads: Some(Arc::clone(session.reads())),
+            write_scope: None,
         };
         Ok(Self {
             files,

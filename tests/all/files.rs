@@ -258,6 +258,16 @@ async fn rewind_skips_a_file_changed_by_something_else() {
         "{stdout}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), b"edited by hand\n");
+    // The skipped file's checkpoint and saved content stay, for a restore by hand.
+    let kept = stdout
+        .split("earlier content is kept in ")
+        .nth(1)
+        .map(str::trim)
+        .expect("the blob path is reported");
+    assert_eq!(std::fs::read(kept).unwrap(), b"one\n");
+    let listed = warden(&fixture, &["rewind", "--list", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["checkpoints"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -381,4 +391,108 @@ fn a_write_killed_midway_leaves_the_old_or_the_new_file() {
 
     assert!(write(false), "an undisturbed write succeeds");
     assert_eq!(std::fs::read(&path).unwrap(), new_content.as_bytes());
+}
+
+/// A write-class plugin holding a read-write grant on the whole workspace can change only the file
+/// its decision allowed: not a sibling, not `.git/hooks`, no new directory, rename or symlink; and
+/// `..` through a symlinked directory cannot reach a hidden file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn files_write_scope() {
+    let fixture = Fixture::new();
+    fixture.write(".git/hooks/README", "hooks\n");
+    fixture.write("keep.txt", "keep\n");
+    fixture.write(".env", "TOKEN=hunter2\n");
+    fixture.write("packages/pkg/index.js", "module.exports = 1;\n");
+    std::fs::create_dir_all(fixture.workspace().join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(
+        "../packages/pkg",
+        fixture.workspace().join("node_modules/pkg"),
+    )
+    .unwrap();
+    let plugin = fixture.plugin(
+        "scribble",
+        warden_test_guests::FILES_WRITE_SCOPE,
+        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read-write\" }] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |config| {
+            config.allowed_tools = vec!["Scribble".to_owned()];
+            config.disallowed_tools = vec!["Read(./.env)".to_owned()];
+        })
+        .await;
+    let result = call(&runtime, "Scribble", json!({"file_path": "target.txt"})).await;
+    ok_text(&result);
+    let report = result
+        .outcome
+        .structured
+        .clone()
+        .expect("structured report");
+    assert_eq!(report["target"], "ok", "{report}");
+    assert_eq!(report["atomic"], "ok", "{report}");
+    for refused in [
+        "sibling",
+        "git_hook",
+        "mkdir",
+        "rename",
+        "symlink",
+        "remove_other",
+        "climb_read",
+    ] {
+        let outcome = report[refused].as_str().unwrap();
+        assert!(outcome.starts_with("err"), "{refused}: {report}");
+    }
+    assert!(!report.to_string().contains("hunter2"), "{report}");
+    let workspace = fixture.workspace();
+    assert_eq!(
+        std::fs::read(workspace.join("target.txt")).unwrap(),
+        b"replaced\n"
+    );
+    for absent in [
+        "other.txt",
+        ".git/hooks/pre-commit",
+        "newdir",
+        "moved.txt",
+        "link.txt",
+    ] {
+        assert!(!workspace.join(absent).exists(), "{absent}");
+    }
+    assert!(workspace.join("keep.txt").exists());
+    assert_eq!(result.outcome.checkpoint, Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_file_is_not_replaced_and_modes_survive_without_checkpoints() {
+    let fixture = Fixture::new();
+    let locked = fixture.write("locked.txt", "locked\n");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let script = fixture.write("run.sh", "echo one\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runtime = fixture
+        .runtime(&[], |config| {
+            config.permission_mode = Some(PermissionMode::AcceptEdits);
+            config.checkpoints = false;
+        })
+        .await;
+    ok_text(&call(&runtime, "Read", json!({"file_path": "locked.txt"})).await);
+    let refused = call(
+        &runtime,
+        "Write",
+        json!({"file_path": "locked.txt", "content": "changed\n"}),
+    )
+    .await;
+    let text = error_text(&refused, ErrorKind::ToolFailed);
+    assert!(text.contains("read-only (mode 444)"), "{text}");
+    assert_eq!(std::fs::read(&locked).unwrap(), b"locked\n");
+
+    ok_text(&call(&runtime, "Read", json!({"file_path": "run.sh"})).await);
+    let edited = call(
+        &runtime,
+        "Edit",
+        json!({"file_path": "run.sh", "old_string": "one", "new_string": "two"}),
+    )
+    .await;
+    ok_text(&edited);
+    assert_eq!(edited.outcome.checkpoint, None, "checkpoints are off");
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755);
 }

@@ -332,7 +332,15 @@ fn plan(
     } else {
         &offsets[..1]
     };
-    let mut content = String::with_capacity(bom.len() + text.len() + replaced.len() * new.len());
+    // Saturating: a hostile replace_all (many matches times a long new_string) must fail as an
+    // allocation inside the memory limit, not overflow the size computation.
+    let mut content = String::with_capacity(
+        replaced
+            .len()
+            .saturating_mul(new.len())
+            .saturating_add(bom.len() + text.len())
+            .min(1 << 30),
+    );
     content.push_str(bom);
     let mut copied = 0;
     for &at in replaced {

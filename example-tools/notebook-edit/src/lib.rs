@@ -2,9 +2,9 @@
 //! (nbformat 4) the model has read.
 //!
 //! Cells are named as Read shows them: by their `id`, or `cell-N` (0-based index) in notebooks
-//! older than nbformat 4.5, whose cells have no ids. The notebook is rewritten the way Jupyter
-//! writes it (one-space indentation, trailing newline) with every key the edit does not touch kept
-//! in place, so the diff shows only the edit.
+//! older than nbformat 4.5, whose cells have no ids. The notebook is rewritten the way nbformat
+//! writes it (sorted keys, one-space indentation, trailing newline), so a notebook saved by Jupyter
+//! shows only the edit in a diff.
 //!
 //! Every check runs in `validate` too, as a dry run of the same edit, so the user is never asked to
 //! approve an edit that cannot apply; and again in `call`, because the file may change while the

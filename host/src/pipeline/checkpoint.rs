@@ -1,42 +1,93 @@
 //! Around stage 7: before a write-class tool runs, the prior state of the file it names is saved
-//! in the session's checkpoints; after it, the checkpoint is kept if the file changed (and the
-//! file's mode is put back if the tool replaced it). This stage does not decide anything: a call
-//! reaching it was allowed, and a checkpoint that cannot be saved stops the call instead of
-//! letting a change happen that could not be undone.
+//! in the session's checkpoints; after it, the checkpoint is kept if the file changed. The file's
+//! permission bits are put back if the tool replaced it (tools replace files by rename and WASI
+//! cannot set modes), whether checkpoints are on or not. This stage decides nothing: a call
+//! reaching it was allowed, and a checkpoint that cannot be saved stops the call instead of letting
+//! a change happen that could not be undone. A file without its owner's write bit is not replaced
+//! (a rename would bypass that protection).
 
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 
 use super::Stages;
 use super::outcome::{ErrorKind, Failure};
 use crate::session::Pending;
 
-/// Saves the state of `target` when checkpoints are on.
+/// What was saved before the call.
+pub(crate) struct Before {
+    target: PathBuf,
+    /// Permission bits of the regular file that was there.
+    mode: Option<u32>,
+    pending: Option<Pending>,
+}
+
+/// Saves the state of `target` (when checkpoints are on) and its mode.
 pub(crate) fn before(
     stages: &Stages<'_>,
     target: Option<&Path>,
-) -> Result<Option<Pending>, Failure> {
-    let (Some(checkpoints), Some(target)) = (stages.checkpoints, target) else {
+) -> Result<Option<Before>, Failure> {
+    let Some(target) = target else {
         return Ok(None);
     };
-    checkpoints.before(target).map(Some).map_err(|error| {
-        Failure::new(
-            ErrorKind::Internal,
-            format!(
-                "the call was not run: cannot save a checkpoint of {} first: {error}",
+    let mode = std::fs::symlink_metadata(target)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|meta| meta.permissions().mode() & 0o7777);
+    // Tools replace files by rename, which needs only a writable directory: honour a file the
+    // user made read-only instead of silently replacing it.
+    if let Some(mode) = mode
+        && mode & 0o200 == 0
+    {
+        return Err(Failure {
+            kind: ErrorKind::ToolFailed,
+            message: format!(
+                "read_only_file: {} is read-only (mode {mode:o}); it was left unchanged. Ask the \
+                 user to make it writable if it should change",
                 target.display()
             ),
-        )
-    })
+            tool_error_kind: Some("read_only_file".to_owned()),
+        });
+    }
+    let pending = match stages.checkpoints {
+        Some(checkpoints) => Some(checkpoints.before(target).map_err(|error| {
+            Failure::new(
+                ErrorKind::Internal,
+                format!(
+                    "the call was not run: cannot save a checkpoint of {} first: {error}",
+                    target.display()
+                ),
+            )
+        })?),
+        None => None,
+    };
+    Ok(Some(Before {
+        target: target.to_path_buf(),
+        mode,
+        pending,
+    }))
 }
 
-/// Keeps the checkpoint if the call changed the file; its number, or a warning.
+/// Restores the mode of a replaced file and keeps the checkpoint if the call changed the file;
+/// the checkpoint's number, or a warning.
 pub(crate) fn after(
     stages: &Stages<'_>,
-    pending: Pending,
+    before: Before,
     tool: &str,
     call_id: &str,
 ) -> Result<Option<u64>, String> {
-    let Some(checkpoints) = stages.checkpoints else {
+    if let Some(mode) = before.mode
+        && let Ok(meta) = std::fs::symlink_metadata(&before.target)
+        && meta.is_file()
+        && meta.permissions().mode() & 0o7777 != mode
+        && let Err(error) =
+            std::fs::set_permissions(&before.target, std::fs::Permissions::from_mode(mode))
+    {
+        return Err(format!(
+            "{} lost its permission bits {mode:o} and they could not be restored: {error}",
+            before.target.display()
+        ));
+    }
+    let (Some(checkpoints), Some(pending)) = (stages.checkpoints, before.pending) else {
         return Ok(None);
     };
     checkpoints

@@ -170,8 +170,10 @@ pub(crate) async fn run(
     let mut grants = component
         .grants
         .resolve(&context, tool.reads_session_results());
+    let mut files = stages.files.clone();
     if let Some(target) = write_target {
         grants.narrow_writes_to(target);
+        files.write_scope = Some(target.to_path_buf());
     }
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
@@ -184,7 +186,7 @@ pub(crate) async fn run(
             &grants,
             component.limits,
             cancel,
-            stages.files,
+            &files,
             request,
         )
         .await;

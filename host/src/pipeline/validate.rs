@@ -1,7 +1,9 @@
-//! Stage 4: the tool's own `validate-input`, run with the component's directory grants downgraded to
-//! read-only, no environment and no `${TMP}`. Validation may look at files (has the model read
-//! this file, does this notebook cell exist) so that nobody is asked to approve a call that will
-//! fail, but it cannot change anything, and it cannot add to the session's read record.
+//! Stage 4: the tool's own `validate-input`. Built-in tools run it with their directory grants
+//! downgraded to read-only, no environment and no `${TMP}`: they may look at files (has the model
+//! read this file, does this notebook cell exist) so that nobody is asked to approve a call that
+//! will fail, but cannot change anything or add to the session's read record. Plugin tools run it
+//! with no grants at all: it comes before hooks and the permission decision, and a plugin's
+//! message to the model must not carry file content from a call the user would deny.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -12,7 +14,8 @@ use super::execute::MAX_ERROR_CHARS;
 use super::execute::failure_from_guest;
 use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
-use crate::registry::RegisteredTool;
+use crate::registry::{RegisteredTool, ToolSource};
+use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{CallContext, GuestReply, GuestRequest};
 
 /// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),
@@ -27,14 +30,17 @@ pub(crate) async fn run(
     ctx: CallContext,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    let grants = tool
-        .component
-        .grants
-        .resolve(
-            &tool.grant_context(stages.grant_context),
-            tool.reads_session_results(),
-        )
-        .read_only();
+    let grants = if tool.component.source == ToolSource::BuiltIn {
+        tool.component
+            .grants
+            .resolve(
+                &tool.grant_context(stages.grant_context),
+                tool.reads_session_results(),
+            )
+            .read_only()
+    } else {
+        ResolvedGrants::default()
+    };
     let mut limits = tool.component.limits;
     limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
     let mut ctx = ctx;

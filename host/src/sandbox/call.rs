@@ -100,6 +100,8 @@ pub(crate) struct FileAccess {
     pub(crate) hidden: Option<HiddenPaths>,
     /// The session's read record; without it `read-digest` answers nothing.
     pub(crate) reads: Option<Arc<crate::session::ReadLedger>>,
+    /// The one file a write-class call may create or change (see `hidden.rs`).
+    pub(crate) write_scope: Option<std::path::PathBuf>,
 }
 
 /// The store's data for one call.
@@ -115,12 +117,25 @@ pub(crate) struct CallState {
     label: String,
     fs_view: PathView,
     reads: Option<Arc<crate::session::ReadLedger>>,
-    /// Granted directories a recorded read must lie in; empty during `validate-input`, which must
-    /// leave no trace.
-    record_roots: Vec<std::path::PathBuf>,
+    /// Granted directories a recorded (or looked-up) read must lie in.
+    read_roots: Vec<std::path::PathBuf>,
+    /// False during `validate-input`, which must leave no trace.
+    may_record: bool,
 }
 
 impl CallState {
+    /// True when `path` is absolute, without `..`, inside the call's granted directories and not
+    /// hidden: the only paths the read record answers about or takes records for.
+    fn visible(&self, path: &str) -> bool {
+        let path = std::path::Path::new(path);
+        path.is_absolute()
+            && !path
+                .components()
+                .any(|part| matches!(part, std::path::Component::ParentDir))
+            && self.read_roots.iter().any(|root| path.starts_with(root))
+            && !self.fs_view.hides(path)
+    }
+
     /// The filesystem host: wasmtime-wasi's, behind the hidden-path checks.
     pub(crate) fn hiding_fs(&mut self) -> HidingFs<'_> {
         HidingFs {
@@ -187,22 +202,17 @@ impl Host for CallState {
     }
 
     fn record_read(&mut self, path: String, digest: String) {
-        let Some(reads) = &self.reads else {
-            return;
-        };
-        let path = std::path::Path::new(&path);
-        let inside = path.is_absolute()
-            && !path
-                .components()
-                .any(|part| matches!(part, std::path::Component::ParentDir))
-            && self.record_roots.iter().any(|root| path.starts_with(root));
-        if inside && !self.fs_view.hides(path) {
-            reads.record(&path.to_string_lossy(), &digest);
+        if let Some(reads) = &self.reads
+            && self.may_record
+            && self.visible(&path)
+        {
+            reads.record(&path, &digest);
         }
     }
 
     fn read_digest(&mut self, path: String) -> Option<String> {
-        self.reads.as_ref()?.digest(&path)
+        let reads = self.reads.as_ref()?;
+        self.visible(&path).then(|| reads.digest(&path)).flatten()
     }
 }
 
@@ -315,16 +325,13 @@ pub(crate) async fn run(
         }
     };
     let timeout = setup.limits.timeout;
-    let record_roots = if matches!(request, GuestRequest::Call { .. }) {
-        setup
-            .grants
-            .dirs
-            .iter()
-            .map(|(dir, _)| dir.clone())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let read_roots = setup
+        .grants
+        .dirs
+        .iter()
+        .map(|(dir, _)| dir.clone())
+        .collect();
+    let may_record = matches!(request, GuestRequest::Call { .. });
     let state = CallState {
         wasi,
         table: ResourceTable::new(),
@@ -339,9 +346,10 @@ pub(crate) async fn run(
         log_lines: 0,
         progress: Vec::new(),
         label: setup.label.to_owned(),
-        fs_view: PathView::new(setup.files.hidden.clone()),
+        fs_view: PathView::new(setup.files.hidden.clone(), setup.files.write_scope.clone()),
         reads: setup.files.reads.clone(),
-        record_roots,
+        read_roots,
+        may_record,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

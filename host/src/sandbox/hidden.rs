@@ -1,16 +1,21 @@
-//! Hides paths from a guest's filesystem view: the operator's Read deny rules (`Read(.env)`,
-//! `Read(secrets/**)`) apply at the WASI layer, below every tool, so no component can disclose a
-//! denied file, whether it would read it, list it, stat it or grep it.
+//! Path checks below every tool, in the WASI filesystem layer:
 //!
-//! This wraps wasmtime-wasi's `wasi:filesystem/types` implementation and shadows it in the linker.
-//! Every path operation is checked against the hidden set in two spellings: the lexical path (the
-//! descriptor's path joined with the argument) and the physical one (symlinks in the parent
-//! resolved, and the final link too when the operation follows it), so a symlink cannot lead to a
-//! hidden file. A hidden path looks absent (`no-entry`); creating or changing one is refused
-//! (`access`). Directory listings leave hidden entries out.
+//! - **Hidden paths.** The operator's Read deny rules (`Read(.env)`, `Read(secrets/**)`) hide
+//!   paths from every component, whether it would read, list, stat or grep them. A path is hidden
+//!   when it or any ancestor matches, in either spelling: the lexical path (the descriptor's path
+//!   joined with the argument) and the physical one (symlinks in the parent resolved, and the final
+//!   link too when the operation follows it). A hidden path looks absent (`no-entry`); creating or
+//!   changing one is refused (`access`). Directory listings leave hidden entries out.
+//! - **Write scope.** A write-class call may create or change only the file its permission
+//!   decision allowed (plus the temporary siblings an atomic replace uses, and missing parent
+//!   directories); every other mutation is refused (`access`), even inside its read-write preopen.
 //!
-//! It does not widen anything: with no hidden paths every call goes straight to wasmtime-wasi.
-//! Descriptor paths are host paths, because the sandbox preopens each directory at its host path.
+//! While either applies, arguments holding `..` are refused (the kernel resolves `..` after
+//! symlinks, so a lexical check could be walked around; our tools never send `..`), checks fail
+//! closed when a path cannot be resolved, and directories cannot be renamed or linked (which would
+//! move hidden files out from under their rules). This wraps wasmtime-wasi's `wasi:filesystem`
+//! implementation and shadows it in the linker; with neither check every call goes straight
+//! through. Descriptor paths are host paths: the sandbox preopens each directory at its host path.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -30,63 +35,131 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 /// Decides whether a host path is hidden from guests.
 pub(crate) type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
-/// Per-call bookkeeping: the hidden set and the path of every directory descriptor and listing.
+/// Per-call bookkeeping: the hidden set, the write scope, and the path of every directory
+/// descriptor and listing.
 #[derive(Default)]
 pub(crate) struct PathView {
     hidden: Option<HiddenPaths>,
+    write_scope: Option<PathBuf>,
     descriptors: HashMap<u32, PathBuf>,
     listings: HashMap<u32, PathBuf>,
 }
 
+/// What a mutating operation does to its path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mutation {
+    /// Creates a directory (allowed for the write target's missing ancestors).
+    CreateDirectory,
+    /// Creates, changes, replaces or removes a file.
+    File,
+}
+
 impl PathView {
-    /// A view hiding what `hidden` matches; `None` hides nothing and tracks nothing.
-    pub(crate) fn new(hidden: Option<HiddenPaths>) -> Self {
+    /// A view hiding what `hidden` matches and allowing mutations only of `write_scope`; with
+    /// neither it tracks nothing.
+    pub(crate) fn new(hidden: Option<HiddenPaths>, write_scope: Option<PathBuf>) -> Self {
         Self {
             hidden,
+            write_scope,
             ..Self::default()
         }
     }
 
-    /// The lexical path `relative` names under descriptor `rep`, if that descriptor's path is known.
+    fn tracking(&self) -> bool {
+        self.hidden.is_some() || self.write_scope.is_some()
+    }
+
+    /// The lexical path `relative` names under descriptor `rep`: `None` when that descriptor's
+    /// path is unknown or `relative` climbs with `..` or is absolute.
     fn child(&self, rep: u32, relative: &str) -> Option<PathBuf> {
-        let base = self.descriptors.get(&rep)?;
-        let mut path = base.clone();
+        let mut path = self.descriptors.get(&rep)?.clone();
         for part in Path::new(relative).components() {
             match part {
                 Component::Normal(name) => path.push(name),
-                Component::ParentDir => {
-                    path.pop();
-                }
-                // An absolute argument is refused by wasmtime-wasi; resolve it as the kernel would.
-                Component::RootDir => path = PathBuf::from("/"),
-                Component::CurDir | Component::Prefix(_) => {}
+                Component::CurDir => {}
+                Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
             }
         }
         Some(path)
     }
 
-    /// True when `path` or where it physically leads is hidden. `follow` says whether the
-    /// operation follows a symlink in the final component.
+    /// True when `path`, an ancestor of it, or where it physically leads is hidden, or when that
+    /// cannot be told (fail closed). `follow` says whether the operation follows a symlink in the
+    /// final component.
     fn is_hidden(&self, path: &Path, follow: bool) -> bool {
         let Some(hidden) = &self.hidden else {
             return false;
         };
-        if hidden(path) {
+        let hidden_here = |path: &Path| path.ancestors().any(|ancestor| hidden(ancestor));
+        if hidden_here(path) {
             return true;
         }
         let physical = match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) => match std::fs::canonicalize(parent) {
                 Ok(parent) => parent.join(name),
-                Err(_) => return false,
+                Err(_) => return true,
             },
             _ => return false,
         };
-        if physical != path && hidden(&physical) {
+        if physical != path && hidden_here(&physical) {
             return true;
         }
-        follow
-            && std::fs::symlink_metadata(&physical).is_ok_and(|meta| meta.file_type().is_symlink())
-            && std::fs::canonicalize(&physical).is_ok_and(|target| hidden(&target))
+        if !follow
+            || !std::fs::symlink_metadata(&physical).is_ok_and(|meta| meta.file_type().is_symlink())
+        {
+            return false;
+        }
+        // A link that cannot be resolved (dangling, a loop) could be created through: refuse.
+        std::fs::canonicalize(&physical).map_or(true, |target| hidden_here(&target))
+    }
+
+    /// True when the write scope allows `mutation` of `path`: the target itself, a temporary
+    /// sibling an atomic replace uses (`.<name>.warden-*.tmp`), or a missing ancestor directory.
+    fn may_mutate(&self, path: &Path, mutation: Mutation) -> bool {
+        let Some(target) = &self.write_scope else {
+            return true;
+        };
+        if path == target {
+            return mutation == Mutation::File;
+        }
+        if mutation == Mutation::CreateDirectory {
+            return target.starts_with(path);
+        }
+        let (Some(name), Some(target_name)) = (path.file_name(), target.file_name()) else {
+            return false;
+        };
+        let stem: String = target_name.to_string_lossy().chars().take(64).collect();
+        let name = name.to_string_lossy();
+        path.parent() == target.parent()
+            && name.starts_with(&format!(".{stem}.warden-"))
+            && name.ends_with(".tmp")
+    }
+
+    /// `Ok(())` when a mutation of `relative` under `rep` may go ahead.
+    fn check_mutation(&self, rep: u32, relative: &str, mutation: Mutation) -> FsResult<()> {
+        if !self.tracking() {
+            return Ok(());
+        }
+        match self.child(rep, relative) {
+            Some(path) if !self.is_hidden(&path, false) && self.may_mutate(&path, mutation) => {
+                Ok(())
+            }
+            _ => Err(ErrorCode::Access.into()),
+        }
+    }
+
+    /// `Ok(())` unless `relative` under `rep` is a directory: renaming or linking one is refused
+    /// while paths are checked, since it would carry files out from under the rules.
+    fn refuse_directory(&self, rep: u32, relative: &str) -> FsResult<()> {
+        if !self.tracking() {
+            return Ok(());
+        }
+        match self.child(rep, relative) {
+            Some(path) if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) => {
+                Ok(())
+            }
+            _ => Err(ErrorCode::Access.into()),
+        }
     }
 
     /// True when `path` (absolute) is hidden in any spelling.
@@ -94,10 +167,10 @@ impl PathView {
         self.is_hidden(path, true)
     }
 
-    /// `Ok(())` when the operation may go ahead, recording nothing; `Err` when the path is hidden
-    /// or cannot be placed (fail closed).
+    /// `Ok(())` when a non-mutating operation may go ahead; `Err` when the path is hidden or
+    /// cannot be placed (fail closed).
     fn check(&self, rep: u32, relative: &str, follow: bool, refusal: ErrorCode) -> FsResult<()> {
-        if self.hidden.is_none() {
+        if !self.tracking() {
             return Ok(());
         }
         match self.child(rep, relative) {
@@ -127,7 +200,7 @@ fn follows(flags: PathFlags) -> bool {
 impl preopens::Host for HidingFs<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
         let directories = preopens::Host::get_directories(&mut self.inner)?;
-        if self.view.hidden.is_some() {
+        if self.view.tracking() {
             for (descriptor, name) in &directories {
                 self.view
                     .descriptors
@@ -211,7 +284,7 @@ impl types::HostDescriptor for HidingFs<'_> {
     ) -> FsResult<Resource<DirectoryEntryStream>> {
         let rep = fd.rep();
         let stream = self.inner.read_directory(fd)?;
-        if self.view.hidden.is_some() {
+        if self.view.tracking() {
             match self.view.descriptors.get(&rep) {
                 Some(path) => {
                     let path = path.clone();
@@ -232,7 +305,8 @@ impl types::HostDescriptor for HidingFs<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        self.view.check(fd.rep(), &path, false, ErrorCode::Access)?;
+        self.view
+            .check_mutation(fd.rep(), &path, Mutation::CreateDirectory)?;
         self.inner.create_directory_at(fd, path)
     }
 
@@ -261,6 +335,7 @@ impl types::HostDescriptor for HidingFs<'_> {
     ) -> FsResult<()> {
         self.view
             .check(fd.rep(), &path, follows(path_flags), ErrorCode::NoEntry)?;
+        self.view.check_mutation(fd.rep(), &path, Mutation::File)?;
         self.inner.set_times_at(fd, path_flags, path, atim, mtim)
     }
 
@@ -278,8 +353,9 @@ impl types::HostDescriptor for HidingFs<'_> {
             follows(old_path_flags),
             ErrorCode::NoEntry,
         )?;
+        self.view.refuse_directory(fd.rep(), &old_path)?;
         self.view
-            .check(new_descriptor.rep(), &new_path, false, ErrorCode::Access)?;
+            .check_mutation(new_descriptor.rep(), &new_path, Mutation::File)?;
         self.inner
             .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
     }
@@ -295,10 +371,15 @@ impl types::HostDescriptor for HidingFs<'_> {
         let rep = fd.rep();
         self.view
             .check(rep, &path, follows(path_flags), ErrorCode::NoEntry)?;
+        let mutates = oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE)
+            || flags.contains(types::DescriptorFlags::WRITE);
+        if mutates {
+            self.view.check_mutation(rep, &path, Mutation::File)?;
+        }
         let child = self.view.child(rep, &path);
         let opened = self.inner.open_at(fd, path_flags, path, oflags, flags)?;
         if let Some(child) = child
-            && self.view.hidden.is_some()
+            && self.view.tracking()
         {
             self.view.descriptors.insert(opened.rep(), child);
         }
@@ -319,6 +400,7 @@ impl types::HostDescriptor for HidingFs<'_> {
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         self.view
             .check(fd.rep(), &path, false, ErrorCode::NoEntry)?;
+        self.view.check_mutation(fd.rep(), &path, Mutation::File)?;
         self.inner.remove_directory_at(fd, path)
     }
 
@@ -331,8 +413,11 @@ impl types::HostDescriptor for HidingFs<'_> {
     ) -> FsResult<()> {
         self.view
             .check(fd.rep(), &old_path, false, ErrorCode::NoEntry)?;
+        self.view.refuse_directory(fd.rep(), &old_path)?;
         self.view
-            .check(new_fd.rep(), &new_path, false, ErrorCode::Access)?;
+            .check_mutation(fd.rep(), &old_path, Mutation::File)?;
+        self.view
+            .check_mutation(new_fd.rep(), &new_path, Mutation::File)?;
         self.inner.rename_at(fd, old_path, new_fd, new_path)
     }
 
@@ -343,13 +428,14 @@ impl types::HostDescriptor for HidingFs<'_> {
         dest_path: String,
     ) -> FsResult<()> {
         self.view
-            .check(fd.rep(), &dest_path, false, ErrorCode::Access)?;
+            .check_mutation(fd.rep(), &dest_path, Mutation::File)?;
         self.inner.symlink_at(fd, src_path, dest_path)
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         self.view
             .check(fd.rep(), &path, false, ErrorCode::NoEntry)?;
+        self.view.check_mutation(fd.rep(), &path, Mutation::File)?;
         self.inner.unlink_file_at(fd, path)
     }
 

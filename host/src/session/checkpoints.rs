@@ -3,8 +3,9 @@
 //!
 //! Layout: `<session>/checkpoints/index.json` lists the checkpoints oldest first; file contents
 //! live once per digest in `<session>/checkpoints/blobs/<sha256>`. The index is written atomically.
-//! Storage is bounded: the newest [`MAX_CHECKPOINTS`] are kept and blobs no checkpoint refers to
-//! are deleted; files over [`MAX_FILE_BYTES`] are recorded as too large and skipped by rewind.
+//! Storage is bounded: the newest [`MAX_CHECKPOINTS`] are kept, the oldest are also dropped while
+//! the store holds more than [`MAX_STORAGE_BYTES`], and blobs no checkpoint refers to are deleted;
+//! files over [`MAX_FILE_BYTES`] are recorded as too large and skipped by rewind.
 //!
 //! What this does not cover: changes made by other means (Bash, editors); those are detected at
 //! rewind time (the file no longer has the content the tool left) and the file is skipped.
@@ -24,6 +25,8 @@ use super::{SessionError, unix_ms, write_atomically};
 pub const MAX_CHECKPOINTS: usize = 100;
 /// Largest file whose content a checkpoint saves.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Most bytes the blobs of one session's checkpoints may use; the newest checkpoint is always kept.
+pub const MAX_STORAGE_BYTES: u64 = 1 << 30;
 const INDEX_FILE: &str = "index.json";
 const INDEX_VERSION: u32 = 1;
 
@@ -112,7 +115,15 @@ pub struct RewindReport {
 #[derive(Debug)]
 pub struct Checkpoints {
     dir: PathBuf,
-    lock: Mutex<()>,
+    /// Digests of blobs saved by `before` whose `after` has not run yet: never garbage.
+    pending: Mutex<HashSet<String>>,
+}
+
+/// Exclusive use of the store: the in-process lock plus an advisory lock on
+/// `checkpoints/index.lock`, so two `warden` processes on one session do not lose updates.
+struct Guard<'a> {
+    pending: std::sync::MutexGuard<'a, HashSet<String>>,
+    _file: Option<std::fs::File>,
 }
 
 impl Checkpoints {
@@ -120,7 +131,7 @@ impl Checkpoints {
     pub(crate) fn new(session_dir: &Path) -> Self {
         Self {
             dir: session_dir.join("checkpoints"),
-            lock: Mutex::new(()),
+            pending: Mutex::new(HashSet::new()),
         }
     }
 
@@ -135,8 +146,11 @@ impl Checkpoints {
 
     /// Saves the current state of `path` before a call changes it.
     pub(crate) fn before(&self, path: &Path) -> Result<Pending, SessionError> {
-        let _guard = self.guard();
+        let mut guard = self.guard();
         let before = self.capture(path, true)?;
+        if let FileState::File { digest, .. } = &before {
+            guard.pending.insert(digest.clone());
+        }
         Ok(Pending {
             path: path.to_path_buf(),
             before,
@@ -144,30 +158,30 @@ impl Checkpoints {
     }
 
     /// Commits `pending` after the call: records it when the file changed (returning its number),
-    /// forgets it otherwise. A replaced file gets its former permission bits back, because tools
-    /// replace files by rename and WASI cannot set modes.
+    /// forgets it otherwise.
     pub(crate) fn after(
         &self,
         pending: Pending,
         tool: &str,
         call_id: &str,
     ) -> Result<Option<u64>, SessionError> {
-        let _guard = self.guard();
-        if let FileState::File { mode, .. } = &pending.before
-            && let Ok(meta) = std::fs::symlink_metadata(&pending.path)
-            && meta.is_file()
-            && meta.permissions().mode() & 0o7777 != *mode
-        {
-            let _ = std::fs::set_permissions(&pending.path, std::fs::Permissions::from_mode(*mode));
+        let mut guard = self.guard();
+        if let FileState::File { digest, .. } = &pending.before {
+            guard.pending.remove(digest);
         }
         let after = self.capture(&pending.path, false)?;
         let mut index = self.load()?;
         if after == pending.before {
-            self.collect_garbage(&index)?;
+            self.collect_garbage(&index, &guard)?;
             return Ok(None);
         }
         let number = index.next.max(1);
-        index.next = number + 1;
+        let Some(next) = number.checked_add(1) else {
+            return Err(Self::io(&self.dir.join(INDEX_FILE))(std::io::Error::other(
+                "the checkpoint counter is exhausted; start a new session",
+            )));
+        };
+        index.next = next;
         index.checkpoints.push(Checkpoint {
             number,
             unix_ms: unix_ms(),
@@ -179,8 +193,11 @@ impl Checkpoints {
         });
         let excess = index.checkpoints.len().saturating_sub(MAX_CHECKPOINTS);
         index.checkpoints.drain(..excess);
+        while index.checkpoints.len() > 1 && referenced_bytes(&index) > MAX_STORAGE_BYTES {
+            index.checkpoints.remove(0);
+        }
         self.store(&index)?;
-        self.collect_garbage(&index)?;
+        self.collect_garbage(&index, &guard)?;
         Ok(Some(number))
     }
 
@@ -205,14 +222,16 @@ impl Checkpoints {
 
     /// Restores every file changed at or after checkpoint `number` to its state before that
     /// checkpoint, and forgets those checkpoints. Files that are symlinks, or that something else
-    /// changed since the last checkpoint, are skipped and reported.
+    /// changed since the last checkpoint, are skipped and reported; their checkpoints are kept, so
+    /// their saved content stays available.
     pub fn rewind(&self, number: u64) -> Result<RewindReport, SessionError> {
-        let _guard = self.guard();
+        let guard = self.guard();
         let mut index = self.load()?;
         let (kept, undone): (Vec<_>, Vec<_>) = index
             .checkpoints
             .into_iter()
             .partition(|checkpoint| checkpoint.number < number);
+        let index_kept_len = kept.len();
         // For each file: the state before its first undone change, the state after its last.
         let mut files: BTreeMap<PathBuf, (FileState, FileState)> = BTreeMap::new();
         for checkpoint in &undone {
@@ -228,12 +247,29 @@ impl Checkpoints {
         for (path, (before, expected)) in files {
             match self.restore(&path, &before, &expected) {
                 Ok(()) => report.restored.push(path),
-                Err(reason) => report.skipped.push(Skipped { path, reason }),
+                Err(reason) => {
+                    let reason = match &before {
+                        FileState::File { digest, .. } => format!(
+                            "{reason}; its earlier content is kept in {}",
+                            self.blobs().join(digest).display()
+                        ),
+                        _ => reason,
+                    };
+                    report.skipped.push(Skipped { path, reason });
+                }
             }
         }
+        let mut kept = kept;
+        kept.extend(undone.into_iter().filter(|checkpoint| {
+            report
+                .skipped
+                .iter()
+                .any(|skipped| skipped.path == checkpoint.path)
+        }));
+        report.undone -= kept.len() - index_kept_len;
         index.checkpoints = kept;
         self.store(&index)?;
-        self.collect_garbage(&index)?;
+        self.collect_garbage(&index, &guard)?;
         Ok(report)
     }
 
@@ -243,6 +279,14 @@ impl Checkpoints {
             .map_err(|error| format!("cannot read its current state: {error}"))?;
         if now == FileState::Symlink {
             return Err("it is now a symbolic link; links are never followed or replaced".into());
+        }
+        // The host writes with the user's full rights: never through a directory link that a
+        // tool or anyone else put on the way.
+        if let Some(parent) = path.parent()
+            && parent.exists()
+            && std::fs::canonicalize(parent).map_or(true, |real| real != parent)
+        {
+            return Err("a directory on its path is now a symbolic link".into());
         }
         if &now != expected {
             return Err(
@@ -355,9 +399,9 @@ impl Checkpoints {
         write_atomically(&path, &bytes).map_err(Self::io(&path))
     }
 
-    /// Deletes blobs no checkpoint refers to.
-    fn collect_garbage(&self, index: &Index) -> Result<(), SessionError> {
-        let referenced: HashSet<&str> = index
+    /// Deletes blobs no checkpoint refers to and no call in progress saved.
+    fn collect_garbage(&self, index: &Index, guard: &Guard<'_>) -> Result<(), SessionError> {
+        let mut referenced: HashSet<&str> = index
             .checkpoints
             .iter()
             .filter_map(|checkpoint| match &checkpoint.before {
@@ -365,6 +409,7 @@ impl Checkpoints {
                 _ => None,
             })
             .collect();
+        referenced.extend(guard.pending.iter().map(String::as_str));
         let Ok(entries) = std::fs::read_dir(self.blobs()) else {
             return Ok(());
         };
@@ -377,10 +422,26 @@ impl Checkpoints {
         Ok(())
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.lock
+    fn guard(&self) -> Guard<'_> {
+        let pending = self
+            .pending
             .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+            .unwrap_or_else(|poison| poison.into_inner());
+        // Best effort: without the directory or file locking, the in-process lock still holds.
+        let file = std::fs::create_dir_all(&self.dir)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(self.dir.join("index.lock"))
+            })
+            .and_then(|file| file.lock().map(|()| file))
+            .ok();
+        Guard {
+            pending,
+            _file: file,
+        }
     }
 }
 
@@ -392,6 +453,19 @@ impl Index {
             checkpoints: Vec::new(),
         }
     }
+}
+
+/// Bytes of the distinct blobs `index` refers to.
+fn referenced_bytes(index: &Index) -> u64 {
+    let mut seen = HashSet::new();
+    index
+        .checkpoints
+        .iter()
+        .filter_map(|checkpoint| match &checkpoint.before {
+            FileState::File { digest, size, .. } if seen.insert(digest.as_str()) => Some(*size),
+            _ => None,
+        })
+        .sum()
 }
 
 fn hex_digest(bytes: &[u8]) -> String {
