@@ -7,11 +7,12 @@
 
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher as _, Hasher as _};
-use std::io::Write as _;
+use std::io::{ErrorKind, Write as _};
 
 use sha2::{Digest as _, Sha256};
 
 use crate::__private::bindings::warden::plugin::host;
+use crate::ToolError;
 
 /// Lowercase hex SHA-256 of `bytes`, the digest format `record-read` expects.
 pub fn digest(bytes: &[u8]) -> String {
@@ -62,20 +63,103 @@ pub fn read_digest(path: &str) -> Option<String> {
 }
 
 /// Checks the read-before-edit rule for an existing file whose content is now `current`: the
-/// session must have read it, and it must not have changed since. The error is a message for the
-/// model saying what to do.
-pub fn check_read_before_edit(path: &str, current: &[u8]) -> Result<(), String> {
+/// session must have read it, and it must not have changed since. See [`check_fresh`].
+pub fn check_read_before_edit(path: &str, current: &[u8]) -> Result<(), ToolError> {
+    check_fresh(path, &digest(current))
+}
+
+/// The read-before-edit rule for a file whose current content has `current_digest`. The error's
+/// kind is `not_read` or `changed_since_read`, and its message tells the model what to do.
+pub fn check_fresh(path: &str, current_digest: &str) -> Result<(), ToolError> {
     match read_digest(path) {
-        None => Err(format!(
-            "{path} exists but has not been read in this session; Read it first so the edit is \
-             based on its current content, then retry"
+        None => Err(ToolError::new(
+            "not_read",
+            format!(
+                "{path} exists but has not been read in this session; Read it first so the edit \
+                 is based on its current content, then retry"
+            ),
         )),
-        Some(recorded) if recorded != digest(current) => Err(format!(
-            "{path} changed on disk since it was last read in this session; Read it again, then \
-             retry the edit against its current content"
+        Some(recorded) if recorded != current_digest => Err(ToolError::new(
+            "changed_since_read",
+            format!(
+                "{path} changed on disk since it was last read in this session; Read it again, \
+                 then retry the edit against its current content"
+            ),
         )),
         Some(_) => Ok(()),
     }
+}
+
+/// A filesystem failure as a tool error with a stable kind (`not_found`, `access_denied` or
+/// `io_error`); `action` says what the tool tried, e.g. `read` or `create the directory`.
+pub fn io_error(path: &str, action: &str, error: &std::io::Error) -> ToolError {
+    match error.kind() {
+        ErrorKind::NotFound => ToolError::new(
+            "not_found",
+            format!(
+                "cannot {action} {path}: it does not exist or is outside the directories this \
+                 tool may use"
+            ),
+        ),
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ToolError::new(
+            "access_denied",
+            format!(
+                "cannot {action} {path}: it is outside the directories this tool may use, or this \
+                 call may not change it"
+            ),
+        ),
+        _ => ToolError::new("io_error", format!("cannot {action} {path}: {error}")),
+    }
+}
+
+/// What lies at `path`, which a tool named `tool` is about to replace: `None` when nothing does,
+/// the metadata of a regular file otherwise. A symlink (kind `symlink`: an atomic replace would
+/// turn the link into a plain file and leave its target unchanged), a directory (`is_directory`)
+/// or a FIFO, socket or device (`not_a_regular_file`) is refused. Nothing is opened, so a FIFO
+/// cannot block the call.
+pub fn editable(path: &str, tool: &str) -> Result<Option<std::fs::Metadata>, ToolError> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io_error(path, "read", &error)),
+    };
+    if metadata.file_type().is_symlink() {
+        let shown = std::fs::read_link(path)
+            .ok()
+            .and_then(|target| target.to_str().map(|target| link_target(path, target)))
+            .map_or_else(String::new, |target| format!(" to {target}"));
+        return Err(ToolError::new(
+            "symlink",
+            format!(
+                "{path} is a symbolic link{shown}; {tool} does not change files through links. \
+                 Use the link's target path instead"
+            ),
+        ));
+    }
+    if metadata.is_dir() {
+        return Err(ToolError::new(
+            "is_directory",
+            format!("{path} is a directory; give the path of a file"),
+        ));
+    }
+    if !metadata.is_file() {
+        return Err(ToolError::new(
+            "not_a_regular_file",
+            format!(
+                "{path} is not a regular file (a FIFO, socket or device); {tool} changes files only"
+            ),
+        ));
+    }
+    Ok(Some(metadata))
+}
+
+/// The absolute, normalized path that a symlink at `link` pointing to `target` names.
+pub fn link_target(link: &str, target: &str) -> String {
+    if target.starts_with('/') {
+        return normalize(target);
+    }
+    let dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
+    normalize(&format!("{dir}/{target}"))
 }
 
 /// Normalizes an absolute path lexically: repeated and trailing separators, `.` and `..` are
@@ -166,6 +250,18 @@ mod tests {
             ("/ws/src/main.rs", "/ws/src/main.rs"),
         ] {
             assert_eq!(normalize(path), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn link_targets_resolve_against_the_links_directory() {
+        for (link, target, expected) in [
+            ("/ws/a/link", "b.txt", "/ws/a/b.txt"),
+            ("/ws/a/link", "../b.txt", "/ws/b.txt"),
+            ("/ws/a/link", "/etc/passwd", "/etc/passwd"),
+            ("/link", "x", "/x"),
+        ] {
+            assert_eq!(link_target(link, target), expected, "{link} -> {target}");
         }
     }
 

@@ -351,8 +351,8 @@ async fn symlinks_and_directories_are_refused() {
     let text = error_text(&write, ErrorKind::ValidationFailed);
     assert!(
         text.contains(&format!(
-            "{shown_link} is a symbolic link to {real}; Write does not replace links. Write the \
-             link's target path instead"
+            "{shown_link} is a symbolic link to {real}; Write does not change files through \
+             links. Use the link's target path instead"
         )),
         "{text}"
     );

@@ -12,7 +12,6 @@
 #![cfg_attr(not(target_family = "wasm"), allow(dead_code))]
 
 use std::borrow::Cow;
-use std::io::ErrorKind;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -128,7 +127,7 @@ fn prepare(input: &EditInput, path: &str) -> Result<Prepared, ToolError> {
             ),
         )
     })?;
-    check_fresh(path, &bytes)?;
+    files::check_read_before_edit(path, &bytes)?;
     plan(
         path,
         text,
@@ -159,39 +158,9 @@ fn check_strings(input: &EditInput) -> Result<(), ToolError> {
 /// The current bytes of the regular file at `path`, or `None` when nothing is there. Links,
 /// directories, special files and very large files are refused.
 fn inspect(path: &str) -> Result<Option<Vec<u8>>, ToolError> {
-    let metadata = match std::fs::symlink_metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(io_error(path, "read", &error)),
+    let Some(metadata) = files::editable(path, "Edit")? else {
+        return Ok(None);
     };
-    if metadata.file_type().is_symlink() {
-        // The atomic replace would turn the link into a plain file and leave its target as it was.
-        let target = std::fs::read_link(path)
-            .ok()
-            .and_then(|target| target.to_str().map(|target| link_target(path, target)));
-        let shown = target.map_or_else(String::new, |target| format!(" to {target}"));
-        return Err(ToolError::new(
-            "symlink",
-            format!(
-                "{path} is a symbolic link{shown}; Edit does not edit through links. Edit the \
-                 link's target path instead"
-            ),
-        ));
-    }
-    if metadata.is_dir() {
-        return Err(ToolError::new(
-            "is_directory",
-            format!("{path} is a directory; give the path of a file"),
-        ));
-    }
-    if !metadata.is_file() {
-        return Err(ToolError::new(
-            "not_a_regular_file",
-            format!(
-                "{path} is not a regular file (a FIFO, socket or device); Edit edits files only"
-            ),
-        ));
-    }
     if metadata.len() > MAX_FILE_BYTES {
         return Err(ToolError::new(
             "file_too_large",
@@ -203,61 +172,23 @@ fn inspect(path: &str) -> Result<Option<Vec<u8>>, ToolError> {
     }
     std::fs::read(path)
         .map(Some)
-        .map_err(|error| io_error(path, "read", &error))
-}
-
-/// The read-before-edit rule, with a stable kind for each way it fails.
-fn check_fresh(path: &str, current: &[u8]) -> Result<(), ToolError> {
-    files::check_read_before_edit(path, current).map_err(|message| {
-        let kind = if files::read_digest(path).is_none() {
-            "not_read"
-        } else {
-            "changed_since_read"
-        };
-        ToolError::new(kind, message)
-    })
+        .map_err(|error| files::io_error(path, "read", &error))
 }
 
 fn create_parents(path: &str) -> Result<(), ToolError> {
     match path.rsplit_once('/') {
         Some((parent, _)) if !parent.is_empty() => std::fs::create_dir_all(parent)
-            .map_err(|error| io_error(parent, "create the directory", &error)),
+            .map_err(|error| files::io_error(parent, "create the directory", &error)),
         _ => Ok(()),
     }
 }
 
 fn write(path: &str, content: &str) -> Result<(), ToolError> {
     files::write_atomically(path, content.as_bytes())
-        .map_err(|error| io_error(path, "write", &error))?;
+        .map_err(|error| files::io_error(path, "write", &error))?;
     // The model chose this content, so it has "seen" it: the next Edit needs no re-read.
     files::record_read(path, &files::digest(content.as_bytes()));
     Ok(())
-}
-
-fn io_error(path: &str, action: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!(
-                "cannot {action} {path}: it does not exist or is outside the directories this tool \
-                 may edit"
-            ),
-        ),
-        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ToolError::new(
-            "access_denied",
-            format!("cannot {action} {path}: it is outside the directories this tool may edit"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot {action} {path}: {error}")),
-    }
-}
-
-/// The absolute, normalized path a link at `link` pointing to `target` names.
-fn link_target(link: &str, target: &str) -> String {
-    if target.starts_with('/') {
-        return files::normalize(target);
-    }
-    let dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
-    files::normalize(&format!("{dir}/{target}"))
 }
 
 /// An edit ready to write.

@@ -12,7 +12,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::ErrorKind;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
@@ -21,7 +20,7 @@ use ignore::WalkBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
+use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Files returned at most; the rest are counted, not listed.
 const MAX_RESULTS: usize = 100;
@@ -196,7 +195,8 @@ fn could_contain(literal_dirs: &[String], relative_dir: &str) -> bool {
 }
 
 fn check_directory(path: &str) -> Result<(), ToolError> {
-    let metadata = std::fs::metadata(path).map_err(|error| io_error(path, &error))?;
+    let metadata =
+        std::fs::metadata(path).map_err(|error| files::io_error(path, "read", &error))?;
     if metadata.is_dir() {
         Ok(())
     } else {
@@ -207,20 +207,6 @@ fn check_directory(path: &str) -> Result<(), ToolError> {
                  Read to read this file"
             ),
         ))
-    }
-}
-
-fn io_error(path: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!("{path} does not exist or is outside the directories this tool may read"),
-        ),
-        ErrorKind::PermissionDenied => ToolError::new(
-            "access_denied",
-            format!("{path} is outside the directories this tool may read"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot read {path}: {error}")),
     }
 }
 

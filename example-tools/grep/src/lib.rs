@@ -27,7 +27,7 @@ use ignore::types::{Types, TypesBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
+use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Output lines (or entries) held for one call; more are counted but not returned.
 const MAX_OUTPUT_LINES: usize = 100_000;
@@ -189,7 +189,8 @@ fn grep(
         Some(path) => ctx.resolve_path(path),
         None => ctx.resolve_path(&ctx.cwd),
     };
-    let metadata = std::fs::metadata(&root).map_err(|error| io_error(&root, &error))?;
+    let metadata =
+        std::fs::metadata(&root).map_err(|error| files::io_error(&root, "read", &error))?;
     if !metadata.is_dir() && !metadata.is_file() {
         return Err(ToolError::new(
             "not_a_regular_file",
@@ -414,20 +415,6 @@ impl FileFilter {
             return false;
         }
         self.glob.as_ref().is_none_or(|glob| glob.accepts(relative))
-    }
-}
-
-fn io_error(path: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!("{path} does not exist or is outside the directories this tool may read"),
-        ),
-        ErrorKind::PermissionDenied => ToolError::new(
-            "access_denied",
-            format!("{path} is outside the directories this tool may read"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot read {path}: {error}")),
     }
 }
 

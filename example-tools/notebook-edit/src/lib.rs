@@ -15,8 +15,6 @@
 
 mod edit;
 
-use std::io::ErrorKind;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -107,7 +105,7 @@ impl Tool for NotebookEdit {
         let edit = input.edit();
         edit.check().map_err(|error| error.message().to_owned())?;
         let bytes = load(&path).map_err(|error| error.message)?;
-        files::check_read_before_edit(&path, &bytes)?;
+        files::check_read_before_edit(&path, &bytes).map_err(|error| error.message)?;
         let mut notebook = parse(&bytes, &path).map_err(|error| error.message)?;
         drop(bytes);
         edit::apply(&mut notebook, &edit, &path)
@@ -120,14 +118,7 @@ impl Tool for NotebookEdit {
         check_extension(&path)?;
         let edit = input.edit();
         let bytes = load(&path)?;
-        if let Err(message) = files::check_read_before_edit(&path, &bytes) {
-            let kind = if files::read_digest(&path).is_some() {
-                "file_changed"
-            } else {
-                "not_read"
-            };
-            return Err(ToolError::new(kind, message));
-        }
+        files::check_read_before_edit(&path, &bytes)?;
         let mut notebook = parse(&bytes, &path)?;
         drop(bytes);
         let applied = edit::apply(&mut notebook, &edit, &path)
@@ -136,7 +127,8 @@ impl Tool for NotebookEdit {
             ToolError::new("io_error", format!("cannot serialize {path}: {error}"))
         })?;
         drop(notebook);
-        files::write_atomically(&path, &new_bytes).map_err(|error| write_error(&path, &error))?;
+        files::write_atomically(&path, &new_bytes)
+            .map_err(|error| files::io_error(&path, "write", &error))?;
         files::record_read(&path, &files::digest(&new_bytes));
         Ok(output(&path, edit.mode, &applied))
     }
@@ -165,27 +157,15 @@ fn check_extension(path: &str) -> Result<(), ToolError> {
 /// Reads the notebook's bytes, refusing what is not a regular file or is too large.
 fn load(path: &str) -> Result<Vec<u8>, ToolError> {
     // Look before reading: reading a FIFO would block.
-    let metadata = std::fs::symlink_metadata(path).map_err(|error| read_error(path, &error))?;
-    if metadata.file_type().is_symlink() {
-        // The atomic replace would turn the link into a plain file and leave its target as it was.
-        let target = std::fs::read_link(path)
-            .ok()
-            .and_then(|target| target.to_str().map(|target| link_target(path, target)));
-        let shown = target.map_or_else(String::new, |target| format!(" to {target}"));
+    let Some(metadata) = files::editable(path, "NotebookEdit")? else {
         return Err(ToolError::new(
-            "symlink",
+            "not_found",
             format!(
-                "{path} is a symbolic link{shown}; NotebookEdit does not edit through links. \
-                 Edit the link's target path instead"
+                "{path} does not exist or is outside the directories this tool may use; \
+                 NotebookEdit edits existing notebooks"
             ),
         ));
-    }
-    if !metadata.is_file() {
-        return Err(ToolError::new(
-            "not_a_regular_file",
-            format!("{path} is not a regular file; NotebookEdit edits .ipynb files"),
-        ));
-    }
+    };
     if metadata.len() > MAX_NOTEBOOK_BYTES {
         return Err(ToolError::new(
             "file_too_large",
@@ -196,16 +176,7 @@ fn load(path: &str) -> Result<Vec<u8>, ToolError> {
             ),
         ));
     }
-    std::fs::read(path).map_err(|error| read_error(path, &error))
-}
-
-/// The absolute path a link at `link` pointing to `target` names.
-fn link_target(link: &str, target: &str) -> String {
-    if target.starts_with('/') {
-        return files::normalize(target);
-    }
-    let dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
-    files::normalize(&format!("{dir}/{target}"))
+    std::fs::read(path).map_err(|error| files::io_error(path, "read", &error))
 }
 
 fn parse(bytes: &[u8], path: &str) -> Result<Value, ToolError> {
@@ -215,33 +186,6 @@ fn parse(bytes: &[u8], path: &str) -> Result<Value, ToolError> {
             format!("{path} is not valid JSON, so not a Jupyter notebook: {error}"),
         )
     })
-}
-
-fn read_error(path: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!(
-                "{path} does not exist or is outside the directories this tool may access; \
-                 NotebookEdit edits existing notebooks"
-            ),
-        ),
-        ErrorKind::PermissionDenied => ToolError::new(
-            "access_denied",
-            format!("{path} is outside the directories this tool may access"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot read {path}: {error}")),
-    }
-}
-
-fn write_error(path: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ToolError::new(
-            "access_denied",
-            format!("{path} is outside the directories this tool may write"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot write {path}: {error}")),
-    }
 }
 
 /// The result text and structured result.
@@ -378,17 +322,6 @@ mod tests {
             for value in values.as_array().into_iter().flatten() {
                 assert!(text.contains(&value.to_string()), "{field}: {text}");
             }
-        }
-    }
-
-    #[test]
-    fn resolves_link_targets() {
-        for (link, target, expected) in [
-            ("/w/a/link.ipynb", "real.ipynb", "/w/a/real.ipynb"),
-            ("/w/a/link.ipynb", "../b/real.ipynb", "/w/b/real.ipynb"),
-            ("/w/a/link.ipynb", "/x//y.ipynb", "/x/y.ipynb"),
-        ] {
-            assert_eq!(link_target(link, target), expected, "{link} -> {target}");
         }
     }
 

@@ -18,7 +18,7 @@ mod notebook;
 mod text;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind, Read as _};
+use std::io::{BufRead, BufReader, Read as _};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -84,7 +84,9 @@ impl Tool for Read {
         if is_notebook(&path) {
             return read_notebook(reader, size, &path);
         }
-        let head = reader.fill_buf().map_err(|error| io_error(&path, &error))?;
+        let head = reader
+            .fill_buf()
+            .map_err(|error| files::io_error(&path, "read", &error))?;
         match classify(&head[..head.len().min(SNIFF_BYTES)]) {
             Class::Image(format) => read_image(reader, size, &path, format),
             Class::Binary(kind) => Err(ToolError::new(
@@ -98,7 +100,7 @@ impl Tool for Read {
                 let start = input.offset.unwrap_or(1).max(1);
                 let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
                 let page = text::read_page(&mut reader, start, limit)
-                    .map_err(|error| io_error(&path, &error))?;
+                    .map_err(|error| files::io_error(&path, "read", &error))?;
                 files::record_read(&path, &reader.into_inner().finish());
                 Ok(page.into_output(&path))
             }
@@ -189,7 +191,7 @@ fn read_image(
     (&mut reader)
         .take(MAX_IMAGE_BYTES + 1)
         .read_to_end(&mut data)
-        .map_err(|error| io_error(path, &error))?;
+        .map_err(|error| files::io_error(path, "read", &error))?;
     let length = u64::try_from(data.len()).unwrap_or(u64::MAX);
     if length > MAX_IMAGE_BYTES {
         return Err(too_large(length));
@@ -257,7 +259,8 @@ fn read_notebook(
     })?;
     // serde_json reads to the end to reject trailing data; draining makes the digest whole-file
     // even if that ever changes.
-    std::io::copy(&mut reader, &mut std::io::sink()).map_err(|error| io_error(path, &error))?;
+    std::io::copy(&mut reader, &mut std::io::sink())
+        .map_err(|error| files::io_error(path, "read", &error))?;
     files::record_read(path, &reader.into_inner().finish());
     let count = notebook.cells.len();
     let text = if count == 0 {
@@ -274,7 +277,8 @@ fn read_notebook(
 /// Opens `path` if it is a regular file, returning it with its size.
 fn open(path: &str) -> Result<(File, u64), ToolError> {
     // Look before opening: opening a FIFO or a device could block or have side effects.
-    let metadata = std::fs::metadata(path).map_err(|error| io_error(path, &error))?;
+    let metadata =
+        std::fs::metadata(path).map_err(|error| files::io_error(path, "read", &error))?;
     if metadata.is_dir() {
         return Err(ToolError::new(
             "is_directory",
@@ -289,22 +293,8 @@ fn open(path: &str) -> Result<(File, u64), ToolError> {
             ),
         ));
     }
-    let file = File::open(path).map_err(|error| io_error(path, &error))?;
+    let file = File::open(path).map_err(|error| files::io_error(path, "read", &error))?;
     Ok((file, metadata.len()))
-}
-
-fn io_error(path: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!("{path} does not exist or is outside the directories this tool may read"),
-        ),
-        ErrorKind::PermissionDenied => ToolError::new(
-            "access_denied",
-            format!("{path} is outside the directories this tool may read"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot read {path}: {error}")),
-    }
 }
 
 #[cfg(test)]

@@ -50,7 +50,8 @@ impl Tool for Write {
             create_parents(&path)?;
         }
         let bytes = input.content.as_bytes();
-        files::write_atomically(&path, bytes).map_err(|error| io_error(&path, "write", &error))?;
+        files::write_atomically(&path, bytes)
+            .map_err(|error| files::io_error(&path, "write", &error))?;
         // The model wrote this content, so it has "seen" it: a following Edit needs no re-read.
         files::record_read(&path, &files::digest(bytes));
         Ok(output(&path, &input.content, existed))
@@ -73,7 +74,7 @@ fn check(input: &WriteInput, ctx: &Context) -> Result<(String, bool), ToolError>
     let path = ctx.resolve_path(&input.file_path);
     let current = inspect(&path)?;
     if let Some(digest) = &current {
-        check_fresh(&path, digest)?;
+        files::check_fresh(&path, digest)?;
     }
     Ok((path, current.is_some()))
 }
@@ -81,43 +82,12 @@ fn check(input: &WriteInput, ctx: &Context) -> Result<(String, bool), ToolError>
 /// The digest of the regular file at `path`, or `None` when nothing is there. Links, directories
 /// and special files are refused.
 fn inspect(path: &str) -> Result<Option<String>, ToolError> {
-    let metadata = match std::fs::symlink_metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(io_error(path, "read", &error)),
-    };
-    if metadata.file_type().is_symlink() {
-        // Replacing the link atomically would turn it into a plain file and leave its target as it
-        // was, which is never what the model means.
-        let target = std::fs::read_link(path)
-            .ok()
-            .and_then(|target| target.to_str().map(|target| link_target(path, target)));
-        let shown = target.map_or_else(String::new, |target| format!(" to {target}"));
-        return Err(ToolError::new(
-            "symlink",
-            format!(
-                "{path} is a symbolic link{shown}; Write does not replace links. Write the link's \
-                 target path instead"
-            ),
-        ));
-    }
-    if metadata.is_dir() {
-        return Err(ToolError::new(
-            "is_directory",
-            format!("{path} is a directory; give the path of a file"),
-        ));
-    }
-    if !metadata.is_file() {
-        return Err(ToolError::new(
-            "not_a_regular_file",
-            format!(
-                "{path} is not a regular file (a FIFO, socket or device); Write writes files only"
-            ),
-        ));
+    if files::editable(path, "Write")?.is_none() {
+        return Ok(None);
     }
     content_digest(path)
         .map(Some)
-        .map_err(|error| io_error(path, "read", &error))
+        .map_err(|error| files::io_error(path, "read", &error))
 }
 
 /// Streams the file through the digest: the old content is about to be discarded, so it is never
@@ -136,50 +106,11 @@ fn content_digest(path: &str) -> std::io::Result<String> {
     }
 }
 
-/// The read-before-edit rule for a file whose content has `digest`, with a stable kind for each
-/// way it fails. The messages are those of `files::check_read_before_edit`, which needs the bytes.
-fn check_fresh(path: &str, digest: &str) -> Result<(), ToolError> {
-    match files::read_digest(path) {
-        None => Err(ToolError::new(
-            "not_read",
-            format!(
-                "{path} exists but has not been read in this session; Read it first so the edit \
-                 is based on its current content, then retry"
-            ),
-        )),
-        Some(recorded) if recorded != digest => Err(ToolError::new(
-            "changed_since_read",
-            format!(
-                "{path} changed on disk since it was last read in this session; Read it again, \
-                 then retry the edit against its current content"
-            ),
-        )),
-        Some(_) => Ok(()),
-    }
-}
-
 fn create_parents(path: &str) -> Result<(), ToolError> {
     match path.rsplit_once('/') {
         Some((parent, _)) if !parent.is_empty() => std::fs::create_dir_all(parent)
-            .map_err(|error| io_error(parent, "create the directory", &error)),
+            .map_err(|error| files::io_error(parent, "create the directory", &error)),
         _ => Ok(()),
-    }
-}
-
-fn io_error(path: &str, action: &str, error: &std::io::Error) -> ToolError {
-    match error.kind() {
-        ErrorKind::NotFound => ToolError::new(
-            "not_found",
-            format!(
-                "cannot {action} {path}: it does not exist or is outside the directories this tool \
-                 may write"
-            ),
-        ),
-        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ToolError::new(
-            "access_denied",
-            format!("cannot {action} {path}: it is outside the directories this tool may write"),
-        ),
-        _ => ToolError::new("io_error", format!("cannot {action} {path}: {error}")),
     }
 }
 
@@ -218,15 +149,6 @@ fn plural(count: usize, noun: &str) -> String {
     }
 }
 
-/// The absolute, normalized path a link at `link` pointing to `target` names.
-fn link_target(link: &str, target: &str) -> String {
-    if target.starts_with('/') {
-        return files::normalize(target);
-    }
-    let dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
-    files::normalize(&format!("{dir}/{target}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,18 +166,6 @@ mod tests {
             ("\n\n\n", 3),
         ] {
             assert_eq!(count_lines(text), expected, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn link_targets_resolve_against_the_links_directory() {
-        for (link, target, expected) in [
-            ("/ws/a/link", "real.txt", "/ws/a/real.txt"),
-            ("/ws/a/link", "../b/real.txt", "/ws/b/real.txt"),
-            ("/ws/a/link", "/etc/passwd", "/etc/passwd"),
-            ("/link", "x", "/x"),
-        ] {
-            assert_eq!(link_target(link, target), expected, "{link} -> {target}");
         }
     }
 

@@ -17,6 +17,7 @@
 //! implementation and shadows it in the linker; with neither check every call goes straight
 //! through. Descriptor paths are host paths: the sandbox preopens each directory at its host path.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -43,7 +44,16 @@ pub(crate) struct PathView {
     write_scope: Option<PathBuf>,
     descriptors: HashMap<u32, PathBuf>,
     listings: HashMap<u32, PathBuf>,
+    /// Per-call memos: a walk asks about the same directories thousands of times. The guest
+    /// cannot change what they record (it may not rename directories or create links except at
+    /// its write target); another process could, which the check-then-open race allows anyway.
+    hidden_memo: RefCell<HashMap<PathBuf, bool>>,
+    /// Only directories that resolved: one the call creates later must be looked at again.
+    canonical_memo: RefCell<HashMap<PathBuf, PathBuf>>,
 }
+
+/// Entries a memo holds before it is cleared, bounding a call's host memory.
+const MEMO_ENTRIES: usize = 65_536;
 
 /// What a mutating operation does to its path.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -90,14 +100,20 @@ impl PathView {
         let Some(hidden) = &self.hidden else {
             return false;
         };
-        let hidden_here = |path: &Path| path.ancestors().any(|ancestor| hidden(ancestor));
+        let hidden_here = |path: &Path| {
+            hidden(path)
+                || path
+                    .ancestors()
+                    .skip(1)
+                    .any(|ancestor| memo(&self.hidden_memo, ancestor, || hidden(ancestor)))
+        };
         if hidden_here(path) {
             return true;
         }
         let physical = match (path.parent(), path.file_name()) {
-            (Some(parent), Some(name)) => match std::fs::canonicalize(parent) {
-                Ok(parent) => parent.join(name),
-                Err(_) => return true,
+            (Some(parent), Some(name)) => match self.canonical(parent) {
+                Some(parent) => parent.join(name),
+                None => return true,
             },
             _ => return false,
         };
@@ -111,6 +127,20 @@ impl PathView {
         }
         // A link that cannot be resolved (dangling, a loop) could be created through: refuse.
         std::fs::canonicalize(&physical).map_or(true, |target| hidden_here(&target))
+    }
+
+    /// `parent` with every symlink resolved, memoized once it resolves.
+    fn canonical(&self, parent: &Path) -> Option<PathBuf> {
+        if let Some(real) = self.canonical_memo.borrow().get(parent) {
+            return Some(real.clone());
+        }
+        let real = std::fs::canonicalize(parent).ok()?;
+        let mut memo = self.canonical_memo.borrow_mut();
+        if memo.len() >= MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(parent.to_path_buf(), real.clone());
+        Some(real)
     }
 
     /// True when the write scope allows `mutation` of `path`: the target itself, a temporary
@@ -178,6 +208,24 @@ impl PathView {
             _ => Err(refusal.into()),
         }
     }
+}
+
+/// `memo[key]`, computed by `compute` the first time.
+fn memo<T: Clone>(
+    memo: &RefCell<HashMap<PathBuf, T>>,
+    key: &Path,
+    compute: impl FnOnce() -> T,
+) -> T {
+    if let Some(value) = memo.borrow().get(key) {
+        return value.clone();
+    }
+    let value = compute();
+    let mut memo = memo.borrow_mut();
+    if memo.len() >= MEMO_ENTRIES {
+        memo.clear();
+    }
+    memo.insert(key.to_path_buf(), value.clone());
+    value
 }
 
 /// The filesystem host the linker sees: wasmtime-wasi's, behind the path checks.
