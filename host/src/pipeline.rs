@@ -52,6 +52,31 @@ pub(crate) struct Stages<'a> {
     pub(crate) files: &'a FileAccess,
     /// Where write-class tools' changes are checkpointed; `None` turns checkpoints off.
     pub(crate) checkpoints: Option<&'a Checkpoints>,
+    /// Input fields the operator's settings fill in when a call leaves them out, by tool.
+    pub(crate) input_defaults: &'a InputDefaults,
+}
+
+/// Operator defaults for input fields, by canonical tool name.
+pub(crate) type InputDefaults =
+    std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>;
+
+impl Stages<'_> {
+    /// Coerces `input` toward the tool's schema and fills in the operator's defaults.
+    fn prepare(
+        &self,
+        tool: &crate::registry::RegisteredTool,
+        input: Value,
+    ) -> (Value, Vec<Coercion>) {
+        let (mut input, mut coercions) = coerce::coerce(&tool.spec.input_schema, input);
+        if let Some(defaults) = self.input_defaults.get(&tool.spec.name) {
+            coercions.extend(coerce::apply_defaults(
+                &mut input,
+                &tool.spec.input_schema,
+                defaults,
+            ));
+        }
+        (input, coercions)
+    }
 }
 
 impl Stages<'_> {
@@ -133,7 +158,7 @@ async fn run(
     outcome.alias = hop;
     *limit = tool.component.limits.output_chars.max(MIN_OUTPUT_CHARS);
 
-    let (mut input, coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
+    let (mut input, coercions) = stages.prepare(&tool, call.input);
     outcome.coercions = coercions;
     outcome.input = Some(input.clone());
     plain(schema::check(&tool, &input))?;
@@ -314,7 +339,7 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         }
     };
     report.tool = Some(tool.spec.name.clone());
-    let (mut input, _coercions) = coerce::coerce(&tool.spec.input_schema, call.input);
+    let (mut input, _coercions) = stages.prepare(&tool, call.input);
     let failed = |failure: Failure, report: &mut CheckReport| {
         if report.stage_error.is_none() {
             report.stage_error = Some(failure);

@@ -129,6 +129,7 @@ pub struct Runtime {
     save_approvals: bool,
     files: FileAccess,
     checkpoints: bool,
+    input_defaults: crate::pipeline::InputDefaults,
 }
 
 impl Runtime {
@@ -225,7 +226,14 @@ impl Runtime {
             reads: Some(Arc::clone(session.reads())),
             write_scope: None,
         };
+        let mut input_defaults = crate::pipeline::InputDefaults::new();
+        if !loaded.respect_gitignore {
+            let mut glob = serde_json::Map::new();
+            glob.insert("no_ignore".to_owned(), serde_json::Value::Bool(true));
+            input_defaults.insert("Glob".to_owned(), glob);
+        }
         Ok(Self {
+            input_defaults,
             files,
             checkpoints: config.checkpoints,
             sandbox,
@@ -314,6 +322,7 @@ impl Runtime {
             on_approval,
             files: &self.files,
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
+            input_defaults: &self.input_defaults,
         }
     }
 

@@ -165,6 +165,33 @@ async fn glob_honours_gitignore_unless_no_ignore_and_never_lists_dot_git() {
         short(&fixture, &all),
         "./debug.log\n./build/out.js\n./.env\n./app.js\n./.gitignore"
     );
+
+    // The operator's `respectGitignore: false` makes that the default; a call can still ask.
+    let lenient = fixture
+        .runtime(&[], |config| {
+            config
+                .settings_json
+                .push(r#"{"respectGitignore": false}"#.to_owned());
+        })
+        .await;
+    let listed = call(&lenient, "Glob", json!({"pattern": "**/*"})).await;
+    assert_eq!(short(&fixture, &ok_text(&listed)), short(&fixture, &all));
+    let default = listed
+        .outcome
+        .coercions
+        .iter()
+        .find(|change| change.pointer == "/no_ignore")
+        .expect("the default is reported as a coercion");
+    assert_eq!(default.to, "true");
+    let asked = ok_text(
+        &call(
+            &lenient,
+            "Glob",
+            json!({"pattern": "**/*", "no_ignore": false}),
+        )
+        .await,
+    );
+    assert_eq!(short(&fixture, &asked), "./.env\n./app.js\n./.gitignore");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -491,14 +518,16 @@ async fn grep_rejects_bad_input_before_running() {
         text.contains("invalid regular expression \"(unclosed\""),
         "{text}"
     );
-    let text = error_text(
-        &call(&runtime, "Grep", json!({"pattern": "x", "-A": 2})).await,
-        ErrorKind::ValidationFailed,
+    // Context flags outside content mode are ignored, as Claude Code ignores them.
+    let listed = ok_text(
+        &call(
+            &runtime,
+            "Grep",
+            json!({"pattern": "hello", "-A": 2, "-n": true}),
+        )
+        .await,
     );
-    assert!(
-        text.contains("-A only apply to output_mode \"content\""),
-        "{text}"
-    );
+    assert!(listed.starts_with("Found "), "{listed}");
     error_text(
         &call(&runtime, "Grep", json!({"pattern": ""})).await,
         ErrorKind::ValidationFailed,

@@ -221,25 +221,8 @@ fn check_input(input: &GrepInput) -> Result<(), String> {
     {
         return Err("glob is empty; omit it to search every file".to_owned());
     }
-    if input.output_mode != OutputMode::Content {
-        let given: Vec<&str> = [
-            ("-n", input.line_numbers.is_some()),
-            ("-A", input.after.is_some()),
-            ("-B", input.before.is_some()),
-            ("-C", input.context.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, given)| given.then_some(name))
-        .collect();
-        if !given.is_empty() {
-            return Err(format!(
-                "{} only apply to output_mode \"content\", but output_mode is \"{}\"; drop them \
-                 or set output_mode to \"content\"",
-                given.join(", "),
-                input.output_mode.as_str()
-            ));
-        }
-    }
+    // -n, -A, -B and -C outside content mode are ignored, as Claude Code ignores them: models send
+    // them with the default mode, and refusing would cost a retry for nothing.
     for (name, value) in [
         ("-A", input.after),
         ("-B", input.before),
@@ -1047,14 +1030,6 @@ mod tests {
             (json!({"pattern": "x", "path": " "}), "path is empty"),
             (json!({"pattern": "x", "glob": ""}), "glob is empty"),
             (
-                json!({"pattern": "x", "-n": true}),
-                "-n only apply to output_mode \"content\"",
-            ),
-            (
-                json!({"pattern": "x", "output_mode": "count", "-A": 1, "-C": 2}),
-                "-A, -C only apply to output_mode \"content\", but output_mode is \"count\"",
-            ),
-            (
                 json!({"pattern": "x", "output_mode": "content", "-C": 20000}),
                 "-C is larger than 10000 lines",
             ),
@@ -1062,6 +1037,10 @@ mod tests {
             let error = check_input(&input(value.clone())).unwrap_err();
             assert!(error.contains(fragment), "{value}: {error}");
         }
+        check_input(&input(
+            json!({"pattern": "x", "output_mode": "count", "-A": 1, "-n": true}),
+        ))
+        .expect("context flags outside content mode are ignored");
         check_input(&input(
             json!({"pattern": "x", "output_mode": "content", "-n": false, "-C": 2}),
         ))

@@ -41,6 +41,36 @@ pub enum CoercionRule {
     /// A relative (or `~/`) path in a read or write tool's rule field -> the absolute path it means,
     /// so hooks and rules always see absolute paths (as Claude Code's hooks do).
     AbsolutePath,
+    /// A field the call left out, set to the operator's default from settings
+    /// (`respectGitignore: false` sets Glob's `no_ignore`).
+    OperatorDefault,
+}
+
+/// Sets each of `defaults` the input leaves out and the schema declares, recording the change.
+pub(crate) fn apply_defaults(
+    input: &mut Value,
+    schema: &Value,
+    defaults: &serde_json::Map<String, Value>,
+) -> Vec<Coercion> {
+    let (Some(object), Some(properties)) = (
+        input.as_object_mut(),
+        schema.get("properties").and_then(Value::as_object),
+    ) else {
+        return Vec::new();
+    };
+    let mut changes = Vec::new();
+    for (field, value) in defaults {
+        if properties.contains_key(field) && !object.contains_key(field) {
+            object.insert(field.clone(), value.clone());
+            changes.push(Coercion {
+                pointer: format!("/{}", field.replace('~', "~0").replace('/', "~1")),
+                rule: CoercionRule::OperatorDefault,
+                from: "(absent)".to_owned(),
+                to: value.to_string(),
+            });
+        }
+    }
+    changes
 }
 
 /// Makes the path in `field` absolute against `workspace` (`~/` against `home`), recording the change.

@@ -17,6 +17,8 @@ pub struct Settings {
     pub aliases: BTreeMap<String, String>,
     /// `trustedWorkspaces` (honoured in user settings and `--settings` only).
     pub trusted_workspaces: Vec<PathBuf>,
+    /// `respectGitignore`: whether Glob honours `.gitignore` when a call does not say.
+    pub respect_gitignore: Option<bool>,
 }
 
 /// `permissions` in a settings file.
@@ -49,7 +51,13 @@ pub struct RuleEntry {
     pub not_matches: Vec<Value>,
 }
 
-const TOP_KEYS: &[&str] = &["$schema", "permissions", "aliases", "trustedWorkspaces"];
+const TOP_KEYS: &[&str] = &[
+    "$schema",
+    "permissions",
+    "aliases",
+    "trustedWorkspaces",
+    "respectGitignore",
+];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
     "ask",
@@ -106,6 +114,11 @@ impl Settings {
                         .into_iter()
                         .map(PathBuf::from)
                         .collect();
+                }
+                "respectGitignore" => {
+                    settings.respect_gitignore = Some(value.as_bool().ok_or_else(|| {
+                        error("\"respectGitignore\" must be true or false".to_owned())
+                    })?);
                 }
                 "$schema" => {}
                 other => warnings.push(format!(

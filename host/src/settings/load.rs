@@ -40,6 +40,8 @@ pub(crate) struct Loaded {
     pub(crate) aliases: Vec<(String, String)>,
     pub(crate) warnings: Vec<String>,
     pub(crate) trusted: bool,
+    /// `respectGitignore` from the highest scope that sets it (default true).
+    pub(crate) respect_gitignore: bool,
 }
 
 /// `$XDG_CONFIG_HOME/warden/settings.json`, else `~/.config/warden/settings.json`.
@@ -132,7 +134,9 @@ pub(crate) fn load(
     let mut mode = input.mode;
     let mut mode_origin = "--permission-mode".to_owned();
     let mut bypass_disabled_by = None;
+    let mut respect_gitignore = None;
     for scope in &scopes {
+        respect_gitignore = respect_gitignore.or(scope.settings.respect_gitignore);
         let permissions = &scope.settings.permissions;
         let untrusted = scope.needs_trust && !trusted;
         for (entries, kind) in [
@@ -221,6 +225,7 @@ pub(crate) fn load(
         aliases,
         warnings,
         trusted,
+        respect_gitignore: respect_gitignore.unwrap_or(true),
     })
 }
 
