@@ -123,7 +123,8 @@ pub(crate) fn write_target(
 }
 
 /// Runs the tool. The `${TMP}` directory, if the grants use it, lives exactly as long as the call.
-/// With a `write_target`, the tool may write only in the closest existing directory to it.
+/// With a `write_target`, the tool may write only in the closest existing directory to it; a
+/// write-class tool without one may write nothing.
 pub(crate) async fn run(
     stages: &Stages<'_>,
     tool: &RegisteredTool,
@@ -171,9 +172,14 @@ pub(crate) async fn run(
         .grants
         .resolve(&context, tool.reads_session_results());
     let mut files = stages.files.clone();
-    if let Some(target) = write_target {
-        grants.narrow_writes_to(target);
-        files.write_scope = Some(target.to_path_buf());
+    match write_target {
+        Some(target) => {
+            grants.narrow_writes_to(target);
+            files.write_scope = Some(target.to_path_buf());
+        }
+        // No path the permission decision could have looked at: nothing may be written.
+        None if tool.spec.class == CapabilityClass::Write => grants.make_read_only(),
+        None => {}
     }
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),

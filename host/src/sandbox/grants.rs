@@ -64,6 +64,14 @@ impl ResolvedGrants {
         }
     }
 
+    /// Turns every read-write directory read-only: a write-class call whose target cannot be
+    /// told gets no write access at all.
+    pub(crate) fn make_read_only(&mut self) {
+        for (_, access) in &mut self.dirs {
+            *access = FsAccess::Read;
+        }
+    }
+
     /// Narrows write access to what a write-class call's decision covered: the directory
     /// closest to `target` that exists, when it lies under a read-write grant and no symlink is on
     /// the way (then the preopen is exactly that directory); every other directory becomes

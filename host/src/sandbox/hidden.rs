@@ -10,12 +10,21 @@
 //!   decision allowed (plus the temporary siblings an atomic replace uses, and missing parent
 //!   directories); every other mutation is refused (`access`), even inside its read-write preopen.
 //!
-//! While either applies, arguments holding `..` are refused (the kernel resolves `..` after
-//! symlinks, so a lexical check could be walked around; our tools never send `..`), checks fail
-//! closed when a path cannot be resolved, and directories cannot be renamed or linked (which would
-//! move hidden files out from under their rules). This wraps wasmtime-wasi's `wasi:filesystem`
-//! implementation and shadows it in the linker; with neither check every call goes straight
-//! through. Descriptor paths are host paths: the sandbox preopens each directory at its host path.
+//! While either applies:
+//! - arguments holding `..` or longer than [`MAX_PATH_BYTES`] are refused (the kernel resolves
+//!   `..` after symlinks, so a lexical check could be walked around; our tools never send `..`);
+//! - checks fail closed when a path cannot be resolved, except that a path whose parent does not
+//!   exist is answered `no-entry`, as the kernel would (so `create_dir_all` can recurse);
+//! - guests cannot create symlinks or hard links, and cannot open an existing symlink (or, under a
+//!   write scope, a file with other hard links) for writing: a link would let a checked spelling
+//!   name an unchecked file, or a write at the target land somewhere else;
+//! - directories cannot be renamed (which would move hidden files out from under their rules);
+//! - each directory descriptor remembers the physical path it was opened at, so re-pointing a
+//!   link after opening cannot change what a check sees.
+//!
+//! This wraps wasmtime-wasi's `wasi:filesystem` implementation and shadows it in the linker; with
+//! neither check every call goes straight through. Descriptor paths are host paths: the sandbox
+//! preopens each directory at its host path.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -36,24 +45,66 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 /// Decides whether a host path is hidden from guests.
 pub(crate) type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
-/// Per-call bookkeeping: the hidden set, the write scope, and the path of every directory
-/// descriptor and listing.
+/// Per-call bookkeeping: the hidden set, the write scope, and the paths of every descriptor and
+/// listing.
 #[derive(Default)]
 pub(crate) struct PathView {
     hidden: Option<HiddenPaths>,
     write_scope: Option<PathBuf>,
-    descriptors: HashMap<u32, PathBuf>,
-    listings: HashMap<u32, PathBuf>,
-    /// Per-call memos: a walk asks about the same directories thousands of times. The guest
-    /// cannot change what they record (it may not rename directories or create links except at
-    /// its write target); another process could, which the check-then-open race allows anyway.
+    descriptors: HashMap<u32, Spelling>,
+    listings: HashMap<u32, Spelling>,
+    /// Per-call memos: a walk asks about the same directories thousands of times.
+    /// `hidden_memo` holds a pure function of the path. `canonical_memo` holds only directories
+    /// that resolved and is cleared after every removal or rename the call makes (a guest cannot
+    /// create links); another process could still change the tree, which the check-then-open
+    /// race allows anyway.
     hidden_memo: RefCell<HashMap<PathBuf, bool>>,
-    /// Only directories that resolved: one the call creates later must be looked at again.
     canonical_memo: RefCell<HashMap<PathBuf, PathBuf>>,
 }
 
-/// Entries a memo holds before it is cleared, bounding a call's host memory.
-const MEMO_ENTRIES: usize = 65_536;
+/// Both spellings of a checked path: the lexical one (descriptor path joined with the argument)
+/// and the physical one (from the physical path the descriptor was opened at, not yet resolved
+/// below it).
+#[derive(Clone, Debug)]
+struct Spelling {
+    lexical: PathBuf,
+    physical: PathBuf,
+}
+
+impl Spelling {
+    fn same(path: &Path) -> Self {
+        Self {
+            lexical: path.to_path_buf(),
+            physical: path.to_path_buf(),
+        }
+    }
+
+    fn join(&self, name: impl AsRef<Path>) -> Self {
+        Self {
+            lexical: self.lexical.join(name.as_ref()),
+            physical: self.physical.join(name.as_ref()),
+        }
+    }
+}
+
+/// What a check finds about a path.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Visibility {
+    /// Neither spelling is hidden.
+    Visible,
+    /// A spelling is hidden, or cannot be resolved (fail closed).
+    Hidden,
+    /// Its parent does not exist: the kernel would answer `no-entry` too.
+    Missing,
+}
+
+/// Entries a memo holds before it is cleared, bounding a call's host memory (paths are at most
+/// [`MAX_PATH_BYTES`] long).
+const MEMO_ENTRIES: usize = 16_384;
+
+/// Longest path a check looks at, in bytes (Linux's `PATH_MAX`): longer ones are refused before
+/// any work, so a guest cannot make the host walk or memoize millions of ancestors.
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
 
 /// What a mutating operation does to its path.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -79,27 +130,37 @@ impl PathView {
         self.hidden.is_some() || self.write_scope.is_some()
     }
 
-    /// The lexical path `relative` names under descriptor `rep`: `None` when that descriptor's
-    /// path is unknown or `relative` climbs with `..` or is absolute.
-    fn child(&self, rep: u32, relative: &str) -> Option<PathBuf> {
-        let mut path = self.descriptors.get(&rep)?.clone();
+    /// Both spellings of what `relative` names under descriptor `rep`: `None` when that
+    /// descriptor's path is unknown or `relative` is too long, climbs with `..` or is absolute.
+    fn child(&self, rep: u32, relative: &str) -> Option<Spelling> {
+        if relative.len() > MAX_PATH_BYTES {
+            return None;
+        }
+        let mut spelling = self.descriptors.get(&rep)?.clone();
         for part in Path::new(relative).components() {
             match part {
-                Component::Normal(name) => path.push(name),
+                Component::Normal(name) => {
+                    spelling.lexical.push(name);
+                    spelling.physical.push(name);
+                }
                 Component::CurDir => {}
                 Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
             }
         }
-        Some(path)
+        Some(spelling)
     }
 
-    /// True when `path`, an ancestor of it, or where it physically leads is hidden, or when that
-    /// cannot be told (fail closed). `follow` says whether the operation follows a symlink in the
-    /// final component.
-    fn is_hidden(&self, path: &Path, follow: bool) -> bool {
+    /// Whether `spelling`, an ancestor of it, or where it physically leads is hidden. `follow`
+    /// says whether the operation follows a symlink in the final component.
+    fn visibility(&self, spelling: &Spelling, follow: bool) -> Visibility {
         let Some(hidden) = &self.hidden else {
-            return false;
+            return Visibility::Visible;
         };
+        if spelling.lexical.as_os_str().len() > MAX_PATH_BYTES
+            || spelling.physical.as_os_str().len() > MAX_PATH_BYTES
+        {
+            return Visibility::Hidden;
+        }
         let hidden_here = |path: &Path| {
             hidden(path)
                 || path
@@ -107,40 +168,61 @@ impl PathView {
                     .skip(1)
                     .any(|ancestor| memo(&self.hidden_memo, ancestor, || hidden(ancestor)))
         };
-        if hidden_here(path) {
-            return true;
+        if hidden_here(&spelling.lexical) {
+            return Visibility::Hidden;
         }
-        let physical = match (path.parent(), path.file_name()) {
+        let unresolved = &spelling.physical;
+        let physical = match (unresolved.parent(), unresolved.file_name()) {
             (Some(parent), Some(name)) => match self.canonical(parent) {
-                Some(parent) => parent.join(name),
-                None => return true,
+                Ok(parent) => parent.join(name),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    return Visibility::Missing;
+                }
+                Err(_) => return Visibility::Hidden,
             },
-            _ => return false,
+            _ => return Visibility::Visible,
         };
-        if physical != path && hidden_here(&physical) {
-            return true;
+        if physical != spelling.lexical && hidden_here(&physical) {
+            return Visibility::Hidden;
         }
-        if !follow
-            || !std::fs::symlink_metadata(&physical).is_ok_and(|meta| meta.file_type().is_symlink())
-        {
-            return false;
+        if !follow || !is_symlink(&physical) {
+            return Visibility::Visible;
         }
         // A link that cannot be resolved (dangling, a loop) could be created through: refuse.
-        std::fs::canonicalize(&physical).map_or(true, |target| hidden_here(&target))
+        match std::fs::canonicalize(&physical) {
+            Ok(target) if !hidden_here(&target) => Visibility::Visible,
+            _ => Visibility::Hidden,
+        }
     }
 
     /// `parent` with every symlink resolved, memoized once it resolves.
-    fn canonical(&self, parent: &Path) -> Option<PathBuf> {
+    fn canonical(&self, parent: &Path) -> std::io::Result<PathBuf> {
         if let Some(real) = self.canonical_memo.borrow().get(parent) {
-            return Some(real.clone());
+            return Ok(real.clone());
         }
-        let real = std::fs::canonicalize(parent).ok()?;
+        let real = std::fs::canonicalize(parent)?;
         let mut memo = self.canonical_memo.borrow_mut();
         if memo.len() >= MEMO_ENTRIES {
             memo.clear();
         }
         memo.insert(parent.to_path_buf(), real.clone());
-        Some(real)
+        Ok(real)
+    }
+
+    /// The physical path of what `spelling` names, its parent's links resolved; `None` when the
+    /// parent does not resolve.
+    fn resolved(&self, spelling: &Spelling) -> Option<PathBuf> {
+        let physical = &spelling.physical;
+        Some(
+            self.canonical(physical.parent()?)
+                .ok()?
+                .join(physical.file_name()?),
+        )
+    }
+
+    /// Forgets resolved directories after the call removed or renamed something.
+    fn tree_changed(&self) {
+        self.canonical_memo.borrow_mut().clear();
     }
 
     /// True when the write scope allows `mutation` of `path`: the target itself, a temporary
@@ -170,21 +252,73 @@ impl PathView {
         if !self.tracking() {
             return Ok(());
         }
-        match self.child(rep, relative) {
-            Some(path) if !self.is_hidden(&path, false) && self.may_mutate(&path, mutation) => {
-                Ok(())
-            }
+        let Some(spelling) = self.child(rep, relative) else {
+            return Err(ErrorCode::Access.into());
+        };
+        match self.visibility(&spelling, false) {
+            Visibility::Visible if self.may_mutate(&spelling.lexical, mutation) => Ok(()),
+            Visibility::Missing => Err(ErrorCode::NoEntry.into()),
             _ => Err(ErrorCode::Access.into()),
         }
     }
 
-    /// `Ok(())` unless `relative` under `rep` is a directory: renaming or linking one is refused
-    /// while paths are checked, since it would carry files out from under the rules.
+    /// `Ok(())` unless `relative` under `rep` is an existing symlink, or (under a write scope) a
+    /// file with other hard links: opening either for writing would change a file the checks
+    /// never saw.
+    fn check_writable_file(&self, rep: u32, relative: &str) -> FsResult<()> {
+        if !self.tracking() {
+            return Ok(());
+        }
+        let Some(path) = self
+            .child(rep, relative)
+            .and_then(|spelling| self.resolved(&spelling))
+        else {
+            return Err(ErrorCode::Access.into());
+        };
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(ErrorCode::Access.into()),
+            Ok(meta)
+                if self.write_scope.is_some()
+                    && meta.is_file()
+                    && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 =>
+            {
+                Err(ErrorCode::Access.into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `Ok(())` when the write scope allows changing the file behind descriptor `rep` itself
+    /// (its times or size).
+    fn check_descriptor_mutation(&self, rep: u32) -> FsResult<()> {
+        if self.write_scope.is_none() {
+            return Ok(());
+        }
+        match self.descriptors.get(&rep) {
+            Some(spelling) if self.may_mutate(&spelling.lexical, Mutation::File) => Ok(()),
+            _ => Err(ErrorCode::Access.into()),
+        }
+    }
+
+    /// `Err` while paths are checked: a new symlink or hard link would let a checked spelling name
+    /// an unchecked file (and our tools never make one).
+    fn refuse_links(&self) -> FsResult<()> {
+        if self.tracking() {
+            return Err(ErrorCode::Access.into());
+        }
+        Ok(())
+    }
+
+    /// `Ok(())` unless `relative` under `rep` is a directory: renaming one is refused while paths
+    /// are checked, since it would carry files out from under the rules.
     fn refuse_directory(&self, rep: u32, relative: &str) -> FsResult<()> {
         if !self.tracking() {
             return Ok(());
         }
-        match self.child(rep, relative) {
+        match self
+            .child(rep, relative)
+            .and_then(|spelling| self.resolved(&spelling))
+        {
             Some(path) if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) => {
                 Ok(())
             }
@@ -192,9 +326,10 @@ impl PathView {
         }
     }
 
-    /// True when `path` (absolute) is hidden in any spelling.
+    /// True when `path` (absolute) is hidden in any spelling, too long, or cannot be placed.
     pub(crate) fn hides(&self, path: &Path) -> bool {
-        self.is_hidden(path, true)
+        path.as_os_str().len() > MAX_PATH_BYTES
+            || self.visibility(&Spelling::same(path), true) != Visibility::Visible
     }
 
     /// `Ok(())` when a non-mutating operation may go ahead; `Err` when the path is hidden or
@@ -203,11 +338,32 @@ impl PathView {
         if !self.tracking() {
             return Ok(());
         }
-        match self.child(rep, relative) {
-            Some(path) if !self.is_hidden(&path, follow) => Ok(()),
-            _ => Err(refusal.into()),
+        let Some(spelling) = self.child(rep, relative) else {
+            return Err(refusal.into());
+        };
+        match self.visibility(&spelling, follow) {
+            Visibility::Visible => Ok(()),
+            Visibility::Missing => Err(ErrorCode::NoEntry.into()),
+            Visibility::Hidden => Err(refusal.into()),
         }
     }
+
+    /// Starts tracking a descriptor the guest opened at `spelling`: a directory's physical path is
+    /// resolved now, while it is the one the kernel holds.
+    fn track(&mut self, rep: u32, mut spelling: Spelling, directory: bool) {
+        if directory {
+            match std::fs::canonicalize(&spelling.physical) {
+                Ok(real) => spelling.physical = real,
+                // Cannot be placed: leave it untracked, so everything under it is refused.
+                Err(_) => return,
+            }
+        }
+        self.descriptors.insert(rep, spelling);
+    }
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
 }
 
 /// `memo[key]`, computed by `compute` the first time.
@@ -250,9 +406,12 @@ impl preopens::Host for HidingFs<'_> {
         let directories = preopens::Host::get_directories(&mut self.inner)?;
         if self.view.tracking() {
             for (descriptor, name) in &directories {
-                self.view
-                    .descriptors
-                    .insert(descriptor.rep(), PathBuf::from(name));
+                let path = PathBuf::from(name);
+                let spelling = Spelling {
+                    physical: std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()),
+                    lexical: path,
+                };
+                self.view.descriptors.insert(descriptor.rep(), spelling);
             }
         }
         Ok(directories)
@@ -296,6 +455,7 @@ impl types::HostDescriptor for HidingFs<'_> {
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: Filesize) -> FsResult<()> {
+        self.view.check_descriptor_mutation(fd.rep())?;
         self.inner.set_size(fd, size)
     }
 
@@ -305,6 +465,7 @@ impl types::HostDescriptor for HidingFs<'_> {
         atim: NewTimestamp,
         mtim: NewTimestamp,
     ) -> FsResult<()> {
+        self.view.check_descriptor_mutation(fd.rep())?;
         self.inner.set_times(fd, atim, mtim)
     }
 
@@ -334,9 +495,9 @@ impl types::HostDescriptor for HidingFs<'_> {
         let stream = self.inner.read_directory(fd)?;
         if self.view.tracking() {
             match self.view.descriptors.get(&rep) {
-                Some(path) => {
-                    let path = path.clone();
-                    self.view.listings.insert(stream.rep(), path);
+                Some(spelling) => {
+                    let spelling = spelling.clone();
+                    self.view.listings.insert(stream.rep(), spelling);
                 }
                 // A listing of a directory whose path is unknown cannot be filtered: refuse it.
                 None => {
@@ -395,15 +556,7 @@ impl types::HostDescriptor for HidingFs<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.view.check(
-            fd.rep(),
-            &old_path,
-            follows(old_path_flags),
-            ErrorCode::NoEntry,
-        )?;
-        self.view.refuse_directory(fd.rep(), &old_path)?;
-        self.view
-            .check_mutation(new_descriptor.rep(), &new_path, Mutation::File)?;
+        self.view.refuse_links()?;
         self.inner
             .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
     }
@@ -423,13 +576,18 @@ impl types::HostDescriptor for HidingFs<'_> {
             || flags.contains(types::DescriptorFlags::WRITE);
         if mutates {
             self.view.check_mutation(rep, &path, Mutation::File)?;
+            self.view.check_writable_file(rep, &path)?;
         }
         let child = self.view.child(rep, &path);
         let opened = self.inner.open_at(fd, path_flags, path, oflags, flags)?;
         if let Some(child) = child
             && self.view.tracking()
         {
-            self.view.descriptors.insert(opened.rep(), child);
+            let directory = matches!(
+                self.inner.get_type(Resource::new_borrow(opened.rep())),
+                Ok(types::DescriptorType::Directory)
+            );
+            self.view.track(opened.rep(), child, directory);
         }
         Ok(opened)
     }
@@ -449,7 +607,9 @@ impl types::HostDescriptor for HidingFs<'_> {
         self.view
             .check(fd.rep(), &path, false, ErrorCode::NoEntry)?;
         self.view.check_mutation(fd.rep(), &path, Mutation::File)?;
-        self.inner.remove_directory_at(fd, path)
+        self.inner.remove_directory_at(fd, path)?;
+        self.view.tree_changed();
+        Ok(())
     }
 
     fn rename_at(
@@ -466,7 +626,9 @@ impl types::HostDescriptor for HidingFs<'_> {
             .check_mutation(fd.rep(), &old_path, Mutation::File)?;
         self.view
             .check_mutation(new_fd.rep(), &new_path, Mutation::File)?;
-        self.inner.rename_at(fd, old_path, new_fd, new_path)
+        self.inner.rename_at(fd, old_path, new_fd, new_path)?;
+        self.view.tree_changed();
+        Ok(())
     }
 
     fn symlink_at(
@@ -475,8 +637,7 @@ impl types::HostDescriptor for HidingFs<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
-        self.view
-            .check_mutation(fd.rep(), &dest_path, Mutation::File)?;
+        self.view.refuse_links()?;
         self.inner.symlink_at(fd, src_path, dest_path)
     }
 
@@ -484,7 +645,9 @@ impl types::HostDescriptor for HidingFs<'_> {
         self.view
             .check(fd.rep(), &path, false, ErrorCode::NoEntry)?;
         self.view.check_mutation(fd.rep(), &path, Mutation::File)?;
-        self.inner.unlink_file_at(fd, path)
+        self.inner.unlink_file_at(fd, path)?;
+        self.view.tree_changed();
+        Ok(())
     }
 
     fn read_via_stream(
@@ -545,7 +708,7 @@ impl types::HostDirectoryEntryStream for HidingFs<'_> {
             let (Some(entry), Some(dir)) = (&entry, self.view.listings.get(&rep)) else {
                 return Ok(entry);
             };
-            if !self.view.is_hidden(&dir.join(&entry.name), false) {
+            if self.view.visibility(&dir.join(&entry.name), false) == Visibility::Visible {
                 return Ok(Some(entry.clone()));
             }
         }
@@ -554,5 +717,47 @@ impl types::HostDirectoryEntryStream for HidingFs<'_> {
     fn drop(&mut self, stream: Resource<DirectoryEntryStream>) -> wasmtime::Result<()> {
         self.view.listings.remove(&stream.rep());
         types::HostDirectoryEntryStream::drop(&mut self.inner, stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view_hiding_env(root: &Path) -> PathView {
+        let hidden_file = root.join(".env");
+        let hidden: HiddenPaths = Arc::new(move |path: &Path| path == hidden_file);
+        let mut view = PathView::new(Some(hidden), None);
+        view.descriptors.insert(0, Spelling::same(root));
+        view
+    }
+
+    #[test]
+    fn overlong_paths_are_refused_before_any_walk() {
+        let root = tempfile::tempdir().unwrap();
+        let view = view_hiding_env(root.path());
+        let deep = "a/".repeat(MAX_PATH_BYTES);
+        assert!(view.child(0, &deep).is_none());
+        assert!(view.hides(&root.path().join(&deep)));
+        assert!(view.hidden_memo.borrow().is_empty(), "nothing was memoized");
+        assert!(!view.hides(&root.path().join("visible.txt")));
+        assert!(view.hides(&root.path().join(".env")));
+    }
+
+    #[test]
+    fn a_missing_parent_reads_as_no_entry_not_as_hidden() {
+        let root = tempfile::tempdir().unwrap();
+        let view = view_hiding_env(root.path());
+        let missing = view.child(0, "new/sub").unwrap();
+        assert_eq!(view.visibility(&missing, false), Visibility::Missing);
+        let refusal = view.check_mutation(0, "new/sub", Mutation::CreateDirectory);
+        assert!(matches!(
+            refusal.map_err(|error| error.downcast()),
+            Err(Ok(ErrorCode::NoEntry))
+        ));
+        assert!(
+            view.check_mutation(0, "new", Mutation::CreateDirectory)
+                .is_ok()
+        );
     }
 }

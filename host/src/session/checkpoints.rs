@@ -10,7 +10,7 @@
 //! What this does not cover: changes made by other means (Bash, editors); those are detected at
 //! rewind time (the file no longer has the content the tool left) and the file is skipped.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,10 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
 use super::{SessionError, unix_ms, write_atomically};
+
+/// How long an unreferenced blob is spared: longer than any call may run (the longest timeout
+/// is ten minutes), so another process's call in progress never loses its saved content.
+const PENDING_BLOB_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// Checkpoints kept per session; older ones are dropped.
 pub const MAX_CHECKPOINTS: usize = 100;
@@ -115,14 +119,17 @@ pub struct RewindReport {
 #[derive(Debug)]
 pub struct Checkpoints {
     dir: PathBuf,
-    /// Digests of blobs saved by `before` whose `after` has not run yet: never garbage.
-    pending: Mutex<HashSet<String>>,
+    /// Digests of blobs saved by `before` whose `after` has not run yet, with how many calls wait
+    /// on each: never garbage.
+    pending: Mutex<HashMap<String, usize>>,
+    /// How long unreferenced blobs are spared ([`PENDING_BLOB_GRACE`]).
+    blob_grace: std::time::Duration,
 }
 
 /// Exclusive use of the store: the in-process lock plus an advisory lock on
 /// `checkpoints/index.lock`, so two `warden` processes on one session do not lose updates.
 struct Guard<'a> {
-    pending: std::sync::MutexGuard<'a, HashSet<String>>,
+    pending: std::sync::MutexGuard<'a, HashMap<String, usize>>,
     _file: Option<std::fs::File>,
 }
 
@@ -131,7 +138,8 @@ impl Checkpoints {
     pub(crate) fn new(session_dir: &Path) -> Self {
         Self {
             dir: session_dir.join("checkpoints"),
-            pending: Mutex::new(HashSet::new()),
+            pending: Mutex::new(HashMap::new()),
+            blob_grace: PENDING_BLOB_GRACE,
         }
     }
 
@@ -149,7 +157,7 @@ impl Checkpoints {
         let mut guard = self.guard();
         let before = self.capture(path, true)?;
         if let FileState::File { digest, .. } = &before {
-            guard.pending.insert(digest.clone());
+            *guard.pending.entry(digest.clone()).or_default() += 1;
         }
         Ok(Pending {
             path: path.to_path_buf(),
@@ -166,8 +174,13 @@ impl Checkpoints {
         call_id: &str,
     ) -> Result<Option<u64>, SessionError> {
         let mut guard = self.guard();
-        if let FileState::File { digest, .. } = &pending.before {
-            guard.pending.remove(digest);
+        if let FileState::File { digest, .. } = &pending.before
+            && let Some(waiting) = guard.pending.get_mut(digest)
+        {
+            *waiting -= 1;
+            if *waiting == 0 {
+                guard.pending.remove(digest);
+            }
         }
         let after = self.capture(&pending.path, false)?;
         let mut index = self.load()?;
@@ -281,12 +294,19 @@ impl Checkpoints {
             return Err("it is now a symbolic link; links are never followed or replaced".into());
         }
         // The host writes with the user's full rights: never through a directory link that a
-        // tool or anyone else put on the way.
-        if let Some(parent) = path.parent()
-            && parent.exists()
-            && std::fs::canonicalize(parent).map_or(true, |real| real != parent)
-        {
+        // tool or anyone else put on the way, including above directories it must recreate.
+        let closest = path
+            .ancestors()
+            .skip(1)
+            .find(|ancestor| std::fs::symlink_metadata(ancestor).is_ok());
+        if closest.is_none_or(|closest| {
+            std::fs::canonicalize(closest).map_or(true, |real| real != closest)
+        }) {
             return Err("a directory on its path is now a symbolic link".into());
+        }
+        if &now == before {
+            // An earlier rewind that was cut short already put it back.
+            return Ok(());
         }
         if &now != expected {
             return Err(
@@ -358,7 +378,13 @@ impl Checkpoints {
             let blobs = self.blobs();
             std::fs::create_dir_all(&blobs).map_err(Self::io(&blobs))?;
             let blob = blobs.join(&digest);
-            if !blob.exists() {
+            // A blob already there is touched: garbage collection in another process spares
+            // young blobs, which a call in progress may be about to refer to.
+            let touched = std::fs::File::options()
+                .write(true)
+                .open(&blob)
+                .and_then(|file| file.set_modified(std::time::SystemTime::now()));
+            if touched.is_err() {
                 write_atomically(&blob, &bytes).map_err(Self::io(&blob))?;
             }
         }
@@ -409,13 +435,19 @@ impl Checkpoints {
                 _ => None,
             })
             .collect();
-        referenced.extend(guard.pending.iter().map(String::as_str));
+        referenced.extend(guard.pending.keys().map(String::as_str));
         let Ok(entries) = std::fs::read_dir(self.blobs()) else {
             return Ok(());
         };
         for entry in entries.filter_map(Result::ok) {
             let name = entry.file_name();
-            if !referenced.contains(name.to_string_lossy().as_ref()) {
+            // Another process's call in progress may have saved it: spare it while that call
+            // could still be running.
+            let young = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age < self.blob_grace));
+            if !young && !referenced.contains(name.to_string_lossy().as_ref()) {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -476,10 +508,12 @@ fn hex_digest(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// A store whose garbage collection spares no blob for its age.
     fn store() -> (tempfile::TempDir, tempfile::TempDir, Checkpoints) {
         let session = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
-        let checkpoints = Checkpoints::new(session.path());
+        let mut checkpoints = Checkpoints::new(session.path());
+        checkpoints.blob_grace = std::time::Duration::ZERO;
         (session, workspace, checkpoints)
     }
 
@@ -562,5 +596,59 @@ mod tests {
             blobs, MAX_CHECKPOINTS,
             "one blob per kept checkpoint, no leftovers"
         );
+    }
+
+    #[test]
+    fn another_process_spares_a_call_in_progress_and_shared_digests_are_counted() {
+        let (session, workspace, checkpoints) = store();
+        let first = workspace.path().join("one.txt");
+        let second = workspace.path().join("two.txt");
+        std::fs::write(&first, b"same bytes").unwrap();
+        std::fs::write(&second, b"same bytes").unwrap();
+        // Two calls in this process wait on one blob; the first finishes without a change.
+        let waiting_first = checkpoints.before(&first).unwrap();
+        let waiting_second = checkpoints.before(&second).unwrap();
+        assert_eq!(checkpoints.after(waiting_first, "Edit", "a").unwrap(), None);
+        // Another process (its own store on the same directory, default grace) collects
+        // garbage while the second call is still running.
+        let other = Checkpoints::new(session.path());
+        let unrelated = workspace.path().join("three.txt");
+        std::fs::write(&unrelated, b"other").unwrap();
+        assert_eq!(change(&other, &unrelated, Some(b"other")), None);
+        std::fs::write(&second, b"changed").unwrap();
+        assert_eq!(
+            checkpoints.after(waiting_second, "Edit", "b").unwrap(),
+            Some(1)
+        );
+        let report = checkpoints.rewind(1).unwrap();
+        assert!(report.skipped.is_empty(), "{report:?}");
+        assert_eq!(std::fs::read(&second).unwrap(), b"same bytes");
+    }
+
+    #[test]
+    fn rewind_never_recreates_directories_under_a_symlink_and_resumes() {
+        let (_session, workspace, checkpoints) = store();
+        let outside = tempfile::tempdir().unwrap();
+        let nested = workspace.path().join("d/e/f.txt");
+        std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+        std::fs::write(&nested, b"content").unwrap();
+        change(&checkpoints, &nested, None);
+        std::fs::remove_dir_all(workspace.path().join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), workspace.path().join("d")).unwrap();
+        let report = checkpoints.rewind(1).unwrap();
+        assert!(report.restored.is_empty(), "{report:?}");
+        assert!(
+            report.skipped[0].reason.contains("symbolic link"),
+            "{report:?}"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+
+        // A rewind cut short: the file is already back, the index still lists the checkpoint.
+        let plain = workspace.path().join("plain.txt");
+        std::fs::write(&plain, b"before").unwrap();
+        let number = change(&checkpoints, &plain, Some(b"after")).unwrap();
+        std::fs::write(&plain, b"before").unwrap();
+        let report = checkpoints.rewind(number).unwrap();
+        assert_eq!(report.restored, vec![plain.clone()], "{report:?}");
     }
 }
