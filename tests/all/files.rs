@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use warden::{ErrorKind, PermissionMode};
+use warden::{Dispatch, ErrorKind, PermissionMode};
 
 use crate::cli::warden;
 use crate::support::{Fixture, cache_dir, call, error_text, ok_text, warden_bin};
@@ -410,19 +410,7 @@ pub(crate) async fn files_write_scope() {
         fixture.workspace().join("node_modules/@s/pkg"),
     )
     .unwrap();
-    let plugin = fixture.plugin(
-        "scribble",
-        warden_test_guests::FILES_WRITE_SCOPE,
-        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read-write\" }] }",
-    );
-    let runtime = fixture
-        .runtime(&[plugin], |config| {
-            config.allowed_tools = vec!["Scribble".to_owned()];
-            config.disallowed_tools = vec!["Read(./.env)".to_owned()];
-        })
-        .await;
-    let result = call(&runtime, "Scribble", json!({"file_path": "target.txt"})).await;
-    ok_text(&result);
+    let result = scribble(&fixture, "target.txt", "scope").await;
     let report = result
         .outcome
         .structured
@@ -504,8 +492,8 @@ async fn a_read_only_file_is_not_replaced_and_modes_survive_without_checkpoints(
 }
 
 /// Runs `Scribble` (read-write grant on the whole workspace) with `probe` against `file_path`
-/// while `./.env` and `./config/prod.env` are hidden, returning its report.
-async fn scribble(fixture: &Fixture, file_path: &str, probe: &str) -> serde_json::Value {
+/// while `./.env` and `./config/prod.env` are hidden; the call itself must succeed.
+async fn scribble(fixture: &Fixture, file_path: &str, probe: &str) -> Dispatch {
     let plugin = fixture.plugin(
         "scribble",
         warden_test_guests::FILES_WRITE_SCOPE,
@@ -528,10 +516,12 @@ async fn scribble(fixture: &Fixture, file_path: &str, probe: &str) -> serde_json
     .await;
     ok_text(&result);
     result
-        .outcome
-        .structured
-        .clone()
-        .expect("structured report")
+}
+
+/// `Scribble`'s report of what each attempt did.
+async fn scribble_report(fixture: &Fixture, file_path: &str, probe: &str) -> Value {
+    let result = scribble(fixture, file_path, probe).await;
+    result.outcome.structured.expect("structured report")
 }
 
 /// A symlink or hard link the workspace already had at the target is never written through: the
@@ -547,7 +537,7 @@ async fn a_link_at_the_write_target_is_not_written_through() {
     std::os::unix::fs::symlink("vendor/lib.js", workspace.join("soft.txt")).unwrap();
     std::fs::hard_link(&config, workspace.join("hard.txt")).unwrap();
     for link in ["soft.txt", "hard.txt"] {
-        let report = scribble(&fixture, link, "through_link").await;
+        let report = scribble_report(&fixture, link, "through_link").await;
         for refused in ["in_place", "append"] {
             let outcome = report[refused].as_str().unwrap();
             assert!(
@@ -568,7 +558,7 @@ async fn a_link_at_the_write_target_is_not_written_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nested_missing_directories_are_created_under_deny_rules() {
     let fixture = Fixture::new();
-    let report = scribble(&fixture, "new/sub/deep.txt", "nested").await;
+    let report = scribble_report(&fixture, "new/sub/deep.txt", "nested").await;
     assert_eq!(report["create_dirs"], "ok", "{report}");
     assert_eq!(report["write"], "ok", "{report}");
     assert_eq!(
@@ -587,7 +577,7 @@ async fn a_repointed_link_does_not_unhide_files_under_a_held_directory() {
     let workspace = fixture.workspace();
     std::os::unix::fs::symlink("config", workspace.join("t")).unwrap();
     std::os::unix::fs::symlink("src", workspace.join(".t.warden-1.tmp")).unwrap();
-    let report = scribble(&fixture, "t", "repoint").await;
+    let report = scribble_report(&fixture, "t", "repoint").await;
     assert_eq!(
         report["swap"], "ok",
         "the swap itself is in scope: {report}"
