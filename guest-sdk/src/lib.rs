@@ -45,6 +45,7 @@ pub use schemars::JsonSchema;
 #[doc(hidden)]
 pub mod __private;
 pub mod files;
+pub mod process;
 
 /// The side-effect class of a tool; the host's permission engine and default mode read it.
 pub use __private::bindings::warden::plugin::types::CapabilityClass;

@@ -50,11 +50,12 @@ pub use registry::{
 };
 pub use runtime::{Runtime, RuntimeConfig, ToolInfo, default_cache_dir};
 pub use sandbox::SandboxError;
-pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants};
+pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants, ProcessGrant};
 pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
 };
+pub use sandbox::process::ProcessSandbox;
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,
     RewindReport, Session, SessionError, Skipped,

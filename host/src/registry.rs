@@ -13,7 +13,6 @@ mod selection;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
@@ -23,11 +22,9 @@ pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
 
-use crate::sandbox::grants::{GrantContext, Grants, ResolvedGrants};
+use crate::sandbox::grants::{GrantContext, Grants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
-use crate::sandbox::{
-    CallSetup, FileAccess, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError,
-};
+use crate::sandbox::{CallSetup, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError};
 
 /// Side-effect class of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -154,23 +151,13 @@ impl RegisteredTool {
         self.spec.class == CapabilityClass::Read && self.component.grants.reads_workspace()
     }
 
-    /// Runs `request` against this tool's component in a fresh sandbox holding `grants`.
+    /// Runs `request` against this tool's component in a fresh sandbox set up by `setup`.
     pub(crate) async fn run_guest(
         &self,
         sandbox: &Sandbox,
-        grants: &ResolvedGrants,
-        limits: Limits,
-        cancel: Arc<AtomicBool>,
-        files: &FileAccess,
+        setup: CallSetup<'_>,
         request: GuestRequest,
     ) -> GuestRun {
-        let setup = CallSetup {
-            grants,
-            limits,
-            cancel,
-            label: &self.spec.name,
-            files,
-        };
         sandbox.run(&self.component.loaded, setup, request).await
     }
 }

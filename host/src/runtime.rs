@@ -14,6 +14,7 @@ use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::Limits;
+use crate::sandbox::process::{DEFAULT_OUTPUT_CAP, ProcessSandbox, Shell, ShellConfig};
 use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
@@ -59,6 +60,9 @@ pub struct RuntimeConfig {
     /// Save a checkpoint before every change a write-class tool makes (`--no-checkpoints` turns
     /// it off).
     pub checkpoints: bool,
+    /// How child processes are confined (`--unsandboxed-process` chooses
+    /// [`ProcessSandbox::Unsandboxed`]).
+    pub process_sandbox: ProcessSandbox,
 }
 
 impl RuntimeConfig {
@@ -84,6 +88,7 @@ impl RuntimeConfig {
             state_dir: None,
             cache_dir: default_cache_dir(),
             checkpoints: true,
+            process_sandbox: ProcessSandbox::Required,
         }
     }
 }
@@ -130,6 +135,7 @@ pub struct Runtime {
     files: FileAccess,
     checkpoints: bool,
     input_defaults: crate::pipeline::InputDefaults,
+    shell: Arc<Shell>,
 }
 
 impl Runtime {
@@ -226,6 +232,15 @@ impl Runtime {
             reads: Some(Arc::clone(session.reads())),
             write_scope: None,
         };
+        let shell = Arc::new(Shell::new(ShellConfig {
+            workspace: grant_context.workspace.clone(),
+            additional_dirs: grant_context.additional_dirs.clone(),
+            temp_dir: session.dir().join("tmp"),
+            spool_dir: session.results_dir(),
+            sandbox: config.process_sandbox,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            cwd: session.shell_cwd(),
+        }));
         let mut input_defaults = crate::pipeline::InputDefaults::new();
         if !loaded.respect_gitignore {
             let mut glob = serde_json::Map::new();
@@ -234,6 +249,7 @@ impl Runtime {
         }
         Ok(Self {
             input_defaults,
+            shell,
             files,
             checkpoints: config.checkpoints,
             sandbox,
@@ -323,6 +339,7 @@ impl Runtime {
             files: &self.files,
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
             input_defaults: &self.input_defaults,
+            shell: &self.shell,
         }
     }
 
@@ -349,6 +366,7 @@ impl Runtime {
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;
         self.session.record_call(&call_id);
+        self.session.set_shell_cwd(&self.shell.cwd());
         dispatch
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod grants;
 mod hidden;
 pub(crate) mod limits;
 mod pipe;
+pub(crate) mod process;
 mod wasi;
 
 use std::path::Path;
@@ -84,6 +85,8 @@ impl Sandbox {
         .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         linker.allow_shadowing(false);
         bindings::add_host_to_linker(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        bindings::add_process_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);
         let ticker = engine::EpochTicker::start(&engine).map_err(|error| {

@@ -64,6 +64,9 @@ struct SessionState {
     /// Files tools read, with the digest of what they saw (read-before-edit).
     #[serde(default)]
     reads: Vec<reads::ReadEntry>,
+    /// The shell directory the session's last command left (Bash's `cd` persists).
+    #[serde(default)]
+    shell_cwd: Option<PathBuf>,
 }
 
 /// An open session.
@@ -127,6 +130,7 @@ impl Session {
             approved_rules: Vec::new(),
             last_call_id: None,
             reads: Vec::new(),
+            shell_cwd: None,
         };
         let (state, loaded) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<SessionState>(&bytes) {
@@ -207,6 +211,20 @@ impl Session {
         self.dirty.store(true, Ordering::Relaxed);
     }
 
+    /// The shell directory the session's last command left, if any.
+    pub fn shell_cwd(&self) -> Option<PathBuf> {
+        self.lock().shell_cwd.clone()
+    }
+
+    /// Records the shell directory for the session's next command.
+    pub fn set_shell_cwd(&self, cwd: &Path) {
+        let mut state = self.lock();
+        if state.shell_cwd.as_deref() != Some(cwd) {
+            state.shell_cwd = Some(cwd.to_path_buf());
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// The files the session's tools read, for read-before-edit.
     pub fn reads(&self) -> &Arc<ReadLedger> {
         &self.reads
@@ -273,7 +291,7 @@ fn default_state_root() -> Option<PathBuf> {
         .map(|home| PathBuf::from(home).join(".local/state/warden"))
 }
 
-fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))

@@ -11,7 +11,8 @@ use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
 use crate::registry::{CapabilityClass, RegisteredTool};
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
-use crate::sandbox::{CallContext, GuestFailure, GuestReply, GuestRequest, WitContent};
+use crate::sandbox::process::ProcessAccess;
+use crate::sandbox::{CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, WitContent};
 
 /// Largest structured result kept; larger ones are dropped with a warning (the content remains).
 const MAX_STRUCTURED_BYTES: usize = 8 << 20;
@@ -181,6 +182,10 @@ pub(crate) async fn run(
         None if tool.spec.class == CapabilityClass::Write => grants.make_read_only(),
         None => {}
     }
+    let process = (!component.grants.process.is_empty()).then(|| ProcessAccess {
+        grants: component.grants.process.clone(),
+        shell: Arc::clone(stages.shell),
+    });
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
         input,
@@ -189,10 +194,14 @@ pub(crate) async fn run(
     let run = tool
         .run_guest(
             stages.sandbox,
-            &grants,
-            component.limits,
-            cancel,
-            &files,
+            CallSetup {
+                grants: &grants,
+                limits: component.limits,
+                cancel,
+                label: &tool.spec.name,
+                files: &files,
+                process,
+            },
             request,
         )
         .await;

@@ -16,7 +16,7 @@ use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
 use crate::registry::{RegisteredTool, ToolSource};
 use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{CallContext, GuestReply, GuestRequest};
+use crate::sandbox::{CallContext, CallSetup, GuestReply, GuestRequest};
 
 /// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),
 /// so that one dispatch takes at most this plus the call's own timeout.
@@ -53,10 +53,14 @@ pub(crate) async fn run(
     let run = tool
         .run_guest(
             stages.sandbox,
-            &grants,
-            limits,
-            cancel,
-            stages.files,
+            CallSetup {
+                grants: &grants,
+                limits,
+                cancel,
+                label: &tool.spec.name,
+                files: stages.files,
+                process: None,
+            },
             request,
         )
         .await;

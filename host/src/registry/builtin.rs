@@ -2,10 +2,11 @@
 //! declares for them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
 use crate::sandbox::Sandbox;
-use crate::sandbox::grants::{FsAccess, FsGrant, Grants};
+use crate::sandbox::grants::{FsAccess, FsGrant, Grants, ProcessGrant};
 use crate::sandbox::limits::Limits;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
@@ -14,7 +15,7 @@ include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 fn grants_for(crate_dir: &str) -> Grants {
     let workspace = |access| Grants {
         fs: vec![FsGrant::new("${WORKSPACE}", access).expect("valid built-in grant")],
-        env: Vec::new(),
+        ..Grants::default()
     };
     match crate_dir {
         // Read, Glob, Grep: the workspace (and additional directories), read-only. No environment.
@@ -22,8 +23,35 @@ fn grants_for(crate_dir: &str) -> Grants {
         // Write, Edit, NotebookEdit: read-write, narrowed per call to the directory of the file the
         // decision allowed (see `pipeline/execute.rs`).
         "write" | "edit" | "notebook_edit" => workspace(FsAccess::ReadWrite),
+        // Bash, TaskOutput, TaskStop: no files through WASI at all; `/bin/bash -c <script>` through
+        // the process sandbox, which bounds what the script touches (see `sandbox/process`).
+        "bash" => Grants {
+            process: vec![
+                ProcessGrant::new(
+                    "/bin/bash",
+                    vec!["-c".to_owned(), "*".to_owned()],
+                    Vec::new(),
+                )
+                .expect("valid built-in grant"),
+            ],
+            ..Grants::default()
+        },
         _ => Grants::default(),
     }
+}
+
+/// The call budget of Bash's longest command (600 s) plus room to report it.
+const BASH_CALL_TIMEOUT: Duration = Duration::from_secs(610);
+
+/// The limits of the embedded component built from `example-tools/<crate_dir>`: the operator's,
+/// except that Bash's call lasts at least as long as the longest command timeout it accepts
+/// (the command's own `timeout` then bounds it).
+fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
+    let mut limits = builtin_limits(operator_limits);
+    if crate_dir == "bash" {
+        limits.timeout = limits.timeout.max(BASH_CALL_TIMEOUT);
+    }
+    limits
 }
 
 /// Loads every embedded component and describes its tools.
@@ -37,7 +65,7 @@ pub(super) async fn load(
         let component = ComponentEntry {
             loaded: sandbox.load(wasm, &label)?,
             grants: grants_for(crate_dir),
-            limits: builtin_limits(operator_limits),
+            limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,
             plugin_data: None,
         };

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSpec};
+use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSource, ToolSpec};
 use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{
     CallSetup, FileAccess, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
@@ -25,6 +25,7 @@ pub(super) async fn describe(
                 cancel: Arc::default(),
                 label,
                 files: &FileAccess::default(),
+                process: None,
             },
             GuestRequest::Describe,
         )
@@ -49,8 +50,12 @@ pub(super) async fn describe(
         .into_iter()
         .map(|spec| {
             let mut spec = convert(spec).map_err(describe_error)?;
-            // A tool's claim to be read-only is honoured only if its grants cannot write.
-            spec.read_only &= !component.grants.can_write();
+            // A tool's claim to be read-only is honoured only if its grants cannot write: no
+            // read-write directory, and no programs to run (a program can write the workspace),
+            // except in built-ins, whose code is ours (TaskOutput shares Bash's component).
+            spec.read_only &= !component.grants.can_write()
+                && (component.grants.process.is_empty()
+                    || matches!(component.source, ToolSource::BuiltIn));
             let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
                 describe_error(format!("tool {}: invalid input schema: {error}", spec.name))
             })?;

@@ -11,6 +11,10 @@ mod generated {
 
 pub(crate) use generated::ToolPluginPre;
 pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
+pub(crate) use generated::warden::plugin::process::{
+    Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,
+    TaskStatus,
+};
 pub(crate) use generated::warden::plugin::types::{
     CallContext, CapabilityClass as WitCapabilityClass, Content as WitContent,
     ToolError as WitToolError, ToolOutput as WitToolOutput, ToolSpec as WitToolSpec,
@@ -21,6 +25,16 @@ pub(crate) fn add_host_to_linker<T: Host + Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
 ) -> wasmtime::Result<()> {
     generated::warden::plugin::host::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
+        linker,
+        |state| state,
+    )
+}
+
+/// Adds the `warden:plugin/process` import to `linker`.
+pub(crate) fn add_process_to_linker<T: ProcessHost + Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    generated::warden::plugin::process::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
         linker,
         |state| state,
     )

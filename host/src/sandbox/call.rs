@@ -13,7 +13,8 @@ use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, 
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::{
-    CallContext, Host, LogLevel, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
+    CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished, ProcessHost,
+    TaskStatus, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
 };
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
@@ -90,6 +91,8 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) cancel: Arc<AtomicBool>,
     pub(crate) label: &'a str,
     pub(crate) files: &'a FileAccess,
+    /// The programs the call may run and the session's shell; `None`: no `process` access.
+    pub(crate) process: Option<super::process::ProcessAccess>,
 }
 
 /// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
@@ -121,6 +124,8 @@ pub(crate) struct CallState {
     read_roots: Vec<std::path::PathBuf>,
     /// False during `validate-input`, which must leave no trace.
     may_record: bool,
+    /// What the `process` import may run (only during `call`).
+    process: Option<super::process::ProcessAccess>,
 }
 
 impl CallState {
@@ -159,6 +164,34 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl ProcessHost for CallState {
+    fn run(&mut self, command: ProcessCommand) -> Result<ProcessFinished, ProcessError> {
+        self.process_link().run(command)
+    }
+
+    fn start(&mut self, command: ProcessCommand) -> Result<String, ProcessError> {
+        self.process_link().start(command)
+    }
+
+    fn task_output(&mut self, id: String, wait_ms: u64) -> Result<TaskStatus, ProcessError> {
+        self.process_link().task_output(&id, wait_ms)
+    }
+
+    fn task_stop(&mut self, id: String) -> Result<TaskStatus, ProcessError> {
+        self.process_link().task_stop(&id)
+    }
+}
+
+impl CallState {
+    fn process_link(&self) -> super::process::CallLink<'_> {
+        super::process::CallLink {
+            access: self.process.as_ref(),
+            cancel: &self.cancel,
+            deadline: self.deadline,
         }
     }
 }
@@ -350,6 +383,7 @@ pub(crate) async fn run(
         reads: setup.files.reads.clone(),
         read_roots,
         may_record,
+        process: if may_record { setup.process } else { None },
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

@@ -5,6 +5,7 @@
 
 mod env;
 mod fs;
+mod process;
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use serde::Deserialize;
 
 pub use env::EnvGrant;
 pub use fs::{FsAccess, FsGrant};
+pub use process::ProcessGrant;
 
 /// Everything one component is granted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -23,6 +25,9 @@ pub struct Grants {
     /// Environment variables (names or `*` globs) copied from the host's environment.
     #[serde(default)]
     pub env: Vec<EnvGrant>,
+    /// Programs the component may run through the host's `process` interface.
+    #[serde(default)]
+    pub process: Vec<ProcessGrant>,
 }
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
@@ -189,6 +194,15 @@ impl Grants {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        format!("fs: {fs}; env: {env}")
+        if self.process.is_empty() {
+            return format!("fs: {fs}; env: {env}");
+        }
+        let process = self
+            .process
+            .iter()
+            .map(ProcessGrant::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("fs: {fs}; env: {env}; process: {process}")
     }
 }

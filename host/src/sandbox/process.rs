@@ -1,0 +1,662 @@
+//! The host's `process` capability: runs programs for components whose grants name them, each under
+//! the confinement in `confine.rs`, with output spooled to the session (`spool.rs`), a per-session
+//! shell directory, and background tasks that die with the session.
+//!
+//! Permission rules decide whether a command may run; this module bounds what it can do once it
+//! runs, and holds on its own: nothing in a tool's input can switch the confinement off.
+
+mod confine;
+mod spool;
+
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd as _;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+pub(crate) use confine::KernelSupport;
+use confine::{Confinement, ResourceLimits};
+pub(crate) use spool::DEFAULT_OUTPUT_CAP;
+use spool::Spool;
+
+use super::bindings::{ProcessCommand, ProcessError, ProcessFinished, TaskStatus};
+use super::grants::ProcessGrant;
+
+/// Environment variables children inherit from the host (with `LC_*`); everything else is
+/// dropped, so a secret in the host's environment never reaches a command.
+const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
+/// `PATH` when the host has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// How long to wait for output to drain after a child's group is gone.
+const DRAIN: Duration = Duration::from_secs(2);
+/// How often a waiting run looks at cancellation.
+const POLL: Duration = Duration::from_millis(20);
+/// Room left before the call's own deadline, so the result still gets back to the guest.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
+/// Bytes of new task output returned per `task-output`.
+const TASK_OUTPUT_BYTES: usize = 128 << 10;
+
+/// How children are confined; the operator's choice, never a tool's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProcessSandbox {
+    /// Landlock and a fresh network namespace; without kernel support, refuse to run
+    /// (`sandbox_unavailable`).
+    #[default]
+    Required,
+    /// `--unsandboxed-process`: no Landlock and no namespace (environment scrubbing, limits and
+    /// process-group kill still apply).
+    Unsandboxed,
+    /// Behave as on a kernel without Landlock or namespaces: every run is refused with
+    /// `sandbox_unavailable`. For tests of that path.
+    Unavailable,
+}
+
+/// Where a session's children run and what they may touch.
+#[derive(Debug, Clone)]
+pub(crate) struct ShellConfig {
+    /// The workspace: readable, writable, the first shell directory.
+    pub(crate) workspace: PathBuf,
+    /// Additional directories: readable, and valid shell directories.
+    pub(crate) additional_dirs: Vec<PathBuf>,
+    /// The session's temporary directory (`TMPDIR`): writable.
+    pub(crate) temp_dir: PathBuf,
+    /// Where output files go (the session's `tool-results/`).
+    pub(crate) spool_dir: PathBuf,
+    /// The operator's choice of confinement.
+    pub(crate) sandbox: ProcessSandbox,
+    /// Output bytes past which a command is killed.
+    pub(crate) output_cap: u64,
+    /// The shell directory a previous process of the session left, if any.
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+/// The process state of one session: its shell directory and background tasks.
+#[derive(Debug)]
+pub(crate) struct Shell {
+    config: ShellConfig,
+    cwd: Mutex<PathBuf>,
+    tasks: Mutex<BTreeMap<String, Task>>,
+    next_task: AtomicU64,
+    next_spool: AtomicU64,
+}
+
+/// What one call may do with processes.
+#[derive(Debug, Clone)]
+pub(crate) struct ProcessAccess {
+    /// The component's process grants.
+    pub(crate) grants: Vec<ProcessGrant>,
+    /// The session's shell.
+    pub(crate) shell: Arc<Shell>,
+}
+
+/// A background task.
+#[derive(Debug)]
+struct Task {
+    label: String,
+    child: Arc<Child>,
+    read_offset: u64,
+}
+
+/// Why a child's group was killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kill {
+    Timeout,
+    Cancel,
+    Stop,
+}
+
+/// A started child: its process group, output and exit.
+#[derive(Debug)]
+struct Child {
+    group: i32,
+    spool: Arc<Spool>,
+    cwd: PathBuf,
+    exit: Mutex<Option<std::process::ExitStatus>>,
+    exited: Condvar,
+    killed: Mutex<Option<Kill>>,
+}
+
+impl Child {
+    fn kill(&self, reason: Kill) {
+        let mut killed = self
+            .killed
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        killed.get_or_insert(reason);
+        kill_group(self.group);
+    }
+
+    fn exit(&self) -> Option<std::process::ExitStatus> {
+        *self
+            .exit
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Waits for the exit until `until`; the status, if it came.
+    fn wait_until(&self, until: Instant) -> Option<std::process::ExitStatus> {
+        let mut exit = self
+            .exit
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        while exit.is_none() {
+            let left = until.checked_duration_since(Instant::now())?;
+            exit = self
+                .exited
+                .wait_timeout(exit, left.min(POLL))
+                .unwrap_or_else(|poison| poison.into_inner())
+                .0;
+        }
+        *exit
+    }
+
+    fn finished(&self, notice: Option<String>) -> Option<ProcessFinished> {
+        let status = self.exit()?;
+        let killed = *self
+            .killed
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let captured = self.spool.lock();
+        let (output_head, output_tail) = captured.texts();
+        Some(ProcessFinished {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out: killed == Some(Kill::Timeout),
+            cancelled: killed == Some(Kill::Cancel),
+            output_capped: captured.capped,
+            output_head,
+            output_tail,
+            output_bytes: captured.bytes,
+            output_path: self.spool.path.to_string_lossy().into_owned(),
+            cwd: self.cwd.to_string_lossy().into_owned(),
+            notice,
+        })
+    }
+}
+
+/// Kills process group `group` (best effort: it may be gone).
+fn kill_group(group: i32) {
+    if group > 1 {
+        // SAFETY: `kill` with a negative pid signals a process group; no memory is involved.
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
+    }
+}
+
+impl Shell {
+    /// A session's shell.
+    pub(crate) fn new(config: ShellConfig) -> Self {
+        let cwd = config
+            .cwd
+            .clone()
+            .filter(|cwd| within(cwd, &config))
+            .unwrap_or_else(|| config.workspace.clone());
+        Self {
+            cwd: Mutex::new(cwd),
+            config,
+            tasks: Mutex::default(),
+            next_task: AtomicU64::new(1),
+            next_spool: AtomicU64::new(1),
+        }
+    }
+
+    /// The current shell directory.
+    pub(crate) fn cwd(&self) -> PathBuf {
+        self.cwd
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
+
+    fn set_cwd(&self, cwd: PathBuf) {
+        *self.cwd.lock().unwrap_or_else(|poison| poison.into_inner()) = cwd;
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Task>> {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl Drop for Shell {
+    /// Background tasks die with the session.
+    fn drop(&mut self) {
+        for task in self.tasks().values() {
+            task.child.kill(Kill::Stop);
+        }
+    }
+}
+
+/// True when `dir` is the workspace or an additional directory, or lies inside one.
+fn within(dir: &Path, config: &ShellConfig) -> bool {
+    std::iter::once(&config.workspace)
+        .chain(&config.additional_dirs)
+        .any(|root| dir.starts_with(root))
+}
+
+/// A process request of one call, with the call's cancellation flag and deadline.
+pub(crate) struct CallLink<'a> {
+    pub(crate) access: Option<&'a ProcessAccess>,
+    pub(crate) cancel: &'a AtomicBool,
+    pub(crate) deadline: Instant,
+}
+
+impl CallLink<'_> {
+    fn access(&self) -> Result<&ProcessAccess, ProcessError> {
+        self.access.ok_or_else(|| {
+            ProcessError::NotGranted(
+                "this component has no process grant; its manifest must name the programs it runs"
+                    .to_owned(),
+            )
+        })
+    }
+
+    /// The `process.run` import.
+    pub(crate) fn run(&self, command: ProcessCommand) -> Result<ProcessFinished, ProcessError> {
+        let access = self.access()?;
+        let shell = &access.shell;
+        let started = start_child(access, &command)?;
+        let requested = Duration::from_millis(command.timeout_ms);
+        let until = Instant::now()
+            .checked_add(requested)
+            .unwrap_or(self.deadline)
+            .min(
+                self.deadline
+                    .checked_sub(DEADLINE_MARGIN)
+                    .unwrap_or(self.deadline),
+            );
+        let child = &started.child;
+        loop {
+            if child.wait_until(Instant::now() + POLL).is_some() {
+                break;
+            }
+            if self.cancel.load(Ordering::Relaxed) {
+                child.kill(Kill::Cancel);
+            } else if Instant::now() >= until {
+                child.kill(Kill::Timeout);
+            }
+        }
+        child.spool.wait_closed(Instant::now() + DRAIN);
+        let notice = started.report.and_then(|report| {
+            let reported = read_report(&report);
+            settle_cwd(shell, reported.as_deref())
+        });
+        child
+            .finished(notice)
+            .ok_or_else(|| ProcessError::SpawnFailed("the child vanished".to_owned()))
+    }
+
+    /// The `process.start` import.
+    pub(crate) fn start(&self, command: ProcessCommand) -> Result<String, ProcessError> {
+        let access = self.access()?;
+        let command = ProcessCommand {
+            report_cwd: false,
+            ..command
+        };
+        let label = command.args.last().cloned().unwrap_or_default();
+        let started = start_child(access, &command)?;
+        let shell = &access.shell;
+        let id = format!("task-{}", shell.next_task.fetch_add(1, Ordering::Relaxed));
+        shell.tasks().insert(
+            id.clone(),
+            Task {
+                label,
+                child: started.child,
+                read_offset: 0,
+            },
+        );
+        Ok(id)
+    }
+
+    /// The `process.task-output` import.
+    pub(crate) fn task_output(&self, id: &str, wait_ms: u64) -> Result<TaskStatus, ProcessError> {
+        let shell = &self.access()?.shell;
+        let child = shell
+            .tasks()
+            .get(id)
+            .map(|task| Arc::clone(&task.child))
+            .ok_or_else(|| unknown_task(shell, id))?;
+        let until = Instant::now()
+            .checked_add(Duration::from_millis(wait_ms))
+            .unwrap_or(self.deadline)
+            .min(
+                self.deadline
+                    .checked_sub(DEADLINE_MARGIN)
+                    .unwrap_or(self.deadline),
+            );
+        while child.exit().is_none()
+            && Instant::now() < until
+            && !self.cancel.load(Ordering::Relaxed)
+        {
+            child.wait_until(Instant::now() + POLL);
+        }
+        if child.exit().is_some() {
+            child.spool.wait_closed(Instant::now() + DRAIN);
+        }
+        Ok(task_status(shell, id))
+    }
+
+    /// The `process.task-stop` import.
+    pub(crate) fn task_stop(&self, id: &str) -> Result<TaskStatus, ProcessError> {
+        let shell = &self.access()?.shell;
+        let child = shell
+            .tasks()
+            .get(id)
+            .map(|task| Arc::clone(&task.child))
+            .ok_or_else(|| unknown_task(shell, id))?;
+        child.kill(Kill::Stop);
+        child.wait_until(Instant::now() + DRAIN);
+        child.spool.wait_closed(Instant::now() + DRAIN);
+        Ok(task_status(shell, id))
+    }
+}
+
+fn unknown_task(shell: &Shell, id: &str) -> ProcessError {
+    let known: Vec<String> = shell.tasks().keys().cloned().collect();
+    ProcessError::UnknownTask(if known.is_empty() {
+        format!("no background task {id:?}: this session has none")
+    } else {
+        format!(
+            "no background task {id:?}; the session has {}",
+            known.join(", ")
+        )
+    })
+}
+
+/// The status of task `id`, with its output since the last look (which this advances).
+fn task_status(shell: &Shell, id: &str) -> TaskStatus {
+    let mut tasks = shell.tasks();
+    let Some(task) = tasks.get_mut(id) else {
+        return TaskStatus {
+            id: id.to_owned(),
+            label: String::new(),
+            finished: None,
+            new_output: String::new(),
+            output_bytes: 0,
+            output_path: String::new(),
+        };
+    };
+    let bytes = task.child.spool.lock().bytes;
+    let new_output = spool::read_from(&task.child.spool.path, task.read_offset, TASK_OUTPUT_BYTES);
+    task.read_offset = (task.read_offset + new_output.len() as u64).min(bytes);
+    TaskStatus {
+        id: id.to_owned(),
+        label: task.label.clone(),
+        finished: task.child.finished(None),
+        new_output,
+        output_bytes: bytes,
+        output_path: task.child.spool.path.to_string_lossy().into_owned(),
+    }
+}
+
+/// A child just started, with the read end of its directory report.
+struct Started {
+    child: Arc<Child>,
+    report: Option<std::io::PipeReader>,
+}
+
+/// Checks `command` against the grants and starts it confined.
+fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Started, ProcessError> {
+    let shell = &access.shell;
+    let config = &shell.config;
+    let grant = access
+        .grants
+        .iter()
+        .find(|grant| grant.covers(&command.program, &command.args))
+        .ok_or_else(|| {
+            let granted: Vec<String> = access.grants.iter().map(ToString::to_string).collect();
+            ProcessError::NotGranted(format!(
+                "{} with these arguments is not granted (granted: {})",
+                command.program,
+                granted.join("; ")
+            ))
+        })?;
+    for (name, _) in &command.env {
+        if !grant.allows_env(name) {
+            return Err(ProcessError::NotGranted(format!(
+                "setting environment variable {name} is not granted"
+            )));
+        }
+    }
+    let sandboxed = match config.sandbox {
+        ProcessSandbox::Unsandboxed => false,
+        ProcessSandbox::Unavailable => {
+            return Err(ProcessError::SandboxUnavailable(
+                "the process sandbox is unavailable (forced off); pass --unsandboxed-process to run without it".to_owned(),
+            ));
+        }
+        ProcessSandbox::Required => {
+            if let Some(missing) = KernelSupport::probe().missing() {
+                return Err(ProcessError::SandboxUnavailable(format!(
+                    "{missing}; run `warden doctor`, or pass --unsandboxed-process to run without the process sandbox"
+                )));
+            }
+            true
+        }
+    };
+    let cwd = match &command.cwd {
+        Some(cwd) => {
+            let cwd = std::fs::canonicalize(cwd).map_err(|error| {
+                ProcessError::SpawnFailed(format!("cannot use directory {cwd}: {error}"))
+            })?;
+            if !within(&cwd, config) {
+                return Err(ProcessError::SpawnFailed(format!(
+                    "directory {} is outside the workspace and additional directories",
+                    cwd.display()
+                )));
+            }
+            cwd
+        }
+        None => {
+            let cwd = shell.cwd();
+            if cwd.is_dir() {
+                cwd
+            } else {
+                shell.set_cwd(config.workspace.clone());
+                config.workspace.clone()
+            }
+        }
+    };
+    std::fs::create_dir_all(&config.temp_dir).map_err(|error| {
+        ProcessError::SpawnFailed(format!(
+            "cannot create the session's temporary directory {}: {error}",
+            config.temp_dir.display()
+        ))
+    })?;
+    let spawn_error = |what: &str, error: std::io::Error| {
+        ProcessError::SpawnFailed(format!("cannot start {}: {what}: {error}", command.program))
+    };
+    let (output, output_writer) = std::io::pipe().map_err(|error| spawn_error("pipe", error))?;
+    let (report, report_writer) = if command.report_cwd {
+        let (reader, writer) = std::io::pipe().map_err(|error| spawn_error("pipe", error))?;
+        (Some(reader), Some(std::os::fd::OwnedFd::from(writer)))
+    } else {
+        (None, None)
+    };
+    let confinement = Confinement {
+        read_dirs: std::iter::once(config.workspace.clone())
+            .chain(config.additional_dirs.iter().cloned())
+            .collect(),
+        write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
+        isolate_network: true,
+        limits: ResourceLimits {
+            cpu_seconds: command.timeout_ms.div_ceil(1000).saturating_add(60),
+            ..ResourceLimits::default()
+        },
+        sandboxed,
+    };
+    let prepared = confinement
+        .prepare(report_writer)
+        .map_err(ProcessError::SandboxUnavailable)?;
+    let mut child_command = std::process::Command::new(&command.program);
+    child_command
+        .args(&command.args)
+        .env_clear()
+        .envs(child_env(grant, &command.env, &config.temp_dir))
+        .current_dir(&cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(
+            output_writer
+                .try_clone()
+                .map_err(|error| spawn_error("pipe", error))?,
+        )
+        .stderr(output_writer);
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut child_command, move || {
+            prepared.apply_in_child()
+        });
+    }
+    let process = spawn_on_spawner(child_command).map_err(|error| spawn_error("spawn", error))?;
+    let group = i32::try_from(process.id()).unwrap_or(0);
+    let spool_path = config.spool_dir.join(format!(
+        "process-{}-{}.log",
+        crate::session::unix_ms(),
+        shell.next_spool.fetch_add(1, Ordering::Relaxed)
+    ));
+    let spool = match Spool::start(output, spool_path, config.output_cap, move || {
+        kill_group(group)
+    }) {
+        Ok(spool) => spool,
+        Err(error) => {
+            kill_group(group);
+            return Err(spawn_error("output file", error));
+        }
+    };
+    let child = Arc::new(Child {
+        group,
+        spool,
+        cwd,
+        exit: Mutex::new(None),
+        exited: Condvar::new(),
+        killed: Mutex::new(None),
+    });
+    watch(process, Arc::clone(&child));
+    Ok(Started { child, report })
+}
+
+/// Waits for `process` on a thread; records its exit, then kills what it left in its group (a
+/// command's leftovers die with it; servers belong in background tasks).
+fn watch(mut process: std::process::Child, child: Arc<Child>) {
+    let waited = std::thread::Builder::new()
+        .name("warden-child".into())
+        .spawn({
+            let child = Arc::clone(&child);
+            move || {
+                let status = process.wait();
+                kill_group(child.group);
+                let status = status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(-1));
+                *child
+                    .exit
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner()) = Some(status);
+                child.exited.notify_all();
+            }
+        });
+    if waited.is_err() {
+        kill_group(child.group);
+        *child
+            .exit
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) =
+            Some(std::process::ExitStatus::from_raw(libc::SIGKILL));
+        child.exited.notify_all();
+    }
+}
+
+/// The scrubbed environment: the inherited names, `LC_*`, the grant's names, what the command
+/// sets, and `TMPDIR`.
+fn child_env(
+    grant: &ProcessGrant,
+    requested: &[(String, String)],
+    temp_dir: &Path,
+) -> Vec<(String, String)> {
+    let mut env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, _)| {
+            INHERITED_ENV.contains(&name.as_str())
+                || name.starts_with("LC_")
+                || grant.allows_env(name)
+        })
+        .collect();
+    env.entry("PATH".to_owned())
+        .or_insert_with(|| DEFAULT_PATH.to_owned());
+    env.insert("TMPDIR".to_owned(), temp_dir.to_string_lossy().into_owned());
+    env.extend(requested.iter().cloned());
+    env.into_iter().collect()
+}
+
+/// The directory a child reported on fd 3 (never blocks: a leftover could hold the pipe).
+fn read_report(report: &std::io::PipeReader) -> Option<PathBuf> {
+    use std::io::Read as _;
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fd = report.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut bytes = Vec::new();
+    let reader = report;
+    let _ = reader.take(8192).read_to_end(&mut bytes);
+    let text = String::from_utf8(bytes).ok()?;
+    let line = text.lines().rfind(|line| !line.is_empty())?;
+    Some(PathBuf::from(line))
+}
+
+/// Keeps `reported` as the shell directory when it is inside the workspace (or an additional
+/// directory); otherwise resets to the workspace and says so.
+fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
+    let reported = reported?;
+    let config = &shell.config;
+    match std::fs::canonicalize(reported) {
+        Ok(dir) if within(&dir, config) => {
+            shell.set_cwd(dir);
+            None
+        }
+        _ => {
+            shell.set_cwd(config.workspace.clone());
+            Some(format!(
+                "Shell cwd was reset to {}: {} is outside the workspace and additional directories",
+                config.workspace.display(),
+                reported.display()
+            ))
+        }
+    }
+}
+
+/// Spawns on one long-lived thread: children die (`PR_SET_PDEATHSIG`) when the thread that forked
+/// them ends, and this one lives as long as the host.
+fn spawn_on_spawner(command: std::process::Command) -> std::io::Result<std::process::Child> {
+    type Job = (
+        std::process::Command,
+        mpsc::Sender<std::io::Result<std::process::Child>>,
+    );
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    let sender = SPAWNER.get_or_init(|| {
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let spawned = std::thread::Builder::new()
+            .name("warden-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in receiver {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::error!("cannot start the process spawner thread: {error}");
+        }
+        Mutex::new(sender)
+    });
+    let (reply, answer) = mpsc::channel();
+    sender
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .send((command, reply))
+        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))?;
+    answer
+        .recv()
+        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))?
+}

@@ -1,0 +1,325 @@
+//! What confines a child: Landlock file rules, a fresh network namespace, resource limits, its own
+//! session and process group, and death with the host. Everything that allocates happens in the
+//! parent ([`Confinement::prepare`]); the child only makes system calls between `fork` and `exec`
+//! ([`Prepared::apply_in_child`]), as a multithreaded parent requires.
+//!
+//! The raw calls (`setsid`, `setrlimit`, `unshare`, `ioctl`, `landlock_restrict_self`) go through
+//! `libc` directly: they must run in the forked child, where no allocation or lock is allowed, and no
+//! crate wraps that moment more safely than `std::os::unix::process::CommandExt::pre_exec`.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, path_beneath_rules,
+};
+
+/// Directories every program needs to start (loader, libraries, shells, configuration).
+const SYSTEM_READ_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+/// Device files programs commonly open for reading and writing.
+const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Device files programs commonly open for reading.
+const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
+
+/// The newest Landlock ABI this host asks for; older kernels get what they support.
+const LANDLOCK_ABI: ABI = ABI::V6;
+
+/// What the kernel offers for confining children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KernelSupport {
+    /// The Landlock ABI version (0: none).
+    pub(crate) landlock_abi: i64,
+    /// Whether a child can be put in a fresh network namespace.
+    pub(crate) network_namespace: Result<(), String>,
+}
+
+impl KernelSupport {
+    /// Probes once per process: Landlock's ABI version and a trial `unshare` in a child.
+    pub(crate) fn probe() -> &'static KernelSupport {
+        static SUPPORT: OnceLock<KernelSupport> = OnceLock::new();
+        SUPPORT.get_or_init(|| {
+            // SAFETY: `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` only
+            // reads its arguments and returns a number.
+            let abi = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    std::ptr::null::<u8>(),
+                    0usize,
+                    1u32,
+                )
+            };
+            KernelSupport {
+                landlock_abi: abi.max(0),
+                network_namespace: probe_network_namespace(),
+            }
+        })
+    }
+
+    /// Why children cannot be confined here, if they cannot.
+    pub(crate) fn missing(&self) -> Option<String> {
+        let mut missing = Vec::new();
+        if self.landlock_abi < 1 {
+            missing.push(
+                "Landlock is not enabled in this kernel (see /sys/kernel/security/lsm)".to_owned(),
+            );
+        }
+        if let Err(error) = &self.network_namespace {
+            missing.push(format!("network namespaces are unavailable: {error}"));
+        }
+        (!missing.is_empty()).then(|| missing.join("; "))
+    }
+}
+
+/// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace.
+fn probe_network_namespace() -> Result<(), String> {
+    let shell = ["/bin/sh", "/usr/bin/sh", "/bin/bash"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists())
+        .ok_or_else(|| "no /bin/sh to probe with".to_owned())?;
+    let namespace = NetworkNamespace::new();
+    let mut command = std::process::Command::new(shell);
+    command
+        .args(["-c", "exit 0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the closure only makes async-signal-safe system calls (see `enter`).
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || namespace.enter());
+    }
+    match command.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("a trial child ended with {status}")),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Resource limits of a child, each applied as both soft and hard limit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResourceLimits {
+    /// Address space in bytes.
+    pub(crate) address_space: u64,
+    /// CPU seconds.
+    pub(crate) cpu_seconds: u64,
+    /// Open file descriptors.
+    pub(crate) open_files: u64,
+    /// Processes of the user (ineffective for root, whom the kernel exempts).
+    pub(crate) processes: u64,
+    /// Largest file the child may write, in bytes.
+    pub(crate) file_size: u64,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> Self {
+        Self {
+            address_space: 16 << 30,
+            cpu_seconds: 660,
+            open_files: 4096,
+            processes: 4096,
+            file_size: 4 << 30,
+        }
+    }
+}
+
+/// How children are confined.
+#[derive(Debug, Clone)]
+pub(crate) struct Confinement {
+    /// Directories readable (and executable).
+    pub(crate) read_dirs: Vec<PathBuf>,
+    /// Directories readable and writable.
+    pub(crate) write_dirs: Vec<PathBuf>,
+    /// A fresh network namespace (no network but a private loopback).
+    pub(crate) isolate_network: bool,
+    /// Resource limits.
+    pub(crate) limits: ResourceLimits,
+    /// False when the operator chose `--unsandboxed-process`: no Landlock, no namespace.
+    pub(crate) sandboxed: bool,
+}
+
+/// A confinement ready to apply in a forked child.
+pub(crate) struct Prepared {
+    ruleset: Option<OwnedFd>,
+    network: Option<NetworkNamespace>,
+    limits: ResourceLimits,
+    /// Write end of the pipe the child reports its final directory on (becomes fd 3).
+    report_fd: Option<OwnedFd>,
+}
+
+impl Confinement {
+    /// Builds the Landlock ruleset and namespace set-up in the parent. `report_fd` becomes the
+    /// child's fd 3.
+    pub(crate) fn prepare(&self, report_fd: Option<OwnedFd>) -> Result<Prepared, String> {
+        let ruleset = if self.sandboxed {
+            Some(self.landlock_ruleset()?)
+        } else {
+            None
+        };
+        Ok(Prepared {
+            ruleset,
+            network: (self.sandboxed && self.isolate_network).then(NetworkNamespace::new),
+            limits: self.limits,
+            report_fd,
+        })
+    }
+
+    fn landlock_ruleset(&self) -> Result<OwnedFd, String> {
+        let error = |error: landlock::RulesetError| format!("cannot build Landlock rules: {error}");
+        let abi = LANDLOCK_ABI;
+        let read = AccessFs::from_read(abi);
+        let all = AccessFs::from_all(abi);
+        let created = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(all)
+            .map_err(error)?
+            .scope(Scope::from_all(abi))
+            .map_err(error)?
+            .create()
+            .map_err(error)?
+            .add_rules(path_beneath_rules(SYSTEM_READ_DIRS, read))
+            .map_err(error)?
+            .add_rules(path_beneath_rules(DEVICE_READ_FILES, read))
+            .map_err(error)?
+            .add_rules(path_beneath_rules(DEVICE_FILES, all))
+            .map_err(error)?
+            .add_rules(path_beneath_rules(&self.read_dirs, read))
+            .map_err(error)?
+            .add_rules(path_beneath_rules(&self.write_dirs, all))
+            .map_err(error)?;
+        let fd: Option<OwnedFd> = created.into();
+        fd.ok_or_else(|| "Landlock is not supported by this kernel".to_owned())
+    }
+}
+
+impl Prepared {
+    /// Applies everything in the forked child, before `exec`. Only async-signal-safe system calls.
+    pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
+        let check = |result: libc::c_int| {
+            if result == -1 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY: plain system calls on values owned by `self`; no allocation, no locks.
+        unsafe {
+            // Its own session and process group, so the whole group can be killed at once.
+            check(libc::setsid())?;
+            // Dies with the thread that forked it (the host's spawner thread, which lives as long
+            // as the host).
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            let limits = self.limits;
+            for (resource, value) in [
+                (libc::RLIMIT_AS, limits.address_space),
+                (libc::RLIMIT_CPU, limits.cpu_seconds),
+                (libc::RLIMIT_NOFILE, limits.open_files),
+                (libc::RLIMIT_NPROC, limits.processes),
+                (libc::RLIMIT_FSIZE, limits.file_size),
+                (libc::RLIMIT_CORE, 0),
+            ] {
+                let limit = libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                };
+                check(libc::setrlimit(resource, &limit))?;
+            }
+            if let Some(report) = &self.report_fd {
+                check(libc::dup2(report.as_raw_fd(), 3))?;
+            }
+            if let Some(network) = &self.network {
+                network.enter()?;
+            }
+            if let Some(ruleset) = &self.ruleset {
+                check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+                let restricted =
+                    libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
+                if restricted == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Set-up for a fresh network namespace, prepared in the parent.
+#[derive(Debug)]
+struct NetworkNamespace {
+    /// For a non-root host: `/proc/self/{setgroups,uid_map,gid_map}` contents for a user namespace
+    /// mapping the host's own ids.
+    user_maps: Option<[(CString, CString); 3]>,
+}
+
+impl NetworkNamespace {
+    fn new() -> Self {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let user_maps = (uid != 0).then(|| {
+            let text = |value: String| CString::new(value).unwrap_or_default();
+            [
+                (text("/proc/self/setgroups".into()), text("deny".into())),
+                (
+                    text("/proc/self/uid_map".into()),
+                    text(format!("{uid} {uid} 1")),
+                ),
+                (
+                    text("/proc/self/gid_map".into()),
+                    text(format!("{gid} {gid} 1")),
+                ),
+            ]
+        });
+        Self { user_maps }
+    }
+
+    /// Unshares the network namespace (with a user namespace when not root) and brings its
+    /// loopback up. Async-signal-safe.
+    fn enter(&self) -> std::io::Result<()> {
+        let fail = || Err(std::io::Error::last_os_error());
+        // SAFETY: system calls on owned, NUL-terminated buffers; no allocation.
+        unsafe {
+            let flags = match self.user_maps {
+                Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
+                None => libc::CLONE_NEWNET,
+            };
+            if libc::unshare(flags) == -1 {
+                return fail();
+            }
+            if let Some(maps) = &self.user_maps {
+                for (path, content) in maps {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd == -1 {
+                        return fail();
+                    }
+                    let bytes = content.as_bytes();
+                    let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+                    libc::close(fd);
+                    if written == -1 {
+                        return fail();
+                    }
+                }
+            }
+            // A private loopback, so programs that talk to themselves (test servers) still work.
+            let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+            if socket == -1 {
+                return fail();
+            }
+            let mut request: libc::ifreq = std::mem::zeroed();
+            for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+                *slot = *byte as libc::c_char;
+            }
+            let up = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) != -1 && {
+                request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+                libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) != -1
+            };
+            libc::close(socket);
+            if !up {
+                return fail();
+            }
+        }
+        Ok(())
+    }
+}
