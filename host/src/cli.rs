@@ -4,6 +4,7 @@
 
 mod call;
 mod check;
+mod doctor;
 mod rewind;
 mod tools;
 
@@ -14,7 +15,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use warden::{Alias, Limits, PermissionMode, Runtime, RuntimeConfig, ToolSelection, TtyPrompter};
+use warden::{
+    Alias, Limits, PermissionMode, ProcessSandbox, Runtime, RuntimeConfig, ToolSelection,
+    TtyPrompter,
+};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 an error result (still printed as a tool_result); 2 a usage or
@@ -52,6 +56,8 @@ enum Command {
     Check(check::CheckArgs),
     /// List the session's file checkpoints, or restore the workspace to one of them.
     Rewind(rewind::RewindArgs),
+    /// Report what this machine supports for sandboxing child processes.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -127,6 +133,10 @@ struct GlobalArgs {
     /// Do not save a checkpoint before each file change by Write, Edit or NotebookEdit.
     #[arg(long = "no-checkpoints", global = true)]
     no_checkpoints: bool,
+    /// Run child processes (Bash) without Landlock and network namespaces when the kernel lacks
+    /// them. The environment is still scrubbed, limits and process-group kill still apply.
+    #[arg(long = "unsandboxed-process", global = true)]
+    unsandboxed_process: bool,
     /// Log verbosity for warden's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
@@ -167,6 +177,7 @@ impl Cli {
                     let runtime = self.global.runtime().await?;
                     Ok(check::run(&runtime, args, input).await)
                 }
+                Command::Doctor(args) => Ok(doctor::run(&args)),
                 Command::Rewind(args) => {
                     let workspace = self.global.workspace()?;
                     rewind::run(
@@ -196,6 +207,9 @@ impl GlobalArgs {
     async fn runtime(&self) -> anyhow::Result<Runtime> {
         let mut config = RuntimeConfig::new(self.workspace()?);
         config.checkpoints = !self.no_checkpoints;
+        if self.unsandboxed_process {
+            config.process_sandbox = ProcessSandbox::Unsandboxed;
+        }
         if let Some(tools) = &self.tools {
             config.tools = tools.parse::<ToolSelection>().unwrap_or_default();
         }

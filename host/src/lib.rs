@@ -55,7 +55,7 @@ pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
 };
-pub use sandbox::process::ProcessSandbox;
+pub use sandbox::process::{KernelSupport, ProcessSandbox};
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,
     RewindReport, Session, SessionError, Skipped,

@@ -63,6 +63,8 @@ pub struct RuntimeConfig {
     /// How child processes are confined (`--unsandboxed-process` chooses
     /// [`ProcessSandbox::Unsandboxed`]).
     pub process_sandbox: ProcessSandbox,
+    /// Output bytes one command may print before it is killed (default 64 MiB).
+    pub process_output_cap: u64,
 }
 
 impl RuntimeConfig {
@@ -89,6 +91,7 @@ impl RuntimeConfig {
             cache_dir: default_cache_dir(),
             checkpoints: true,
             process_sandbox: ProcessSandbox::Required,
+            process_output_cap: DEFAULT_OUTPUT_CAP,
         }
     }
 }
@@ -238,7 +241,7 @@ impl Runtime {
             temp_dir: session.dir().join("tmp"),
             spool_dir: session.results_dir(),
             sandbox: config.process_sandbox,
-            output_cap: DEFAULT_OUTPUT_CAP,
+            output_cap: config.process_output_cap,
             cwd: session.shell_cwd(),
         }));
         let mut input_defaults = crate::pipeline::InputDefaults::new();

@@ -1,6 +1,7 @@
 //! warden's integration suite: real guests built from `tests/guests/` and `example-tools/`, a real
 //! wasmtime engine, real files in temporary directories and the real `warden` binary.
 
+mod bash;
 mod cli;
 mod edit;
 mod files;

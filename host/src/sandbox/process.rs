@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-pub(crate) use confine::KernelSupport;
+pub use confine::KernelSupport;
 use confine::{Confinement, ResourceLimits};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;
@@ -315,11 +315,7 @@ impl CallLink<'_> {
     /// The `process.task-output` import.
     pub(crate) fn task_output(&self, id: &str, wait_ms: u64) -> Result<TaskStatus, ProcessError> {
         let shell = &self.access()?.shell;
-        let child = shell
-            .tasks()
-            .get(id)
-            .map(|task| Arc::clone(&task.child))
-            .ok_or_else(|| unknown_task(shell, id))?;
+        let child = task_child(shell, id)?;
         let until = Instant::now()
             .checked_add(Duration::from_millis(wait_ms))
             .unwrap_or(self.deadline)
@@ -343,11 +339,7 @@ impl CallLink<'_> {
     /// The `process.task-stop` import.
     pub(crate) fn task_stop(&self, id: &str) -> Result<TaskStatus, ProcessError> {
         let shell = &self.access()?.shell;
-        let child = shell
-            .tasks()
-            .get(id)
-            .map(|task| Arc::clone(&task.child))
-            .ok_or_else(|| unknown_task(shell, id))?;
+        let child = task_child(shell, id)?;
         child.kill(Kill::Stop);
         child.wait_until(Instant::now() + DRAIN);
         child.spool.wait_closed(Instant::now() + DRAIN);
@@ -355,16 +347,22 @@ impl CallLink<'_> {
     }
 }
 
-fn unknown_task(shell: &Shell, id: &str) -> ProcessError {
-    let known: Vec<String> = shell.tasks().keys().cloned().collect();
-    ProcessError::UnknownTask(if known.is_empty() {
+/// Task `id`'s child, or an error listing the session's tasks.
+fn task_child(shell: &Shell, id: &str) -> Result<Arc<Child>, ProcessError> {
+    // One lock for both the lookup and the error (the mutex is not reentrant).
+    let tasks = shell.tasks();
+    if let Some(task) = tasks.get(id) {
+        return Ok(Arc::clone(&task.child));
+    }
+    let known: Vec<String> = tasks.keys().cloned().collect();
+    Err(ProcessError::UnknownTask(if known.is_empty() {
         format!("no background task {id:?}: this session has none")
     } else {
         format!(
             "no background task {id:?}; the session has {}",
             known.join(", ")
         )
-    })
+    }))
 }
 
 /// The status of task `id`, with its output since the last look (which this advances).

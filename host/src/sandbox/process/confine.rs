@@ -29,18 +29,18 @@ const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
 /// The newest Landlock ABI this host asks for; older kernels get what they support.
 const LANDLOCK_ABI: ABI = ABI::V6;
 
-/// What the kernel offers for confining children.
+/// What the kernel offers for confining children (`warden doctor` prints it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KernelSupport {
+pub struct KernelSupport {
     /// The Landlock ABI version (0: none).
-    pub(crate) landlock_abi: i64,
-    /// Whether a child can be put in a fresh network namespace.
-    pub(crate) network_namespace: Result<(), String>,
+    pub landlock_abi: i64,
+    /// Whether a child can be put in a fresh network namespace, or why not.
+    pub network_namespace: Result<(), String>,
 }
 
 impl KernelSupport {
     /// Probes once per process: Landlock's ABI version and a trial `unshare` in a child.
-    pub(crate) fn probe() -> &'static KernelSupport {
+    pub fn probe() -> &'static KernelSupport {
         static SUPPORT: OnceLock<KernelSupport> = OnceLock::new();
         SUPPORT.get_or_init(|| {
             // SAFETY: `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` only
@@ -61,7 +61,7 @@ impl KernelSupport {
     }
 
     /// Why children cannot be confined here, if they cannot.
-    pub(crate) fn missing(&self) -> Option<String> {
+    pub fn missing(&self) -> Option<String> {
         let mut missing = Vec::new();
         if self.landlock_abi < 1 {
             missing.push(

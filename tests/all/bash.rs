@@ -1,0 +1,410 @@
+//! The Bash tool and the host's process sandbox: real `/bin/bash` children under Landlock, a
+//! fresh network namespace, a scrubbed environment and process-group kill.
+
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use warden::{ErrorKind, PermissionMode, ProcessSandbox, Runtime};
+
+use crate::support::{Fixture, cache_dir, call, error_text, ok_text, warden_bin};
+
+/// A runtime where every Bash command is allowed by the permission layer (bypass mode), so what
+/// stops a command is the sandbox alone.
+async fn permissive(fixture: &Fixture) -> Runtime {
+    fixture
+        .runtime(&[], |config| {
+            config.permission_mode = Some(PermissionMode::BypassPermissions);
+        })
+        .await
+}
+
+fn bash(command: &str) -> Value {
+    json!({ "command": command })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_command_returns_its_output_and_exit_code() {
+    let fixture = Fixture::new();
+    fixture.write("notes.txt", "alpha\nbeta\n");
+    let runtime = fixture
+        .runtime(&[], |config| {
+            config.allowed_tools = vec!["Bash(cat *),Bash(grep *),Bash(ls *)".to_owned()];
+        })
+        .await;
+    let shown = call(&runtime, "Bash", bash("cat notes.txt")).await;
+    assert_eq!(ok_text(&shown), "alpha\nbeta\n");
+    let structured = shown.outcome.structured.clone().expect("structured");
+    assert_eq!(structured["exitCode"], 0);
+    // Exit code 1 of grep means "no match", not failure.
+    let none = call(&runtime, "Bash", bash("grep gamma notes.txt")).await;
+    assert!(ok_text(&none).contains("no match"), "{}", ok_text(&none));
+    // Any other non-zero exit is a failure that names the code and keeps the output.
+    let failed = call(&runtime, "Bash", bash("ls missing-file")).await;
+    let text = error_text(&failed, ErrorKind::ToolFailed);
+    assert!(text.contains("Exit code 2"), "{text}");
+    assert!(text.contains("missing-file"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_stops_writes_and_reads_outside_the_workspace_that_the_rules_allowed() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let outside = fixture.outside();
+    let planted = outside.join("planted.txt");
+    let write = call(
+        &runtime,
+        "Bash",
+        bash(&format!("echo pwned > {}", planted.display())),
+    )
+    .await;
+    let text = error_text(&write, ErrorKind::ToolFailed);
+    assert!(text.contains("Permission denied"), "{text}");
+    assert!(!planted.exists(), "nothing was written outside");
+    let read = call(
+        &runtime,
+        "Bash",
+        bash(&format!("cat {}", outside.join("secret.txt").display())),
+    )
+    .await;
+    let text = error_text(&read, ErrorKind::ToolFailed);
+    assert!(text.contains("Permission denied"), "{text}");
+    assert!(!text.contains("TOPSECRET"), "{text}");
+    // Inside the workspace and $TMPDIR, writing works.
+    let inside = call(
+        &runtime,
+        "Bash",
+        bash(
+            "echo made > made.txt && mktemp -p \"$TMPDIR\" scratch.XXXX > /dev/null && ls \"$TMPDIR\"",
+        ),
+    )
+    .await;
+    assert!(
+        ok_text(&inside).starts_with("scratch."),
+        "{}",
+        ok_text(&inside)
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixture.workspace().join("made.txt")).unwrap(),
+        "made\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_net_grant_the_tests_loopback_server_is_unreachable() {
+    let fixture = Fixture::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let runtime = permissive(&fixture).await;
+    let attempt = call(
+        &runtime,
+        "Bash",
+        bash(&format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+        )),
+    )
+    .await;
+    let text = error_text(&attempt, ErrorKind::ToolFailed);
+    assert!(!text.contains("connected\n"), "{text}");
+    assert!(text.contains("Connection refused"), "{text}");
+    assert!(
+        listener.accept().is_err(),
+        "the server saw no connection from the sandbox"
+    );
+}
+
+#[test]
+fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
+    let fixture = Fixture::new();
+    let output = Command::new(warden_bin())
+        .args(["--permission-mode", "bypassPermissions", "--state-dir"])
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args([
+            "call",
+            "Bash",
+            "--input",
+            r#"{"command": "env; cat /proc/$PPID/environ; echo done"}"#,
+        ])
+        .current_dir(fixture.workspace())
+        .env("AWS_SECRET_ACCESS_KEY", "hunter2-aws-secret")
+        .env("LANG", "C.UTF-8")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run warden");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("LANG=C.UTF-8"), "{stdout}");
+    assert!(stdout.contains("TMPDIR="), "{stdout}");
+    assert!(!stdout.contains("hunter2-aws-secret"), "{stdout}");
+    assert!(!stdout.contains("AWS_SECRET_ACCESS_KEY"), "{stdout}");
+}
+
+/// Waits until process `pid` is gone (or a few seconds pass); true when gone.
+fn gone(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Gone, or a zombie waiting for its reaper.
+        if state.is_empty() || state.split(' ').nth(2) == Some("Z") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_kills_the_whole_process_group() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let started = Instant::now();
+    let result = call(
+        &runtime,
+        "Bash",
+        json!({"command": "sleep 1000 & echo $! > bg.pid; sleep 1000", "timeout": 1000}),
+    )
+    .await;
+    let text = error_text(&result, ErrorKind::ToolFailed);
+    assert!(text.contains("timed out after 1000 ms"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let pid: u32 = std::fs::read_to_string(fixture.workspace().join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        gone(pid),
+        "the backgrounded sleep {pid} died with its group"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_past_the_cap_is_cut_and_the_command_killed() {
+    let fixture = Fixture::new();
+    let runtime = fixture
+        .runtime(&[], |config| {
+            config.permission_mode = Some(PermissionMode::BypassPermissions);
+            config.process_output_cap = 1 << 20;
+        })
+        .await;
+    let result = call(&runtime, "Bash", bash("yes warden; echo never-reached")).await;
+    let text = error_text(&result, ErrorKind::ToolFailed);
+    assert!(text.contains("passed the 1048576-byte cap"), "{text}");
+    assert!(!text.contains("never-reached"));
+    assert!(text.chars().count() < 12_000, "a bounded excerpt");
+    let spooled = std::fs::read_dir(fixture.state_dir())
+        .unwrap()
+        .flat_map(|workspace| std::fs::read_dir(workspace.unwrap().path()).unwrap())
+        .map(|session| session.unwrap().path().join("tool-results"))
+        .flat_map(|results| std::fs::read_dir(results).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().contains("process-"))
+        .expect("an output file");
+    assert_eq!(std::fs::metadata(spooled).unwrap().len(), 1 << 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_output_is_saved_to_a_file_that_read_can_open() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let result = call(&runtime, "Bash", bash("seq 1 20000")).await;
+    let text = ok_text(&result);
+    assert!(text.starts_with("1\n2\n3\n"), "{text}");
+    assert!(text.len() < 5_000, "a preview: {} chars", text.len());
+    let structured = result.outcome.structured.clone().unwrap();
+    let path = structured["persistedOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(structured["persistedOutputSize"], 108_894);
+    assert!(text.contains(&path), "{text}");
+    let read = call(
+        &runtime,
+        "Read",
+        json!({"file_path": path, "offset": 19_999, "limit": 2}),
+    )
+    .await;
+    let page = ok_text(&read);
+    assert!(page.contains("19999") && page.contains("20000"), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_working_directory_persists_inside_the_workspace_and_resets_outside() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace();
+    {
+        let runtime = permissive(&fixture).await;
+        ok_text(
+            &call(
+                &runtime,
+                "Bash",
+                bash("mkdir -p sub/deeper && cd sub/deeper"),
+            )
+            .await,
+        );
+        let here = call(&runtime, "Bash", bash("pwd; export LEAK=1")).await;
+        assert_eq!(
+            ok_text(&here),
+            format!("{}\n", workspace.join("sub/deeper").display())
+        );
+        // Environment changes do not persist.
+        let env = call(&runtime, "Bash", bash("echo \"[${LEAK:-unset}]\"")).await;
+        assert_eq!(ok_text(&env), "[unset]\n");
+    }
+    // The directory outlives the process: a new runtime on the same session starts there.
+    let runtime = permissive(&fixture).await;
+    let again = call(&runtime, "Bash", bash("pwd")).await;
+    assert_eq!(
+        ok_text(&again),
+        format!("{}\n", workspace.join("sub/deeper").display())
+    );
+    let outside = call(&runtime, "Bash", bash("cd / && pwd")).await;
+    let text = ok_text(&outside);
+    assert!(text.contains("Shell cwd was reset to"), "{text}");
+    let back = call(&runtime, "Bash", bash("pwd")).await;
+    assert_eq!(ok_text(&back), format!("{}\n", workspace.display()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_tasks_report_output_and_stop_with_everything_they_started() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({"command": "echo begin; sleep 0.3; echo end", "run_in_background": true}),
+    )
+    .await;
+    let id = started.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(ok_text(&started).contains(&id));
+    let output = call(&runtime, "TaskOutput", json!({"task_id": id})).await;
+    let text = ok_text(&output);
+    assert!(text.contains("exited with code 0"), "{text}");
+    assert!(text.contains("begin\nend\n"), "{text}");
+    // Only new output the second time.
+    let again = call(
+        &runtime,
+        "TaskOutput",
+        json!({"task_id": id, "block": false}),
+    )
+    .await;
+    assert!(ok_text(&again).contains("(no new output)"));
+
+    let ticking = call(
+        &runtime,
+        "Bash",
+        json!({
+            "command": "sleep 1000 & echo $! > ticker.pid; while true; do echo tick; sleep 0.05; done",
+            "run_in_background": true
+        }),
+    )
+    .await;
+    let ticker = ticking.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let running = call(
+        &runtime,
+        "TaskOutput",
+        json!({"task_id": ticker, "timeout": 300}),
+    )
+    .await;
+    let text = ok_text(&running);
+    assert!(
+        text.contains("(running)") && text.contains("tick"),
+        "{text}"
+    );
+    let stopped = call(&runtime, "TaskStop", json!({"task_id": ticker})).await;
+    assert!(
+        ok_text(&stopped).contains("killed by signal 9"),
+        "{}",
+        ok_text(&stopped)
+    );
+    let pid: u32 = std::fs::read_to_string(fixture.workspace().join("ticker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone(pid), "the task's child {pid} died with it");
+    let unknown = call(&runtime, "TaskOutput", json!({"task_id": "task-99"})).await;
+    let text = error_text(&unknown, ErrorKind::ToolFailed);
+    assert!(text.contains("unknown_task"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_tasks_die_with_the_session() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({"command": "echo $$ > task.pid; sleep 1000", "run_in_background": true}),
+    )
+    .await;
+    ok_text(&started);
+    let pid_file = fixture.workspace().join("task.pid");
+    let until = Instant::now() + Duration::from_secs(5);
+    while !pid_file.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!gone_now(pid), "running while the session is open");
+    drop(runtime);
+    assert!(gone(pid), "the task {pid} died with the session");
+}
+
+fn gone_now(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_bash_refuses_unless_the_operator_opts_out() {
+    let fixture = Fixture::new();
+    let secret = fixture.outside().join("secret.txt");
+    let refused = fixture
+        .runtime(&[], |config| {
+            config.permission_mode = Some(PermissionMode::BypassPermissions);
+            config.process_sandbox = ProcessSandbox::Unavailable;
+        })
+        .await;
+    let result = call(&refused, "Bash", bash("echo should-not-run")).await;
+    let text = error_text(&result, ErrorKind::ToolFailed);
+    assert!(text.contains("sandbox_unavailable"), "{text}");
+    assert!(text.contains("--unsandboxed-process"), "{text}");
+    drop(refused);
+    let unsandboxed = fixture
+        .runtime(&[], |config| {
+            config.permission_mode = Some(PermissionMode::BypassPermissions);
+            config.process_sandbox = ProcessSandbox::Unsandboxed;
+        })
+        .await;
+    let read = call(
+        &unsandboxed,
+        "Bash",
+        bash(&format!("cat {}", secret.display())),
+    )
+    .await;
+    assert_eq!(ok_text(&read), "TOPSECRET-outside\n");
+}
+
+#[test]
+fn doctor_reports_what_the_kernel_supports() {
+    let output = Command::new(warden_bin())
+        .args(["doctor", "--json"])
+        .output()
+        .expect("run warden doctor");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert!(report["landlock_abi"].as_i64().unwrap() >= 1, "{report}");
+    assert_eq!(report["process_sandbox"], true, "{report}");
+    assert_eq!(output.status.code(), Some(0));
+}
