@@ -190,7 +190,17 @@ fn tools_lists_the_registry_in_every_format() {
         .collect();
     assert_eq!(
         names,
-        ["Edit", "Glob", "Grep", "NotebookEdit", "Read", "Write"]
+        [
+            "Bash",
+            "Edit",
+            "Glob",
+            "Grep",
+            "NotebookEdit",
+            "Read",
+            "TaskOutput",
+            "TaskStop",
+            "Write"
+        ]
     );
     let read = anthropic
         .as_array()

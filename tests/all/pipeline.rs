@@ -23,6 +23,7 @@ pub(crate) async fn pipeline_echo() {
     assert_eq!(
         names,
         [
+            "Bash",
             "Echo",
             "Edit",
             "Glob",
@@ -30,6 +31,8 @@ pub(crate) async fn pipeline_echo() {
             "NotebookEdit",
             "Picky",
             "Read",
+            "TaskOutput",
+            "TaskStop",
             "Write"
         ]
     );
@@ -78,7 +81,9 @@ async fn unknown_tool_names_close_matches() {
         ErrorKind::UnknownTool,
     );
     assert!(
-        text.contains("Available tools: Edit, Glob, Grep, NotebookEdit, Read, Write."),
+        text.contains(
+            "Available tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, Write."
+        ),
         "{text}"
     );
 }

@@ -37,10 +37,12 @@ async fn tools_selection_picks_from_the_built_in_set() {
         .runtime(&[], |c| c.tools = "Read".parse().unwrap())
         .await;
     assert_eq!(listed.tools().len(), 1);
-    let message = start_error(&fixture, &[], |c| c.tools = "Read,Bash".parse().unwrap()).await;
+    let message = start_error(&fixture, &[], |c| c.tools = "Read,Shell".parse().unwrap()).await;
     assert!(
-        message.contains("unknown tool(s) Bash")
-            && message.contains("built-in tools are: Edit, Glob, Grep, NotebookEdit, Read, Write"),
+        message.contains("unknown tool(s) Shell")
+            && message.contains(
+                "built-in tools are: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, Write"
+            ),
         "{message}"
     );
 }

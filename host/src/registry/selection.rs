@@ -49,9 +49,11 @@ impl ToolSelection {
                 if unknown.is_empty() {
                     Ok(names.clone())
                 } else {
+                    let mut sorted = available.to_vec();
+                    sorted.sort();
                     Err(RegistryError::UnknownSelection {
                         unknown: unknown.join(", "),
-                        available: available.join(", "),
+                        available: sorted.join(", "),
                     })
                 }
             }
