@@ -3,11 +3,14 @@
 //!
 //! `cargo bench -p warden --bench files` prints Markdown rows for `BENCHMARKS.md`.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+mod common;
 
-use serde_json::{Value, json};
-use warden::{PermissionMode, Runtime, RuntimeConfig, ToolUse};
+use std::path::Path;
+use std::time::Instant;
+
+use common::{bench, dispatch, row};
+use serde_json::json;
+use warden::{PermissionMode, Runtime, RuntimeConfig};
 
 /// Files in the benchmark tree, and lines per file.
 const TREE_FILES: usize = 2000;
@@ -131,55 +134,4 @@ fn build_tree(workspace: &Path) {
         })
         .collect();
     std::fs::write(workspace.join("edit-me.txt"), text).expect("edit file");
-}
-
-async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
-    runtime
-        .dispatch(ToolUse {
-            id: "toolu_bench".to_owned(),
-            name: tool.to_owned(),
-            input: input.clone(),
-        })
-        .await
-}
-
-async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value, iterations: usize) {
-    let warm = dispatch(runtime, tool, input).await;
-    assert!(warm.outcome.error.is_none(), "{label}: {:?}", warm.block);
-    let mut samples = Vec::with_capacity(iterations);
-    for _ in 0..iterations {
-        let started = Instant::now();
-        let result = dispatch(runtime, tool, input).await;
-        samples.push(started.elapsed());
-        assert!(
-            result.outcome.error.is_none(),
-            "{label}: {:?}",
-            result.block
-        );
-    }
-    row(label, &mut samples);
-}
-
-fn row(label: &str, samples: &mut [Duration]) {
-    samples.sort();
-    let p50 = samples[samples.len() / 2];
-    let p99 = samples[(samples.len() * 99 / 100).min(samples.len() - 1)];
-    let total: Duration = samples.iter().sum();
-    let mean = total / u32::try_from(samples.len()).expect("few samples");
-    println!(
-        "| {label} | {} | {} | {} | {:.0} |",
-        format_duration(p50),
-        format_duration(p99),
-        format_duration(mean),
-        1.0 / mean.as_secs_f64()
-    );
-}
-
-fn format_duration(duration: Duration) -> String {
-    let micros = duration.as_secs_f64() * 1e6;
-    if micros >= 1000.0 {
-        format!("{:.2} ms", micros / 1000.0)
-    } else {
-        format!("{micros:.1} µs")
-    }
 }

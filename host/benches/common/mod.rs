@@ -1,0 +1,60 @@
+//! Helpers the benchmarks share: dispatching a call and printing a table row of its timings.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use warden::{Runtime, ToolUse};
+
+/// Dispatches one call of `tool`.
+pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
+    runtime
+        .dispatch(ToolUse {
+            id: "toolu_bench".to_owned(),
+            name: tool.to_owned(),
+            input: input.clone(),
+        })
+        .await
+}
+
+/// Runs `tool` once to warm up, then `iterations` times, and prints a row of the timings.
+pub async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value, iterations: usize) {
+    let warm = dispatch(runtime, tool, input).await;
+    assert!(warm.outcome.error.is_none(), "{label}: {:?}", warm.block);
+    let mut samples = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let started = Instant::now();
+        let result = dispatch(runtime, tool, input).await;
+        samples.push(started.elapsed());
+        assert!(
+            result.outcome.error.is_none(),
+            "{label}: {:?}",
+            result.block
+        );
+    }
+    row(label, &mut samples);
+}
+
+/// Prints a table row: p50, p99, mean and calls per second of `samples`.
+pub fn row(label: &str, samples: &mut [Duration]) {
+    samples.sort();
+    let p50 = samples[samples.len() / 2];
+    let p99 = samples[(samples.len() * 99 / 100).min(samples.len() - 1)];
+    let total: Duration = samples.iter().sum();
+    let mean = total / u32::try_from(samples.len()).expect("few samples");
+    println!(
+        "| {label} | {} | {} | {} | {:.0} |",
+        format_duration(p50),
+        format_duration(p99),
+        format_duration(mean),
+        1.0 / mean.as_secs_f64()
+    );
+}
+
+fn format_duration(duration: Duration) -> String {
+    let micros = duration.as_secs_f64() * 1e6;
+    if micros >= 1000.0 {
+        format!("{:.2} ms", micros / 1000.0)
+    } else {
+        format!("{micros:.1} µs")
+    }
+}

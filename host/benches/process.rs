@@ -1,0 +1,80 @@
+//! Process benchmarks: a Bash command end to end (pipeline, confinement set-up, fork and exec under
+//! Landlock in a fresh network namespace, spooled output, group kill), against the same command
+//! spawned bare from Rust for scale.
+//!
+//! `cargo bench -p warden --bench process` prints Markdown rows for `BENCHMARKS.md`.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{bench, row};
+use serde_json::json;
+use warden::{PermissionMode, ProcessSandbox, Runtime, RuntimeConfig};
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let config = |sandbox: ProcessSandbox| {
+        let mut config = RuntimeConfig::new(&workspace);
+        config.state_dir = Some(root.path().join("state"));
+        config.cache_dir = Some(root.path().join("cache"));
+        config.permission_mode = Some(PermissionMode::BypassPermissions);
+        config.process_sandbox = sandbox;
+        config
+    };
+    let sandboxed = Runtime::new(config(ProcessSandbox::Required))
+        .await
+        .expect("runtime");
+    let unsandboxed = Runtime::new(config(ProcessSandbox::Unsandboxed))
+        .await
+        .expect("runtime");
+
+    println!("| what one iteration does | p50 | p99 | mean | per second |");
+    println!("|---|---|---|---|---|");
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let status = std::process::Command::new("/bin/bash")
+            .args(["-c", "echo hi"])
+            .output()
+            .expect("bash runs");
+        samples.push(started.elapsed());
+        assert!(status.status.success());
+    }
+    row(
+        "`bash -c 'echo hi'` spawned bare by `std::process` (scale)",
+        &mut samples,
+    );
+    for (label, runtime) in [
+        ("confined (Landlock, network namespace)", &sandboxed),
+        ("`--unsandboxed-process`", &unsandboxed),
+    ] {
+        bench(
+            runtime,
+            &format!("full pipeline, `Bash` `echo hi`, {label}"),
+            "Bash",
+            &json!({"command": "echo hi"}),
+            200,
+        )
+        .await;
+    }
+    bench(
+        &sandboxed,
+        "full pipeline, `Bash` `seq 1 200000` (1.3 MB spooled, preview returned)",
+        "Bash",
+        &json!({"command": "seq 1 200000"}),
+        50,
+    )
+    .await;
+}
