@@ -54,6 +54,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) checkpoints: Option<&'a Checkpoints>,
     /// Input fields the operator's settings fill in when a call leaves them out, by tool.
     pub(crate) input_defaults: &'a InputDefaults,
+    /// Operator settings for outgoing HTTP.
+    pub(crate) net: &'a crate::sandbox::http::NetRuntime,
 }
 
 /// Operator defaults for input fields, by canonical tool name.

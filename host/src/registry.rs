@@ -154,7 +154,8 @@ impl RegisteredTool {
         self.spec.class == CapabilityClass::Read && self.component.grants.reads_workspace()
     }
 
-    /// Runs `request` against this tool's component in a fresh sandbox holding `grants`.
+    /// Runs `request` against this tool's component in a fresh sandbox holding `grants`; outgoing
+    /// HTTP requests are checked against `net` (`None` refuses them all).
     pub(crate) async fn run_guest(
         &self,
         sandbox: &Sandbox,
@@ -162,6 +163,7 @@ impl RegisteredTool {
         limits: Limits,
         cancel: Arc<AtomicBool>,
         files: &FileAccess,
+        net: Option<Arc<crate::sandbox::http::NetPolicy>>,
         request: GuestRequest,
     ) -> GuestRun {
         let setup = CallSetup {
@@ -170,6 +172,7 @@ impl RegisteredTool {
             cancel,
             label: &self.spec.name,
             files,
+            net,
         };
         sandbox.run(&self.component.loaded, setup, request).await
     }

@@ -13,6 +13,7 @@ use crate::permissions::{
 use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::grants::GrantContext;
+use crate::sandbox::http::{NetRuntime, NetSettings};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
@@ -59,6 +60,9 @@ pub struct RuntimeConfig {
     /// Save a checkpoint before every change a write-class tool makes (`--no-checkpoints` turns
     /// it off).
     pub checkpoints: bool,
+    /// Outgoing HTTP: size cap, timeout, proxies and the hosts that may be private. Settings
+    /// files' `allowPrivateNetworkHosts` add to `allow_private_hosts`.
+    pub net: NetSettings,
 }
 
 impl RuntimeConfig {
@@ -84,6 +88,7 @@ impl RuntimeConfig {
             state_dir: None,
             cache_dir: default_cache_dir(),
             checkpoints: true,
+            net: NetSettings::from_env(),
         }
     }
 }
@@ -130,6 +135,7 @@ pub struct Runtime {
     files: FileAccess,
     checkpoints: bool,
     input_defaults: crate::pipeline::InputDefaults,
+    net: NetRuntime,
 }
 
 impl Runtime {
@@ -232,7 +238,15 @@ impl Runtime {
             glob.insert("no_ignore".to_owned(), serde_json::Value::Bool(true));
             input_defaults.insert("Glob".to_owned(), glob);
         }
+        let mut net = config.net.clone();
+        for host in loaded.allow_private_hosts {
+            if !net.allow_private_hosts.contains(&host) {
+                net.allow_private_hosts.push(host);
+            }
+        }
+        let net = NetRuntime::new(net).map_err(Error::Net)?;
         Ok(Self {
+            net,
             input_defaults,
             files,
             checkpoints: config.checkpoints,
@@ -323,6 +337,7 @@ impl Runtime {
             files: &self.files,
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
             input_defaults: &self.input_defaults,
+            net: &self.net,
         }
     }
 

@@ -57,6 +57,8 @@ pub(crate) async fn run(
             limits,
             cancel,
             stages.files,
+            // No network while validating: validation runs before the decision.
+            None,
             request,
         )
         .await;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
 use crate::sandbox::Sandbox;
-use crate::sandbox::grants::{FsAccess, FsGrant, Grants};
+use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant};
 use crate::sandbox::limits::Limits;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
@@ -15,6 +15,7 @@ fn grants_for(crate_dir: &str) -> Grants {
     let workspace = |access| Grants {
         fs: vec![FsGrant::new("${WORKSPACE}", access).expect("valid built-in grant")],
         env: Vec::new(),
+        net: Vec::new(),
     };
     match crate_dir {
         // Read, Glob, Grep: the workspace (and additional directories), read-only. No environment.
@@ -22,6 +23,17 @@ fn grants_for(crate_dir: &str) -> Grants {
         // Write, Edit, NotebookEdit: read-write, narrowed per call to the directory of the file the
         // decision allowed (see `pipeline/execute.rs`).
         "write" | "edit" | "notebook_edit" => workspace(FsAccess::ReadWrite),
+        // WebFetch: no files, no environment; any http or https destination, every request still
+        // checked against the permission rules and the private-address policy (`sandbox/http.rs`).
+        "web_fetch" => Grants {
+            net: ["http://*:*", "https://*:*"]
+                .into_iter()
+                .map(|pattern| {
+                    NetGrant::try_from(pattern.to_owned()).expect("valid built-in grant")
+                })
+                .collect(),
+            ..Grants::default()
+        },
         _ => Grants::default(),
     }
 }

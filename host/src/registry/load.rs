@@ -25,6 +25,7 @@ pub(super) async fn describe(
                 cancel: Arc::default(),
                 label,
                 files: &FileAccess::default(),
+                net: None,
             },
             GuestRequest::Describe,
         )
@@ -49,8 +50,10 @@ pub(super) async fn describe(
         .into_iter()
         .map(|spec| {
             let mut spec = convert(spec).map_err(describe_error)?;
-            // A tool's claim to be read-only is honoured only if its grants cannot write.
-            spec.read_only &= !component.grants.can_write();
+            // A tool's claim to be read-only is honoured only if its grants cannot write, nor send
+            // anything anywhere (a request can carry data out, and the default mode would allow a
+            // read-only tool without a rule).
+            spec.read_only &= !component.grants.can_write() && component.grants.net.is_empty();
             let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
                 describe_error(format!("tool {}: invalid input schema: {error}", spec.name))
             })?;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{
     CallContext, Host, LogLevel, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
@@ -18,6 +19,7 @@ use super::bindings::{
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
 use super::hidden::{HiddenPaths, HidingFs, PathView};
+use super::http::{HttpHooks, NetPolicy};
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use super::wasi;
@@ -81,6 +83,17 @@ pub(crate) struct GuestRun {
     pub(crate) reply: Result<GuestReply, GuestFailure>,
     /// Progress messages the guest reported.
     pub(crate) progress: Vec<String>,
+    /// What the outgoing-request policy refused or stopped.
+    pub(crate) net: NetOutcome,
+}
+
+/// What happened to a call's outgoing HTTP requests, for mapping the tool's error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NetOutcome {
+    /// Why requests were refused by the policy (the first few).
+    pub(crate) refused: Vec<String>,
+    /// A request was stopped at its deadline.
+    pub(crate) timed_out: bool,
 }
 
 /// Per-call limits and controls.
@@ -90,6 +103,8 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) cancel: Arc<AtomicBool>,
     pub(crate) label: &'a str,
     pub(crate) files: &'a FileAccess,
+    /// What outgoing HTTP requests may reach; `None` refuses every request.
+    pub(crate) net: Option<Arc<NetPolicy>>,
 }
 
 /// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
@@ -121,6 +136,8 @@ pub(crate) struct CallState {
     read_roots: Vec<std::path::PathBuf>,
     /// False during `validate-input`, which must leave no trace.
     may_record: bool,
+    http: WasiHttpCtx,
+    http_hooks: HttpHooks,
 }
 
 impl CallState {
@@ -159,6 +176,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_hooks,
         }
     }
 }
@@ -310,6 +337,7 @@ pub(crate) async fn run(
                 "{MAX_ABANDONED} earlier calls are still stuck in host calls; no new guest starts until they end"
             ))),
             progress: Vec::new(),
+            net: NetOutcome::default(),
         };
     }
     let cancel = setup.cancel;
@@ -321,6 +349,7 @@ pub(crate) async fn run(
             return GuestRun {
                 reply: Err(GuestFailure::Setup(message)),
                 progress: Vec::new(),
+                net: NetOutcome::default(),
             };
         }
     };
@@ -332,6 +361,7 @@ pub(crate) async fn run(
         .map(|(dir, _)| dir.clone())
         .collect();
     let may_record = matches!(request, GuestRequest::Call { .. });
+    let deadline = far_deadline(timeout);
     let state = CallState {
         wasi,
         table: ResourceTable::new(),
@@ -341,7 +371,7 @@ pub(crate) async fn run(
             refused: None,
         },
         cancel: Arc::clone(&cancel),
-        deadline: far_deadline(timeout),
+        deadline,
         stopped: None,
         log_lines: 0,
         progress: Vec::new(),
@@ -350,6 +380,8 @@ pub(crate) async fn run(
         reads: setup.files.reads.clone(),
         read_roots,
         may_record,
+        http: WasiHttpCtx::new(),
+        http_hooks: HttpHooks::new(setup.net, deadline),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -383,13 +415,15 @@ pub(crate) async fn run(
                         let reply =
                             result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
                         let progress = std::mem::take(&mut store.data_mut().progress);
-                        GuestRun { reply, progress }
+                        let (refused, timed_out) = store.data().http_hooks.report();
+                        GuestRun { reply, progress, net: NetOutcome { refused, timed_out } }
                     }
                     Err(join_error) => GuestRun {
                         reply: Err(GuestFailure::Setup(format!(
                             "the guest thread failed: {join_error}"
                         ))),
                         progress: Vec::new(),
+                        net: NetOutcome::default(),
                     },
                 };
             }
@@ -426,6 +460,7 @@ fn abandon(
     GuestRun {
         reply: Err(failure),
         progress: Vec::new(),
+        net: NetOutcome::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod env;
 mod fs;
+mod net;
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,8 @@ use serde::Deserialize;
 
 pub use env::EnvGrant;
 pub use fs::{FsAccess, FsGrant};
+pub(crate) use net::NetScheme;
+pub use net::{NetGrant, NetGrantError};
 
 /// Everything one component is granted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -23,6 +26,9 @@ pub struct Grants {
     /// Environment variables (names or `*` globs) copied from the host's environment.
     #[serde(default)]
     pub env: Vec<EnvGrant>,
+    /// Outgoing HTTP destinations (`scheme://host[:port]` patterns); see `grants/net.rs`.
+    #[serde(default)]
+    pub net: Vec<NetGrant>,
 }
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
@@ -169,7 +175,7 @@ impl Grants {
         self.fs.iter().any(FsGrant::is_tmp)
     }
 
-    /// A short human description, e.g. `fs: ${WORKSPACE} (read); env: none`.
+    /// A short human description, e.g. `fs: ${WORKSPACE} (read); env: none; net: none`.
     pub fn describe(&self) -> String {
         let fs = if self.fs.is_empty() {
             "none".to_owned()
@@ -189,6 +195,15 @@ impl Grants {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        format!("fs: {fs}; env: {env}")
+        let net = if self.net.is_empty() {
+            "none".to_owned()
+        } else {
+            self.net
+                .iter()
+                .map(NetGrant::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!("fs: {fs}; env: {env}; net: {net}")
     }
 }
