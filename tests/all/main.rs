@@ -15,6 +15,7 @@ mod registry;
 mod sandbox;
 mod search;
 mod support;
+mod web_fetch;
 
 /// Every test guest must have a test of the same name; a guest without one fails to compile here.
 mod guest_coverage {
