@@ -156,6 +156,10 @@ impl RegisteredTool {
 
     /// Runs `request` against this tool's component in a fresh sandbox holding `grants`; outgoing
     /// HTTP requests are checked against `net` (`None` refuses them all).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is one independent part of the call's sandbox"
+    )]
     pub(crate) async fn run_guest(
         &self,
         sandbox: &Sandbox,

@@ -190,7 +190,15 @@ fn tools_lists_the_registry_in_every_format() {
         .collect();
     assert_eq!(
         names,
-        ["Edit", "Glob", "Grep", "NotebookEdit", "Read", "Write"]
+        [
+            "Edit",
+            "Glob",
+            "Grep",
+            "NotebookEdit",
+            "Read",
+            "WebFetch",
+            "Write"
+        ]
     );
     let read = anthropic
         .as_array()

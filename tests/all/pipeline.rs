@@ -30,6 +30,7 @@ pub(crate) async fn pipeline_echo() {
             "NotebookEdit",
             "Picky",
             "Read",
+            "WebFetch",
             "Write"
         ]
     );
@@ -78,7 +79,7 @@ async fn unknown_tool_names_close_matches() {
         ErrorKind::UnknownTool,
     );
     assert!(
-        text.contains("Available tools: Edit, Glob, Grep, NotebookEdit, Read, Write."),
+        text.contains("Available tools: Edit, Glob, Grep, NotebookEdit, Read, WebFetch, Write."),
         "{text}"
     );
 }

@@ -272,10 +272,10 @@ pub(crate) async fn redteam_net() {
     );
 }
 
-/// A manifest cannot ask for a grant kind the host does not implement: it fails to load instead of
-/// being silently ignored.
+/// A manifest cannot ask for sockets: a net grant is an `http`/`https` pattern, and anything else
+/// fails to load, naming the pattern, instead of being silently ignored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_net_grant_in_a_manifest_fails_closed() {
+async fn a_socket_grant_in_a_manifest_fails_closed() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin(
         "dial",
@@ -285,10 +285,58 @@ async fn a_net_grant_in_a_manifest_fails_closed() {
     let mut config = fixture.config();
     config.plugin_dirs = vec![plugin];
     let error = match warden::Runtime::new(config).await {
-        Ok(_) => panic!("a manifest with a net grant loaded"),
+        Ok(_) => panic!("a manifest with a socket grant loaded"),
         Err(error) => error.to_string(),
     };
-    assert!(error.contains("unknown field `net`"), "{error}");
+    assert!(
+        error.contains("net grant \"tcp://127.0.0.1:*\": the scheme must be http or https"),
+        "{error}"
+    );
+}
+
+/// An HTTP net grant, even one naming loopback, opens no socket: `wasi:sockets` stay denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_grant_opens_no_socket() {
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "dial",
+        REDTEAM_NET,
+        "grants = { net = [\"http://127.0.0.1:*\"] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.allowed_tools = vec!["Dial".into()])
+        .await;
+    let result = call(
+        &runtime,
+        "Dial",
+        json!({
+            "tcp_port": tcp.local_addr().unwrap().port(),
+            "udp_port": udp.local_addr().unwrap().port(),
+        }),
+    )
+    .await;
+    ok_text(&result);
+    let report = result
+        .outcome
+        .structured
+        .clone()
+        .expect("structured report");
+    assert_failed(
+        &report,
+        &[
+            "std_tcp_connect",
+            "wasi_tcp_connect",
+            "wasi_udp_send",
+            "wasi_lookup",
+        ],
+    );
+    assert_eq!(
+        tcp.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
 }
 
 const TRICKS_GRANTS: &str = "grants = { fs = [\

@@ -40,7 +40,9 @@ async fn tools_selection_picks_from_the_built_in_set() {
     let message = start_error(&fixture, &[], |c| c.tools = "Read,Bash".parse().unwrap()).await;
     assert!(
         message.contains("unknown tool(s) Bash")
-            && message.contains("built-in tools are: Edit, Glob, Grep, NotebookEdit, Read, Write"),
+            && message.contains(
+                "built-in tools are: Edit, Glob, Grep, NotebookEdit, Read, WebFetch, Write"
+            ),
         "{message}"
     );
 }
@@ -80,11 +82,11 @@ async fn broken_manifests_name_the_file_and_line() {
     let plugin = fixture.plugin(
         "env",
         GRANTS_ENV,
-        "grants = { env = [\"OK\"], net = [\"https://x\"] }",
+        "grants = { env = [\"OK\"], net = [\"https://x/path\"] }",
     );
     let message = start_error(&fixture, std::slice::from_ref(&plugin), |_| {}).await;
     assert!(
-        message.contains("warden.toml: line 6") && message.contains("unknown field `net`"),
+        message.contains("warden.toml: line 6") && message.contains("net grant \"https://x/path\""),
         "{message}"
     );
 

@@ -104,20 +104,22 @@ impl TryFrom<String> for NetGrant {
                     .ok_or_else(|| error("the port must be 1-65535 or *"))?,
             ),
         };
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let host = host.to_ascii_lowercase();
         let host = if host == "*" {
             HostPattern::Any
         } else if let Some(suffix) = host.strip_prefix("*.") {
+            let suffix = suffix.trim_end_matches('.');
             if suffix.is_empty() || suffix.contains('*') {
                 return Err(error("'*' may only be the whole host or its first label"));
             }
-            check_host(suffix).map_err(|reason| error(reason))?;
+            check_host(suffix).map_err(error)?;
             HostPattern::Subdomains(suffix.to_owned())
         } else if host.contains('*') {
             return Err(error("'*' may only be the whole host or its first label"));
         } else {
-            check_host(&host).map_err(|reason| error(reason))?;
-            HostPattern::Exact(canonical_host(&host))
+            let host = host.trim_end_matches('.');
+            check_host(host).map_err(error)?;
+            HostPattern::Exact(canonical_host(host))
         };
         Ok(Self {
             text: pattern,
