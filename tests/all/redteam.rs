@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::ErrorKind;
-use warden_test_guests::{REDTEAM_FS_TRICKS, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD};
+use warden_test_guests::{REDTEAM_FS_TRICKS, REDTEAM_HTTP, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -270,6 +270,108 @@ pub(crate) async fn redteam_net() {
         udp.recv_from(&mut buf).map(|_| ()).unwrap_err().kind(),
         std::io::ErrorKind::WouldBlock
     );
+}
+
+/// A guest sending raw `wasi:http` requests gets exactly its net grant: another port, another name
+/// for the same address, user info, another scheme or a forged `Host` header are refused before
+/// any connection; an address spelled differently is read as the grant reads it; a grant naming
+/// a loopback host literally reaches it, a wildcard grant does not; a call sends at most 100
+/// requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn redteam_http() {
+    let server = crate::web_fetch::Server::start();
+    let port = server.port();
+    let fixture = Fixture::new();
+    let literal = fixture.plugin(
+        "probe",
+        REDTEAM_HTTP,
+        &format!("grants = {{ net = [\"http://127.0.0.1:{port}\"] }}"),
+    );
+    let runtime = fixture
+        .runtime(&[literal], |c| {
+            c.allowed_tools = vec!["Probe".into()];
+            c.net.proxy = warden::ProxySettings::default();
+        })
+        .await;
+    let shared = &runtime;
+    let probe = move |scheme: &str, authority: &str, headers: Value, times: u32| {
+        call(
+            shared,
+            "Probe",
+            json!({
+                "url": format!("http://127.0.0.1:{port}/"),
+                "scheme": scheme,
+                "authority": authority,
+                "headers": headers,
+                "times": times,
+            }),
+        )
+    };
+    let granted = format!("127.0.0.1:{port}");
+    assert_eq!(
+        ok_text(&probe("http", &granted, json!([]), 1).await),
+        "status 200"
+    );
+    assert_eq!(server.requests(), 1);
+    let refused = [
+        (
+            "http",
+            format!("127.0.0.1:{}", port.wrapping_add(1)),
+            json!([]),
+        ),
+        ("http", format!("localhost:{port}"), json!([])),
+        ("http", format!("user@127.0.0.1:{port}"), json!([])),
+        ("https", granted.clone(), json!([])),
+        ("ftp", granted.clone(), json!([])),
+        ("http", granted.clone(), json!([["host", "evil.test"]])),
+        ("http", String::new(), json!([])),
+    ];
+    for (scheme, authority, headers) in refused {
+        let text = ok_text(&probe(scheme, &authority, headers.clone(), 1).await);
+        assert!(
+            text.starts_with("error: "),
+            "{scheme}://{authority} {headers}: {text}"
+        );
+    }
+    assert_eq!(
+        server.requests(),
+        1,
+        "refused requests never reach the server"
+    );
+    // 0x7f000001 is 127.0.0.1 to the grant as to any URL parser.
+    let hex = format!("0x7f000001:{port}");
+    assert_eq!(
+        ok_text(&probe("http", &hex, json!([]), 1).await),
+        "status 200"
+    );
+    // At most 100 requests per call.
+    let many = ok_text(&probe("http", &granted, json!([]), 103).await);
+    assert_eq!(many.matches("status 200").count(), 100, "{many}");
+    assert_eq!(many.matches("HttpRequestDenied").count(), 3, "{many}");
+    assert_eq!(server.requests(), 102);
+
+    // A wildcard grant does not reach loopback without the operator's allowPrivateNetworkHosts.
+    let wildcard = fixture.plugin(
+        "probe-any",
+        REDTEAM_HTTP,
+        "grants = { net = [\"http://*:*\"] }",
+    );
+    let runtime = fixture
+        .runtime(&[wildcard], |c| {
+            c.allowed_tools = vec!["Probe".into()];
+            c.net.proxy = warden::ProxySettings::default();
+        })
+        .await;
+    let text = ok_text(
+        &call(
+            &runtime,
+            "Probe",
+            json!({"url": format!("http://127.0.0.1:{port}/"), "scheme": "http", "authority": granted}),
+        )
+        .await,
+    );
+    assert_eq!(text, "error: ErrorCode::HttpRequestDenied");
+    assert_eq!(server.requests(), 102);
 }
 
 /// A manifest cannot ask for sockets: a net grant is an `http`/`https` pattern, and anything else

@@ -19,13 +19,13 @@ const PAGE: &str = "<!DOCTYPE html><html><head><title>Test page</title>\
     <ul><li>first</li><li>second</li></ul></body></html>";
 
 /// A loopback HTTP/1.1 server with fixed routes; it counts every request it reads.
-struct Server {
+pub(crate) struct Server {
     address: SocketAddr,
     requests: Arc<AtomicUsize>,
 }
 
 impl Server {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let address = listener.local_addr().expect("local address");
         let requests = Arc::new(AtomicUsize::new(0));
@@ -43,11 +43,11 @@ impl Server {
         format!("http://127.0.0.1:{}{path}", self.address.port())
     }
 
-    fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.address.port()
     }
 
-    fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
     }
 }

@@ -38,6 +38,8 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Refusal reasons kept per call.
 const MAX_RECORDED: usize = 8;
+/// Requests one call may send; a guest looping on requests is refused after that.
+const MAX_REQUESTS_PER_CALL: u32 = 100;
 
 /// The permission rules' verdict on one host: `Err` names the rule or reason that refuses it.
 pub(crate) type HostCheck = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
@@ -162,6 +164,7 @@ pub(crate) struct HttpHooks {
     policy: Option<Arc<NetPolicy>>,
     deadline: Instant,
     report: Arc<Mutex<NetReport>>,
+    sent: u32,
 }
 
 impl HttpHooks {
@@ -171,6 +174,7 @@ impl HttpHooks {
             policy,
             deadline,
             report: Arc::default(),
+            sent: 0,
         }
     }
 
@@ -290,6 +294,14 @@ impl WasiHttpHooks for HttpHooks {
             );
             return Box::new(async move { Err(error) });
         };
+        self.sent = self.sent.saturating_add(1);
+        if self.sent > MAX_REQUESTS_PER_CALL {
+            let error = NetReport::refuse(
+                &report,
+                format!("a call may send at most {MAX_REQUESTS_PER_CALL} requests"),
+            );
+            return Box::new(async move { Err(error) });
+        }
         let destination = match policy.check(request.uri()) {
             Ok(destination) => destination,
             Err(reason) => {
