@@ -12,6 +12,7 @@ use wasip2::http::types::{Fields, Method, OutgoingRequest, Scheme};
 #[derive(Deserialize, JsonSchema)]
 struct ProbeInput {
     /// The URL the permission decision sees; not used for the requests.
+    #[expect(dead_code, reason = "only the permission decision reads it")]
     url: String,
     /// `http`, `https` or anything else.
     scheme: String,
