@@ -22,6 +22,8 @@ const PAGE: &str = "<!DOCTYPE html><html><head><title>Test page</title>\
 pub(crate) struct Server {
     address: SocketAddr,
     requests: Arc<AtomicUsize>,
+    /// Requests whose target was an absolute URL: what a proxy receives.
+    proxied: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -29,14 +31,19 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let address = listener.local_addr().expect("local address");
         let requests = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&requests);
+        let proxied = Arc::new(AtomicUsize::new(0));
+        let (counter, absolute) = (Arc::clone(&requests), Arc::clone(&proxied));
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let counter = Arc::clone(&counter);
-                std::thread::spawn(move || serve(stream, &counter));
+                let (counter, absolute) = (Arc::clone(&counter), Arc::clone(&absolute));
+                std::thread::spawn(move || serve(stream, &counter, &absolute));
             }
         });
-        Self { address, requests }
+        Self {
+            address,
+            requests,
+            proxied,
+        }
     }
 
     fn url(&self, path: &str) -> String {
@@ -52,7 +59,7 @@ impl Server {
     }
 }
 
-fn serve(stream: TcpStream, counter: &AtomicUsize) {
+fn serve(stream: TcpStream, counter: &AtomicUsize, absolute: &AtomicUsize) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -65,11 +72,17 @@ fn serve(stream: TcpStream, counter: &AtomicUsize) {
         }
     }
     counter.fetch_add(1, Ordering::SeqCst);
-    let path = request_line
+    let mut path = request_line
         .split_whitespace()
         .nth(1)
         .unwrap_or("/")
         .to_owned();
+    if let Some(rest) = path.strip_prefix("http://") {
+        absolute.fetch_add(1, Ordering::SeqCst);
+        path = rest
+            .find('/')
+            .map_or("/".to_owned(), |slash| rest[slash..].to_owned());
+    }
     let mut stream = stream;
     let respond = |stream: &mut TcpStream, status: &str, headers: &str, body: &[u8]| {
         let head = format!(
@@ -244,4 +257,30 @@ async fn refuses_localhost_unless_the_operator_allows_it() {
     let page = call(&runtime, "WebFetch", fetch(&url)).await;
     assert!(ok_text(&page).contains("# Welcome"));
     assert_eq!(server.requests(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goes_through_the_http_proxy_when_one_is_set() {
+    let proxy = Server::start();
+    let fixture = Fixture::new();
+    // 127.0.0.2 is checked (allowed private by the operator) but never connected to: the request
+    // goes to the proxy, in absolute form.
+    let proxied = runtime(&fixture, "WebFetch(domain:127.0.0.2)", |c| {
+        c.net.allow_private_hosts = vec!["127.0.0.2".to_owned()];
+        c.net.proxy.http = Some(format!("http://127.0.0.1:{}", proxy.port()));
+    })
+    .await;
+    let page = call(&proxied, "WebFetch", fetch("http://127.0.0.2:9/page")).await;
+    assert!(ok_text(&page).contains("# Welcome"));
+    assert_eq!(proxy.proxied.load(Ordering::SeqCst), 1);
+    // NO_PROXY sends it directly (to a port where nothing listens).
+    let bypassed = runtime(&fixture, "WebFetch(domain:127.0.0.2)", |c| {
+        c.net.allow_private_hosts = vec!["127.0.0.2".to_owned()];
+        c.net.proxy.http = Some(format!("http://127.0.0.1:{}", proxy.port()));
+        c.net.proxy.no_proxy = vec!["127.0.0.2".to_owned()];
+    })
+    .await;
+    let direct = call(&bypassed, "WebFetch", fetch("http://127.0.0.2:9/page")).await;
+    error_text(&direct, ErrorKind::ToolFailed);
+    assert_eq!(proxy.requests(), 1);
 }
