@@ -130,7 +130,10 @@ impl Settings {
                         .enumerate()
                     {
                         let canonical = crate::permissions::url_host(&format!("http://{host}/"))
-                            .filter(|canonical| !host.contains(['/', '@', '?', '#']) && !canonical.is_empty())
+                            .filter(|canonical| {
+                                let port = host.contains(':') && !host.starts_with('[');
+                                !port && !host.contains(['/', '@', '?', '#']) && !canonical.is_empty()
+                            })
                             .ok_or_else(|| {
                                 error(format!(
                                     "allowPrivateNetworkHosts[{index}] {host:?} is not a host name or IP address"
@@ -288,6 +291,14 @@ mod tests {
                 r#"{"permissions": {"defaultMode": 3}}"#,
                 "defaultMode must be a string",
             ),
+            (
+                r#"{"allowPrivateNetworkHosts": ["localhost:8080"]}"#,
+                "allowPrivateNetworkHosts[0] \"localhost:8080\" is not a host",
+            ),
+            (
+                r#"{"allowPrivateNetworkHosts": "localhost"}"#,
+                "must be an array",
+            ),
         ];
         for (text, expected) in errors {
             let message = Settings::parse(text, path, &mut Vec::new())
@@ -306,5 +317,15 @@ mod tests {
         assert_eq!(settings.permissions.allow[0].rule, "Read");
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("\"model\"")));
+        let hosts = Settings::parse(
+            r#"{"allowPrivateNetworkHosts": ["LocalHost.", "0x7f000001", "[0::1]"]}"#,
+            path,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            hosts.allow_private_network_hosts,
+            ["localhost", "127.0.0.1", "[::1]"]
+        );
     }
 }

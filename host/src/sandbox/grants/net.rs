@@ -196,9 +196,12 @@ impl NetGrant {
                 HostPattern::Any => true,
                 HostPattern::Exact(granted) => granted.eq_ignore_ascii_case(host),
                 HostPattern::Subdomains(suffix) => {
+                    // Bytes, so a non-ASCII host can never split a character.
+                    let (host, suffix) = (host.as_bytes(), suffix.as_bytes());
+                    let start = host.len().saturating_sub(suffix.len());
                     host.len() > suffix.len() + 1
-                        && host[host.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-                        && host.as_bytes()[host.len() - suffix.len() - 1] == b'.'
+                        && host[start..].eq_ignore_ascii_case(suffix)
+                        && host[start - 1] == b'.'
                 }
             }
     }
