@@ -50,7 +50,12 @@ pub use registry::{
 };
 pub use runtime::{Runtime, RuntimeConfig, ToolInfo, default_cache_dir};
 pub use sandbox::SandboxError;
-pub use sandbox::grants::{EnvGrant, FsAccess, FsGrant, Grants, ProcessGrant};
+pub use sandbox::grants::{
+    EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
+};
+pub use sandbox::http::{
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetSettings, ProxySettings,
+};
 pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
@@ -94,4 +99,7 @@ pub enum Error {
     /// A settings file is unusable.
     #[error(transparent)]
     Settings(#[from] SettingsError),
+    /// The outgoing-HTTP settings are unusable (a proxy that is not an `http://` URL).
+    #[error("network settings: {0}")]
+    Net(String),
 }

@@ -47,6 +47,7 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
         parsed.opaque,
     )
 }
+pub(crate) use domain::url_host;
 pub(crate) use matching::example_matches;
 pub(crate) use rules::Family;
 pub(crate) use target::Target;
@@ -217,9 +218,142 @@ impl Policy {
         })
     }
 
+    /// The check every outgoing HTTP request of a call of `tool` must pass (`sandbox/http.rs`):
+    /// its host is `decided` (the host the decision looked at) or an allow rule covers it, and no
+    /// deny rule names it; an ask rule also refuses a host other than `decided`, since nobody can
+    /// be asked in the middle of a call. The rules that count are the tool's own and every
+    /// `WebFetch(domain:...)` rule: domain rules are the operator's list of hosts for every
+    /// network component. Allow rules are read now, session rules included.
+    pub(crate) fn host_check(
+        &self,
+        tool: &str,
+        decided: Option<String>,
+    ) -> crate::sandbox::http::HostCheck {
+        let relevant = |rule: &Rule| {
+            (rule.matches_name(tool) || rule.tool() == "WebFetch")
+                && matches!(
+                    rule.specifier,
+                    rules::Specifier::Any | rules::Specifier::Domain(_)
+                )
+                && (rule.matches_name(tool) || !rule.is_bare())
+        };
+        let deny: Vec<Rule> = self
+            .deny
+            .iter()
+            .filter(|rule| relevant(rule))
+            .cloned()
+            .collect();
+        let ask: Vec<Rule> = self
+            .ask
+            .iter()
+            .filter(|rule| relevant(rule))
+            .cloned()
+            .collect();
+        let allow: Vec<Rule> = self.with_allow_rules(|rules| {
+            rules
+                .iter()
+                .filter(|rule| relevant(rule))
+                .map(|rule| (*rule).clone())
+                .collect()
+        });
+        let names = |rule: &Rule, host: &str| match &rule.specifier {
+            rules::Specifier::Any => true,
+            rules::Specifier::Domain(domain) => domain.matches(host),
+            rules::Specifier::Value(_) => false,
+        };
+        let tool = tool.to_owned();
+        std::sync::Arc::new(move |host: &str| {
+            if let Some(rule) = deny.iter().find(|rule| names(rule, host)) {
+                return Err(format!(
+                    "{host} is denied by the rule {:?} ({})",
+                    rule.text(),
+                    rule.source()
+                ));
+            }
+            if decided.as_deref() == Some(host) {
+                return Ok(());
+            }
+            if let Some(rule) = ask.iter().find(|rule| names(rule, host)) {
+                return Err(format!(
+                    "{host} is not the host {tool} was allowed to fetch and the rule {:?} ({}) asks for it; fetch it in a call of its own",
+                    rule.text(),
+                    rule.source()
+                ));
+            }
+            if allow.iter().any(|rule| names(rule, host)) {
+                return Ok(());
+            }
+            Err(format!(
+                "{host} is not the host {tool} was allowed to fetch{}, and no allow rule such as WebFetch(domain:{host}) covers it",
+                decided
+                    .as_deref()
+                    .map(|decided| format!(" ({decided})"))
+                    .unwrap_or_default()
+            ))
+        })
+    }
+
     /// True when `path` lies in the workspace or an additional directory.
     pub(crate) fn inside_workspace(&self, path: &Path) -> bool {
         path.starts_with(&self.context.cwd)
             || self.additional_dirs.iter().any(|dir| path.starts_with(dir))
+    }
+}
+
+#[cfg(test)]
+mod host_check_tests {
+    use super::*;
+
+    fn policy(rules: &[(&str, RuleKind)]) -> Policy {
+        let mut policy = Policy::default();
+        for (text, kind) in rules {
+            let rule = Rule::parse(text, *kind, RuleSource::CommandLine, policy.context())
+                .expect("valid rule");
+            assert!(policy.add(rule).is_none());
+        }
+        policy
+    }
+
+    #[test]
+    fn requests_need_the_decided_host_or_an_allow_rule_and_no_deny() {
+        let policy = policy(&[
+            ("WebFetch(domain:*.docs.test)", RuleKind::Allow),
+            ("WebFetch(domain:evil.docs.test)", RuleKind::Deny),
+            ("WebFetch(domain:ask.test)", RuleKind::Ask),
+        ]);
+        let check = policy.host_check("WebFetch", Some("start.test".to_owned()));
+        assert!(check("start.test").is_ok());
+        assert!(check("a.docs.test").is_ok());
+        let denied = check("evil.docs.test").unwrap_err();
+        assert!(
+            denied.contains("WebFetch(domain:evil.docs.test)"),
+            "{denied}"
+        );
+        let asked = check("ask.test").unwrap_err();
+        assert!(asked.contains("asks"), "{asked}");
+        let other = check("other.test").unwrap_err();
+        assert!(other.contains("no allow rule"), "{other}");
+        // The decided host passed the decision's ask already; a deny still refuses it.
+        let check = policy.host_check("WebFetch", Some("ask.test".to_owned()));
+        assert!(check("ask.test").is_ok());
+        let check = policy.host_check("WebFetch", Some("evil.docs.test".to_owned()));
+        assert!(check("evil.docs.test").is_err());
+    }
+
+    #[test]
+    fn domain_rules_apply_to_other_network_components() {
+        let policy = policy(&[
+            ("WebFetch(domain:api.test)", RuleKind::Allow),
+            ("WebFetch", RuleKind::Allow),
+            ("WebFetch(domain:bad.test)", RuleKind::Deny),
+        ]);
+        let check = policy.host_check("Fetcher", None);
+        assert!(check("api.test").is_ok());
+        // A bare WebFetch allow is about WebFetch, not every component.
+        assert!(check("other.test").is_err());
+        assert!(check("bad.test").is_err());
+        let bare = policy.host_check("WebFetch", None);
+        assert!(bare("other.test").is_ok());
+        assert!(bare("bad.test").is_err());
     }
 }

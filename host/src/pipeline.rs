@@ -56,6 +56,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) input_defaults: &'a InputDefaults,
     /// The session's shell: directory and background tasks of the `process` capability.
     pub(crate) shell: &'a Arc<crate::sandbox::process::Shell>,
+    /// Operator settings for outgoing HTTP.
+    pub(crate) net: &'a crate::sandbox::http::NetRuntime,
 }
 
 /// Operator defaults for input fields, by canonical tool name.

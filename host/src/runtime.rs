@@ -13,6 +13,7 @@ use crate::permissions::{
 use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::grants::GrantContext;
+use crate::sandbox::http::{NetRuntime, NetSettings};
 use crate::sandbox::limits::Limits;
 use crate::sandbox::process::{DEFAULT_OUTPUT_CAP, ProcessSandbox, Shell, ShellConfig};
 use crate::sandbox::{FileAccess, Sandbox};
@@ -65,6 +66,9 @@ pub struct RuntimeConfig {
     pub process_sandbox: ProcessSandbox,
     /// Output bytes one command may print before it is killed (default 64 MiB).
     pub process_output_cap: u64,
+    /// Outgoing HTTP: size cap, timeout, proxies and the hosts that may be private. Settings
+    /// files' `allowPrivateNetworkHosts` add to `allow_private_hosts`.
+    pub net: NetSettings,
 }
 
 impl RuntimeConfig {
@@ -92,6 +96,7 @@ impl RuntimeConfig {
             checkpoints: true,
             process_sandbox: ProcessSandbox::Required,
             process_output_cap: DEFAULT_OUTPUT_CAP,
+            net: NetSettings::from_env(),
         }
     }
 }
@@ -139,6 +144,7 @@ pub struct Runtime {
     checkpoints: bool,
     input_defaults: crate::pipeline::InputDefaults,
     shell: Arc<Shell>,
+    net: NetRuntime,
 }
 
 impl Runtime {
@@ -250,7 +256,15 @@ impl Runtime {
             glob.insert("no_ignore".to_owned(), serde_json::Value::Bool(true));
             input_defaults.insert("Glob".to_owned(), glob);
         }
+        let mut net = config.net.clone();
+        for host in loaded.allow_private_hosts {
+            if !net.allow_private_hosts.contains(&host) {
+                net.allow_private_hosts.push(host);
+            }
+        }
+        let net = NetRuntime::new(net).map_err(Error::Net)?;
         Ok(Self {
+            net,
             input_defaults,
             shell,
             files,
@@ -343,6 +357,7 @@ impl Runtime {
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
             input_defaults: &self.input_defaults,
             shell: &self.shell,
+            net: &self.net,
         }
     }
 

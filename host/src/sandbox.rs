@@ -9,6 +9,7 @@ mod call;
 mod engine;
 pub(crate) mod grants;
 mod hidden;
+pub(crate) mod http;
 pub(crate) mod limits;
 mod pipe;
 pub(crate) mod process;
@@ -23,7 +24,9 @@ use wasmtime::component::Linker;
 
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub(crate) use cache::hex;
-pub(crate) use call::{CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun};
+pub(crate) use call::{
+    CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
+};
 pub(crate) use hidden::HiddenPaths;
 
 use bindings::ToolPluginPre;
@@ -84,6 +87,9 @@ impl Sandbox {
         >(&mut linker, CallState::hiding_fs)
         .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         linker.allow_shadowing(false);
+        // wasi:http, every request checked by `http.rs`; raw sockets stay off (see `wasi.rs`).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_host_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_process_to_linker(&mut linker)

@@ -199,6 +199,7 @@ fn tools_lists_the_registry_in_every_format() {
             "Read",
             "TaskOutput",
             "TaskStop",
+            "WebFetch",
             "Write"
         ]
     );

@@ -16,6 +16,7 @@ mod registry;
 mod sandbox;
 mod search;
 mod support;
+mod web_fetch;
 
 /// Every test guest must have a test of the same name; a guest without one fails to compile here.
 mod guest_coverage {
@@ -33,6 +34,8 @@ mod tested {
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
     pub(crate) use crate::permissions::perm_standins;
     pub(crate) use crate::pipeline::pipeline_echo;
-    pub(crate) use crate::redteam::{redteam_fs_tricks, redteam_net, redteam_output_flood};
+    pub(crate) use crate::redteam::{
+        redteam_fs_tricks, redteam_http, redteam_net, redteam_output_flood,
+    };
     pub(crate) use crate::sandbox::{sandbox_hog, sandbox_spin, sandbox_trap};
 }

@@ -1,6 +1,6 @@
 //! The permission engine end to end: settings at every scope, workspace trust, every mode,
-//! `warden check` and `warden call`, approvals. The `perm-standins` guest provides tools named like
-//! Claude Code's Bash and WebFetch that only report what they would do, beside the built-in Write.
+//! `warden check` and `warden call`, approvals. The `perm-standins` guest provides a tool named like
+//! Claude Code's Bash that only reports what it would do, beside the built-in Write and WebFetch.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -113,21 +113,26 @@ pub(crate) async fn perm_standins() {
             denied.outcome.decision
         );
     }
-    // Domains.
-    assert!(
-        !call(
-            &runtime,
-            "WebFetch",
-            json!({"url": "https://docs.example.com/x"})
+    // Domains, on the built-in WebFetch: decided without running it (no network in tests).
+    let domain = |url: &str| {
+        runtime.check(
+            warden::ToolUse {
+                id: "toolu_check".to_owned(),
+                name: "WebFetch".to_owned(),
+                input: json!({"url": url, "prompt": "x"}),
+            },
+            false,
         )
-        .await
-        .block
-        .is_error
-    );
+    };
+    let sub = domain("https://docs.example.com/x").await;
+    assert!(sub.stage_error.is_none(), "{:?}", sub.stage_error);
+    assert_eq!(sub.decision.unwrap().verdict, Verdict::Allow);
+    let apex = domain("https://example.com/x").await;
+    assert_eq!(apex.decision.unwrap().verdict, Verdict::Ask);
     let apex = call(
         &runtime,
         "WebFetch",
-        json!({"url": "https://example.com/x"}),
+        json!({"url": "https://example.com/x", "prompt": "x"}),
     )
     .await;
     error_text(&apex, ErrorKind::PermissionDenied);

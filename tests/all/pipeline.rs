@@ -33,6 +33,7 @@ pub(crate) async fn pipeline_echo() {
             "Read",
             "TaskOutput",
             "TaskStop",
+            "WebFetch",
             "Write"
         ]
     );
@@ -82,7 +83,7 @@ async fn unknown_tool_names_close_matches() {
     );
     assert!(
         text.contains(
-            "Available tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, Write."
+            "Available tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write."
         ),
         "{text}"
     );

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::ErrorKind;
-use warden_test_guests::{REDTEAM_FS_TRICKS, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD};
+use warden_test_guests::{REDTEAM_FS_TRICKS, REDTEAM_HTTP, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -272,10 +272,112 @@ pub(crate) async fn redteam_net() {
     );
 }
 
-/// A manifest cannot ask for a grant kind the host does not implement: it fails to load instead of
-/// being silently ignored.
+/// A guest sending raw `wasi:http` requests gets exactly its net grant: another port, another name
+/// for the same address, user info, another scheme or a forged `Host` header are refused before
+/// any connection; an address spelled differently is read as the grant reads it; a grant naming
+/// a loopback host literally reaches it, a wildcard grant does not; a call sends at most 100
+/// requests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_net_grant_in_a_manifest_fails_closed() {
+pub(crate) async fn redteam_http() {
+    let server = crate::web_fetch::Server::start();
+    let port = server.port();
+    let fixture = Fixture::new();
+    let literal = fixture.plugin(
+        "probe",
+        REDTEAM_HTTP,
+        &format!("grants = {{ net = [\"http://127.0.0.1:{port}\"] }}"),
+    );
+    let runtime = fixture
+        .runtime(&[literal], |c| {
+            c.allowed_tools = vec!["Probe".into()];
+            c.net.proxy = warden::ProxySettings::default();
+        })
+        .await;
+    let shared = &runtime;
+    let probe = move |scheme: &str, authority: &str, headers: Value, times: u32| {
+        call(
+            shared,
+            "Probe",
+            json!({
+                "url": format!("http://127.0.0.1:{port}/"),
+                "scheme": scheme,
+                "authority": authority,
+                "headers": headers,
+                "times": times,
+            }),
+        )
+    };
+    let granted = format!("127.0.0.1:{port}");
+    assert_eq!(
+        ok_text(&probe("http", &granted, json!([]), 1).await),
+        "status 200"
+    );
+    assert_eq!(server.requests(), 1);
+    let refused = [
+        (
+            "http",
+            format!("127.0.0.1:{}", port.wrapping_add(1)),
+            json!([]),
+        ),
+        ("http", format!("localhost:{port}"), json!([])),
+        ("http", format!("user@127.0.0.1:{port}"), json!([])),
+        ("https", granted.clone(), json!([])),
+        ("ftp", granted.clone(), json!([])),
+        ("http", granted.clone(), json!([["host", "evil.test"]])),
+        ("http", String::new(), json!([])),
+    ];
+    for (scheme, authority, headers) in refused {
+        let text = ok_text(&probe(scheme, &authority, headers.clone(), 1).await);
+        assert!(
+            text.starts_with("error: "),
+            "{scheme}://{authority} {headers}: {text}"
+        );
+    }
+    assert_eq!(
+        server.requests(),
+        1,
+        "refused requests never reach the server"
+    );
+    // 0x7f000001 is 127.0.0.1 to the grant as to any URL parser.
+    let hex = format!("0x7f000001:{port}");
+    assert_eq!(
+        ok_text(&probe("http", &hex, json!([]), 1).await),
+        "status 200"
+    );
+    // At most 100 requests per call.
+    let many = ok_text(&probe("http", &granted, json!([]), 103).await);
+    assert_eq!(many.matches("status 200").count(), 100, "{many}");
+    assert_eq!(many.matches("HttpRequestDenied").count(), 3, "{many}");
+    assert_eq!(server.requests(), 102);
+
+    // A wildcard grant does not reach loopback without the operator's allowPrivateNetworkHosts.
+    let wildcard = fixture.plugin(
+        "probe-any",
+        REDTEAM_HTTP,
+        "grants = { net = [\"http://*:*\"] }",
+    );
+    let runtime = fixture
+        .runtime(&[wildcard], |c| {
+            c.allowed_tools = vec!["Probe".into()];
+            c.net.proxy = warden::ProxySettings::default();
+        })
+        .await;
+    let text = ok_text(
+        &call(
+            &runtime,
+            "Probe",
+            json!({"url": format!("http://127.0.0.1:{port}/"), "scheme": "http", "authority": granted}),
+        )
+        .await,
+    );
+    assert_eq!(text, "error: ErrorCode::HttpRequestDenied");
+    assert_eq!(server.requests(), 102);
+}
+
+/// A manifest cannot ask for sockets: a net grant is an `http`/`https` pattern, and anything else
+/// fails to load, naming the pattern, instead of being silently ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_grant_in_a_manifest_fails_closed() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin(
         "dial",
@@ -285,10 +387,58 @@ async fn a_net_grant_in_a_manifest_fails_closed() {
     let mut config = fixture.config();
     config.plugin_dirs = vec![plugin];
     let error = match warden::Runtime::new(config).await {
-        Ok(_) => panic!("a manifest with a net grant loaded"),
+        Ok(_) => panic!("a manifest with a socket grant loaded"),
         Err(error) => error.to_string(),
     };
-    assert!(error.contains("unknown field `net`"), "{error}");
+    assert!(
+        error.contains("net grant \"tcp://127.0.0.1:*\": the scheme must be http or https"),
+        "{error}"
+    );
+}
+
+/// An HTTP net grant, even one naming loopback, opens no socket: `wasi:sockets` stay denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_grant_opens_no_socket() {
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "dial",
+        REDTEAM_NET,
+        "grants = { net = [\"http://127.0.0.1:*\"] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |c| c.allowed_tools = vec!["Dial".into()])
+        .await;
+    let result = call(
+        &runtime,
+        "Dial",
+        json!({
+            "tcp_port": tcp.local_addr().unwrap().port(),
+            "udp_port": udp.local_addr().unwrap().port(),
+        }),
+    )
+    .await;
+    ok_text(&result);
+    let report = result
+        .outcome
+        .structured
+        .clone()
+        .expect("structured report");
+    assert_failed(
+        &report,
+        &[
+            "std_tcp_connect",
+            "wasi_tcp_connect",
+            "wasi_udp_send",
+            "wasi_lookup",
+        ],
+    );
+    assert_eq!(
+        tcp.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
 }
 
 const TRICKS_GRANTS: &str = "grants = { fs = [\

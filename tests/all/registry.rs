@@ -41,7 +41,7 @@ async fn tools_selection_picks_from_the_built_in_set() {
     assert!(
         message.contains("unknown tool(s) Shell")
             && message.contains(
-                "built-in tools are: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, Write"
+                "built-in tools are: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write"
             ),
         "{message}"
     );
@@ -82,11 +82,11 @@ async fn broken_manifests_name_the_file_and_line() {
     let plugin = fixture.plugin(
         "env",
         GRANTS_ENV,
-        "grants = { env = [\"OK\"], net = [\"https://x\"] }",
+        "grants = { env = [\"OK\"], net = [\"https://x/path\"] }",
     );
     let message = start_error(&fixture, std::slice::from_ref(&plugin), |_| {}).await;
     assert!(
-        message.contains("warden.toml: line 6") && message.contains("unknown field `net`"),
+        message.contains("warden.toml: line 6") && message.contains("net grant \"https://x/path\""),
         "{message}"
     );
 

@@ -10,9 +10,12 @@ use super::Stages;
 use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
 use crate::registry::{CapabilityClass, RegisteredTool};
+use crate::sandbox::http::NetPolicy;
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
 use crate::sandbox::process::ProcessAccess;
-use crate::sandbox::{CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, WitContent};
+use crate::sandbox::{
+    CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, NetOutcome, WitContent,
+};
 
 /// Largest structured result kept; larger ones are dropped with a warning (the content remains).
 const MAX_STRUCTURED_BYTES: usize = 8 << 20;
@@ -186,6 +189,7 @@ pub(crate) async fn run(
         grants: component.grants.process.clone(),
         shell: Arc::clone(stages.shell),
     });
+    let net = net_policy(stages, tool, &input);
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
         input,
@@ -201,6 +205,7 @@ pub(crate) async fn run(
                 label: &tool.spec.name,
                 files: &files,
                 process,
+                net,
             },
             request,
         )
@@ -226,11 +231,11 @@ pub(crate) async fn run(
                 kind
             };
             let (message, _) = head_and_tail(&error.message, MAX_ERROR_CHARS);
-            let failure = Failure {
+            let failure = net_failure(&run.net, &kind, &message).unwrap_or(Failure {
                 kind: ErrorKind::ToolFailed,
                 message: format!("{kind}: {message}"),
                 tool_error_kind: Some(kind),
-            };
+            });
             Err((failure, run.progress))
         }
         Ok(_) => Err((
@@ -239,6 +244,46 @@ pub(crate) async fn run(
         )),
         Err(failure) => Err((failure_from_guest(&tool.spec.name, failure), run.progress)),
     }
+}
+
+/// What the call's outgoing HTTP requests may reach: the component's net grants, checked against
+/// the permission rules with the host the decision looked at (the rule field's URL). `None` for a
+/// component without net grants: every request is refused.
+fn net_policy(stages: &Stages<'_>, tool: &RegisteredTool, input: &str) -> Option<Arc<NetPolicy>> {
+    let grants = &tool.component.grants.net;
+    if grants.is_empty() {
+        return None;
+    }
+    let decided = tool.spec.rule_field.as_deref().and_then(|field| {
+        let input: serde_json::Value = serde_json::from_str(input).ok()?;
+        crate::permissions::url_host(input.get(field)?.as_str()?)
+    });
+    Some(Arc::new(NetPolicy {
+        grants: grants.clone(),
+        hosts: stages.policy.host_check(&tool.spec.name, decided),
+        settings: Arc::clone(&stages.net.settings),
+        proxy: Arc::clone(&stages.net.proxy),
+    }))
+}
+
+/// A tool error caused by the host's outgoing-request policy: the policy's own words decide the
+/// kind (`permission_denied` for a refusal, `timeout` for a request stopped at its deadline), so
+/// a guest cannot claim either without the host having refused or stopped something.
+fn net_failure(net: &NetOutcome, kind: &str, message: &str) -> Option<Failure> {
+    if let Some(reason) = net.refused.first() {
+        return Some(Failure {
+            kind: ErrorKind::PermissionDenied,
+            message: format!(
+                "the request was refused by warden's network policy: {reason} (the tool said: {kind}: {message})"
+            ),
+            tool_error_kind: Some(kind.to_owned()),
+        });
+    }
+    net.timed_out.then(|| Failure {
+        kind: ErrorKind::Timeout,
+        message: format!("{kind}: {message}"),
+        tool_error_kind: Some(kind.to_owned()),
+    })
 }
 
 /// Maps a sandbox failure to the stable outcome.

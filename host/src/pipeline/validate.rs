@@ -60,6 +60,8 @@ pub(crate) async fn run(
                 label: &tool.spec.name,
                 files: stages.files,
                 process: None,
+                // No network while validating: validation runs before the decision.
+                net: None,
             },
             request,
         )

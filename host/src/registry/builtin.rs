@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
 use crate::sandbox::Sandbox;
-use crate::sandbox::grants::{FsAccess, FsGrant, Grants, ProcessGrant};
+use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
 use crate::sandbox::limits::Limits;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
@@ -34,6 +34,17 @@ fn grants_for(crate_dir: &str) -> Grants {
                 )
                 .expect("valid built-in grant"),
             ],
+            ..Grants::default()
+        },
+        // WebFetch: no files, no environment; any http or https destination, every request still
+        // checked against the permission rules and the private-address policy (`sandbox/http.rs`).
+        "web_fetch" => Grants {
+            net: ["http://*:*", "https://*:*"]
+                .into_iter()
+                .map(|pattern| {
+                    NetGrant::try_from(pattern.to_owned()).expect("valid built-in grant")
+                })
+                .collect(),
             ..Grants::default()
         },
         _ => Grants::default(),

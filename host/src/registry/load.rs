@@ -26,6 +26,7 @@ pub(super) async fn describe(
                 label,
                 files: &FileAccess::default(),
                 process: None,
+                net: None,
             },
             GuestRequest::Describe,
         )
@@ -50,10 +51,13 @@ pub(super) async fn describe(
         .into_iter()
         .map(|spec| {
             let mut spec = convert(spec).map_err(describe_error)?;
-            // A tool's claim to be read-only is honoured only if its grants cannot write: no
-            // read-write directory, and no programs to run (a program can write the workspace),
-            // except in built-ins, whose code is ours (TaskOutput shares Bash's component).
+            // A tool's claim to be read-only is honoured only if its grants cannot write, nor send
+            // anything anywhere (a request can carry data out, and the default mode would allow a
+            // read-only tool without a rule), nor run programs (a program can write the
+            // workspace), except in built-ins, whose code is ours (TaskOutput shares Bash's
+            // component).
             spec.read_only &= !component.grants.can_write()
+                && component.grants.net.is_empty()
                 && (component.grants.process.is_empty()
                     || matches!(component.source, ToolSource::BuiltIn));
             let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {

@@ -7,7 +7,7 @@
 //!
 //! [[tool]]
 //! component = "example.wasm"
-//! grants = { fs = [{ path = "${WORKSPACE}", access = "read" }], env = ["LANG"] }
+//! grants = { fs = [{ path = "${WORKSPACE}", access = "read" }], env = ["LANG"], net = ["https://api.example.com"] }
 //! limits = { memory_mib = 64, timeout_ms = 5000 }
 //! ```
 
@@ -173,13 +173,14 @@ name = "demo"
 
 [[tool]]
 component = "demo.wasm"
-grants = { fs = [{ path = "${WORKSPACE}", access = "read-write" }], env = ["LANG"] }
+grants = { fs = [{ path = "${WORKSPACE}", access = "read-write" }], env = ["LANG"], net = ["https://*.example.com", "http://127.0.0.1:8080"] }
 limits = { memory_mib = 64 }
 "#,
         )
         .unwrap();
         assert_eq!(manifest.tools.len(), 1);
         assert_eq!(manifest.tools[0].grants.fs.len(), 1);
+        assert_eq!(manifest.tools[0].grants.net.len(), 2);
         assert_eq!(manifest.tools[0].limits.memory_mib, Some(64));
     }
 
@@ -201,6 +202,10 @@ limits = { memory_mib = 64 }
                 "relative",
             ),
             ("[plugin\n", "line 1"),
+            (
+                "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"x.wasm\"\ngrants = { net = [\"ftp://x.com\"] }\n",
+                "net grant \"ftp://x.com\"",
+            ),
             (
                 "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"x.wasm\"\nlimits = { output_chars = 10 }\n",
                 "output_chars must be at least 1000",

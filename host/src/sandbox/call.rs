@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{
     CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished, ProcessHost,
@@ -19,6 +20,7 @@ use super::bindings::{
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
 use super::hidden::{HiddenPaths, HidingFs, PathView};
+use super::http::{HttpHooks, NetPolicy};
 use super::limits::Limits;
 use super::pipe::CappedPipe;
 use super::wasi;
@@ -82,6 +84,17 @@ pub(crate) struct GuestRun {
     pub(crate) reply: Result<GuestReply, GuestFailure>,
     /// Progress messages the guest reported.
     pub(crate) progress: Vec<String>,
+    /// What the outgoing-request policy refused or stopped.
+    pub(crate) net: NetOutcome,
+}
+
+/// What happened to a call's outgoing HTTP requests, for mapping the tool's error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NetOutcome {
+    /// Why requests were refused by the policy (the first few).
+    pub(crate) refused: Vec<String>,
+    /// A request was stopped at its deadline.
+    pub(crate) timed_out: bool,
 }
 
 /// Per-call limits and controls.
@@ -93,6 +106,8 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) files: &'a FileAccess,
     /// The programs the call may run and the session's shell; `None`: no `process` access.
     pub(crate) process: Option<super::process::ProcessAccess>,
+    /// What outgoing HTTP requests may reach; `None` refuses every request.
+    pub(crate) net: Option<Arc<NetPolicy>>,
 }
 
 /// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
@@ -126,6 +141,8 @@ pub(crate) struct CallState {
     may_record: bool,
     /// What the `process` import may run (only during `call`).
     process: Option<super::process::ProcessAccess>,
+    http: WasiHttpCtx,
+    http_hooks: HttpHooks,
 }
 
 impl CallState {
@@ -192,6 +209,16 @@ impl CallState {
             access: self.process.as_ref(),
             cancel: &self.cancel,
             deadline: self.deadline,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_hooks,
         }
     }
 }
@@ -343,6 +370,7 @@ pub(crate) async fn run(
                 "{MAX_ABANDONED} earlier calls are still stuck in host calls; no new guest starts until they end"
             ))),
             progress: Vec::new(),
+            net: NetOutcome::default(),
         };
     }
     let cancel = setup.cancel;
@@ -354,6 +382,7 @@ pub(crate) async fn run(
             return GuestRun {
                 reply: Err(GuestFailure::Setup(message)),
                 progress: Vec::new(),
+                net: NetOutcome::default(),
             };
         }
     };
@@ -365,6 +394,7 @@ pub(crate) async fn run(
         .map(|(dir, _)| dir.clone())
         .collect();
     let may_record = matches!(request, GuestRequest::Call { .. });
+    let deadline = far_deadline(timeout);
     let state = CallState {
         wasi,
         table: ResourceTable::new(),
@@ -374,7 +404,7 @@ pub(crate) async fn run(
             refused: None,
         },
         cancel: Arc::clone(&cancel),
-        deadline: far_deadline(timeout),
+        deadline,
         stopped: None,
         log_lines: 0,
         progress: Vec::new(),
@@ -384,6 +414,8 @@ pub(crate) async fn run(
         read_roots,
         may_record,
         process: if may_record { setup.process } else { None },
+        http: WasiHttpCtx::new(),
+        http_hooks: HttpHooks::new(setup.net, deadline),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
@@ -417,13 +449,15 @@ pub(crate) async fn run(
                         let reply =
                             result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
                         let progress = std::mem::take(&mut store.data_mut().progress);
-                        GuestRun { reply, progress }
+                        let (refused, timed_out) = store.data().http_hooks.report();
+                        GuestRun { reply, progress, net: NetOutcome { refused, timed_out } }
                     }
                     Err(join_error) => GuestRun {
                         reply: Err(GuestFailure::Setup(format!(
                             "the guest thread failed: {join_error}"
                         ))),
                         progress: Vec::new(),
+                        net: NetOutcome::default(),
                     },
                 };
             }
@@ -460,6 +494,7 @@ fn abandon(
     GuestRun {
         reply: Err(failure),
         progress: Vec::new(),
+        net: NetOutcome::default(),
     }
 }
 

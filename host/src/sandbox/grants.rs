@@ -5,6 +5,7 @@
 
 mod env;
 mod fs;
+mod net;
 mod process;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use serde::Deserialize;
 
 pub use env::EnvGrant;
 pub use fs::{FsAccess, FsGrant};
+pub(crate) use net::NetScheme;
+pub use net::{NetGrant, NetGrantError};
 pub use process::ProcessGrant;
 
 /// Everything one component is granted.
@@ -28,6 +31,9 @@ pub struct Grants {
     /// Programs the component may run through the host's `process` interface.
     #[serde(default)]
     pub process: Vec<ProcessGrant>,
+    /// Outgoing HTTP destinations (`scheme://host[:port]` patterns); see `grants/net.rs`.
+    #[serde(default)]
+    pub net: Vec<NetGrant>,
 }
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
@@ -174,7 +180,7 @@ impl Grants {
         self.fs.iter().any(FsGrant::is_tmp)
     }
 
-    /// A short human description, e.g. `fs: ${WORKSPACE} (read); env: none`.
+    /// A short human description, e.g. `fs: ${WORKSPACE} (read); env: none; net: none`.
     pub fn describe(&self) -> String {
         let fs = if self.fs.is_empty() {
             "none".to_owned()
@@ -194,8 +200,17 @@ impl Grants {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let net = if self.net.is_empty() {
+            "none".to_owned()
+        } else {
+            self.net
+                .iter()
+                .map(NetGrant::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if self.process.is_empty() {
-            return format!("fs: {fs}; env: {env}");
+            return format!("fs: {fs}; env: {env}; net: {net}");
         }
         let process = self
             .process
@@ -203,6 +218,6 @@ impl Grants {
             .map(ProcessGrant::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        format!("fs: {fs}; env: {env}; process: {process}")
+        format!("fs: {fs}; env: {env}; net: {net}; process: {process}")
     }
 }

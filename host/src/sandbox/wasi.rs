@@ -3,6 +3,8 @@
 //! Defaults and their security meaning (see `WasiCtxBuilder::new`): no arguments, no environment, no
 //! preopens, empty stdin, no sockets (TCP, UDP and name lookup off; every address refused), stdout and
 //! stderr captured into capped pipes that never reach the host's own streams or protocol output.
+//! Sockets stay off even for components with net grants: those reach the network only through
+//! `wasi:http`, whose every request `http.rs` checks.
 
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 

@@ -19,6 +19,9 @@ pub struct Settings {
     pub trusted_workspaces: Vec<PathBuf>,
     /// `respectGitignore`: whether Glob honours `.gitignore` when a call does not say.
     pub respect_gitignore: Option<bool>,
+    /// `allowPrivateNetworkHosts`: hosts outgoing HTTP may reach at private or loopback
+    /// addresses, spelled as URLs read them (`localhost`, `127.0.0.1`, `[::1]`).
+    pub allow_private_network_hosts: Vec<String>,
 }
 
 /// `permissions` in a settings file.
@@ -57,6 +60,7 @@ const TOP_KEYS: &[&str] = &[
     "aliases",
     "trustedWorkspaces",
     "respectGitignore",
+    "allowPrivateNetworkHosts",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -119,6 +123,24 @@ impl Settings {
                     settings.respect_gitignore = Some(value.as_bool().ok_or_else(|| {
                         error("\"respectGitignore\" must be true or false".to_owned())
                     })?);
+                }
+                "allowPrivateNetworkHosts" => {
+                    for (index, host) in strings(value, "allowPrivateNetworkHosts", path)?
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let canonical = crate::permissions::url_host(&format!("http://{host}/"))
+                            .filter(|canonical| {
+                                let port = host.contains(':') && !host.starts_with('[');
+                                !port && !host.contains(['/', '@', '?', '#']) && !canonical.is_empty()
+                            })
+                            .ok_or_else(|| {
+                                error(format!(
+                                    "allowPrivateNetworkHosts[{index}] {host:?} is not a host name or IP address"
+                                ))
+                            })?;
+                        settings.allow_private_network_hosts.push(canonical);
+                    }
                 }
                 "$schema" => {}
                 other => warnings.push(format!(
@@ -269,6 +291,14 @@ mod tests {
                 r#"{"permissions": {"defaultMode": 3}}"#,
                 "defaultMode must be a string",
             ),
+            (
+                r#"{"allowPrivateNetworkHosts": ["localhost:8080"]}"#,
+                "allowPrivateNetworkHosts[0] \"localhost:8080\" is not a host",
+            ),
+            (
+                r#"{"allowPrivateNetworkHosts": "localhost"}"#,
+                "must be an array",
+            ),
         ];
         for (text, expected) in errors {
             let message = Settings::parse(text, path, &mut Vec::new())
@@ -287,5 +317,15 @@ mod tests {
         assert_eq!(settings.permissions.allow[0].rule, "Read");
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("\"model\"")));
+        let hosts = Settings::parse(
+            r#"{"allowPrivateNetworkHosts": ["LocalHost.", "0x7f000001", "[0::1]"]}"#,
+            path,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            hosts.allow_private_network_hosts,
+            ["localhost", "127.0.0.1", "[::1]"]
+        );
     }
 }

@@ -42,6 +42,8 @@ pub(crate) struct Loaded {
     pub(crate) trusted: bool,
     /// `respectGitignore` from the highest scope that sets it (default true).
     pub(crate) respect_gitignore: bool,
+    /// `allowPrivateNetworkHosts` of every trusted scope.
+    pub(crate) allow_private_hosts: Vec<String>,
 }
 
 /// `$XDG_CONFIG_HOME/warden/settings.json`, else `~/.config/warden/settings.json`.
@@ -135,10 +137,25 @@ pub(crate) fn load(
     let mut mode_origin = "--permission-mode".to_owned();
     let mut bypass_disabled_by = None;
     let mut respect_gitignore = None;
+    let mut allow_private_hosts: Vec<String> = Vec::new();
     for scope in &scopes {
         respect_gitignore = respect_gitignore.or(scope.settings.respect_gitignore);
         let permissions = &scope.settings.permissions;
         let untrusted = scope.needs_trust && !trusted;
+        // It widens what components may reach, so an untrusted workspace cannot set it.
+        let private_hosts = &scope.settings.allow_private_network_hosts;
+        if untrusted && !private_hosts.is_empty() {
+            warnings.push(format!(
+                "this workspace has not been trusted: allowPrivateNetworkHosts in {} is not used",
+                scope.source
+            ));
+        } else {
+            for host in private_hosts {
+                if !allow_private_hosts.contains(host) {
+                    allow_private_hosts.push(host.clone());
+                }
+            }
+        }
         for (entries, kind) in [
             (&permissions.deny, RuleKind::Deny),
             (&permissions.ask, RuleKind::Ask),
@@ -226,6 +243,7 @@ pub(crate) fn load(
         warnings,
         trusted,
         respect_gitignore: respect_gitignore.unwrap_or(true),
+        allow_private_hosts,
     })
 }
 

@@ -1,35 +1,32 @@
-//! Test guest: a stand-in named like Claude Code's `WebFetch`, with its input fields and class, that
-//! only reports what it was asked to do. Permission rules give the name its meaning (domains), so
-//! end-to-end permission tests can run before the real tool exists, and can never fetch anything.
-//! (`Write` and `Bash` are the built-in tools.)
+//! Test guest: a stand-in named like Claude Code's `Monitor` (which warden does not have yet), with a
+//! `command` field and the process class, that only reports what it would watch. Permission tests
+//! load it as a plugin beside the built-in tools (`Write`, `Bash`, `WebFetch` are real), so rules
+//! naming a tool that takes command specifiers are checked against a plugin too.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
-/// Input of `WebFetch`.
+/// Input of `Monitor`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct FetchInput {
-    /// The URL.
-    url: String,
-    /// What to extract.
-    #[expect(dead_code, reason = "accepted so the schema matches Claude Code's")]
-    prompt: Option<String>,
+struct MonitorInput {
+    /// The command whose output would be watched.
+    command: String,
 }
 
-struct WebFetch;
+struct Monitor;
 
-impl Tool for WebFetch {
-    type Input = FetchInput;
-    const NAME: &'static str = "WebFetch";
-    const DESCRIPTION: &'static str = "Reports the URL it would fetch (a stand-in).";
-    const CLASS: CapabilityClass = CapabilityClass::Network;
-    const RULE_FIELD: Option<&'static str> = Some("url");
+impl Tool for Monitor {
+    type Input = MonitorInput;
+    const NAME: &'static str = "Monitor";
+    const DESCRIPTION: &'static str = "Reports the command it would watch (a stand-in).";
+    const CLASS: CapabilityClass = CapabilityClass::Process;
+    const RULE_FIELD: Option<&'static str> = Some("command");
 
-    fn call(input: FetchInput, _ctx: &Context) -> Result<Output, ToolError> {
-        Ok(Output::text(format!("would fetch: {}", input.url)))
+    fn call(input: MonitorInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text(format!("would watch: {}", input.command)))
     }
 }
 
-warden_sdk::export!(WebFetch);
+warden_sdk::export!(Monitor);

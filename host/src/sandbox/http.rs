@@ -1,0 +1,412 @@
+//! The outgoing-request policy behind `wasi:http`: every request a guest sends (each redirect hop
+//! is a new request) is checked here before any connection, and sent by warden's own sender
+//! (`http/send.rs`), never by a default client.
+//!
+//! A request passes when, in this order:
+//! 1. the call has a net policy at all (none during `validate-input`, none without net grants);
+//! 2. its scheme is `http` or `https` and its authority has no user info;
+//! 3. scheme, host and port match one of the component's net grants (`grants/net.rs`);
+//! 4. the host passes the permission rules (`HostCheck`, from the pipeline: the host the decision
+//!    looked at, or one an allow rule covers, and never one a deny or ask rule names);
+//! 5. every address the host resolves to is public, unless the grant writes the host out or the
+//!    operator lists it in `allowPrivateNetworkHosts` (`http/address.rs`).
+//!
+//! The sender then connects to an address checked in step 5 (no second lookup, so DNS rebinding
+//! cannot swap in another), or to the operator's proxy; cuts the body at the size cap; and stops
+//! the request at its deadline. What was refused or timed out is recorded for the pipeline, which
+//! turns the tool's resulting error into `permission_denied` or `timeout`.
+
+mod address;
+mod send;
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use super::grants::{NetGrant, NetScheme};
+
+pub(crate) use send::ProxyConfig;
+
+/// Default cap on one response body.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 10 << 20;
+/// Default time one request may take, connection to last byte.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time kept back from the call's deadline, so a request stopped at its own deadline leaves the
+/// guest time to report it before the call's deadline stops the guest.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
+/// Refusal reasons kept per call.
+const MAX_RECORDED: usize = 8;
+/// Requests one call may send; a guest looping on requests is refused after that.
+const MAX_REQUESTS_PER_CALL: u32 = 100;
+
+/// The permission rules' verdict on one host: `Err` names the rule or reason that refuses it.
+pub(crate) type HostCheck = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// Operator settings for outgoing HTTP, fixed for the runtime's life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetSettings {
+    /// Largest response body, in bytes; the rest is cut with a note.
+    pub max_response_bytes: u64,
+    /// Time one request may take, connection to last byte (also bounded by the call's deadline).
+    pub request_timeout: Duration,
+    /// Hosts that may be reached at private or loopback addresses (`allowPrivateNetworkHosts`),
+    /// spelled as URLs spell them (`localhost`, `127.0.0.1`, `[::1]`).
+    pub allow_private_hosts: Vec<String>,
+    /// `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; see [`NetSettings::from_env`].
+    pub proxy: ProxySettings,
+}
+
+/// Proxies for outgoing HTTP, as the conventional environment variables give them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxySettings {
+    /// Proxy for `http://` URLs (`HTTP_PROXY` / `http_proxy`), an `http://host:port` URL.
+    pub http: Option<String>,
+    /// Proxy for `https://` URLs (`HTTPS_PROXY` / `https_proxy`), tunnelled with `CONNECT`.
+    pub https: Option<String>,
+    /// Hosts reached directly (`NO_PROXY` / `no_proxy`): names, `.suffix`es, or `*`.
+    pub no_proxy: Vec<String>,
+}
+
+impl Default for NetSettings {
+    fn default() -> Self {
+        Self {
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            allow_private_hosts: Vec::new(),
+            proxy: ProxySettings::default(),
+        }
+    }
+}
+
+impl NetSettings {
+    /// The defaults, with proxies taken from `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` (or their
+    /// lower-case spellings) when they are set and not empty.
+    pub fn from_env() -> Self {
+        let var = |names: [&str; 2]| {
+            names.iter().find_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .filter(|value| !value.trim().is_empty())
+            })
+        };
+        Self {
+            proxy: ProxySettings {
+                http: var(["HTTP_PROXY", "http_proxy"]),
+                https: var(["HTTPS_PROXY", "https_proxy"]),
+                no_proxy: var(["NO_PROXY", "no_proxy"])
+                    .map(|list| {
+                        list.split(',')
+                            .map(|entry| entry.trim().to_ascii_lowercase())
+                            .filter(|entry| !entry.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            },
+            ..Self::default()
+        }
+    }
+}
+
+/// The runtime's outgoing-HTTP configuration: the settings and the proxies parsed from them.
+pub(crate) struct NetRuntime {
+    pub(crate) settings: Arc<NetSettings>,
+    pub(crate) proxy: Arc<ProxyConfig>,
+}
+
+impl NetRuntime {
+    /// Parses the proxies; a proxy that is not an `http://host[:port]` URL is an error.
+    pub(crate) fn new(settings: NetSettings) -> Result<Self, String> {
+        let proxy = ProxyConfig::parse(&settings.proxy)?;
+        Ok(Self {
+            settings: Arc::new(settings),
+            proxy: Arc::new(proxy),
+        })
+    }
+}
+
+/// What one call's component may reach over HTTP.
+pub(crate) struct NetPolicy {
+    /// The component's net grants.
+    pub(crate) grants: Vec<NetGrant>,
+    /// The permission rules' check of each host.
+    pub(crate) hosts: HostCheck,
+    /// Operator settings.
+    pub(crate) settings: Arc<NetSettings>,
+    /// The proxies, parsed once.
+    pub(crate) proxy: Arc<ProxyConfig>,
+}
+
+/// What the policy refused, and whether a request ran out of time, during one call.
+#[derive(Debug, Default)]
+pub(crate) struct NetReport {
+    /// Why requests were refused (the first few).
+    pub(crate) refused: Vec<String>,
+    /// A request was stopped at its deadline.
+    pub(crate) timed_out: bool,
+}
+
+impl NetReport {
+    fn refuse(report: &Mutex<NetReport>, reason: String) -> HttpError {
+        tracing::info!(target: "warden::net", "request refused: {reason}");
+        if let Ok(mut report) = report.lock()
+            && report.refused.len() < MAX_RECORDED
+        {
+            report.refused.push(reason);
+        }
+        HttpError::HttpRequestDenied
+    }
+}
+
+/// The `wasi:http` hooks of one call: the policy (if any), the call's deadline and the report.
+pub(crate) struct HttpHooks {
+    policy: Option<Arc<NetPolicy>>,
+    deadline: Instant,
+    report: Arc<Mutex<NetReport>>,
+    sent: u32,
+}
+
+impl HttpHooks {
+    /// Hooks for a call ending at `deadline`; without a policy every request is refused.
+    pub(crate) fn new(policy: Option<Arc<NetPolicy>>, deadline: Instant) -> Self {
+        Self {
+            policy,
+            deadline,
+            report: Arc::default(),
+            sent: 0,
+        }
+    }
+
+    /// What was refused or timed out so far.
+    pub(crate) fn report(&self) -> (Vec<String>, bool) {
+        match self.report.lock() {
+            Ok(report) => (report.refused.clone(), report.timed_out),
+            Err(_) => (Vec::new(), false),
+        }
+    }
+}
+
+/// A request that passed steps 1-4: where it goes and what may be reached there.
+pub(crate) struct Destination {
+    pub(crate) scheme: NetScheme,
+    /// As `url_host` spells it: lower case, IPv6 in brackets.
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// The grant or the operator names the host: private addresses are allowed.
+    pub(crate) private_ok: bool,
+}
+
+impl NetPolicy {
+    /// Steps 2-4 for the request URI `uri`.
+    pub(crate) fn check(&self, uri: &http::Uri) -> Result<Destination, String> {
+        let scheme = match uri.scheme_str() {
+            Some("http") => NetScheme::Http,
+            Some("https") => NetScheme::Https,
+            other => {
+                return Err(format!(
+                    "the scheme {:?} is not http or https",
+                    other.unwrap_or("")
+                ));
+            }
+        };
+        let authority = uri
+            .authority()
+            .map(http::uri::Authority::as_str)
+            .unwrap_or("");
+        if authority.contains('@') {
+            return Err("a request URL may not carry user info".to_owned());
+        }
+        let url = url::Url::parse(&format!("{}://{authority}/", scheme.as_str()))
+            .map_err(|error| format!("the authority {authority:?} is not valid: {error}"))?;
+        let host = crate::permissions::url_host(url.as_str())
+            .ok_or_else(|| format!("the authority {authority:?} has no host"))?;
+        let port = url.port().unwrap_or(scheme.default_port());
+        let Some(grant) = self
+            .grants
+            .iter()
+            .find(|grant| grant.matches(scheme, &host, port))
+        else {
+            return Err(format!(
+                "{}://{host}:{port} is not in the component's net grants ({})",
+                scheme.as_str(),
+                self.grants
+                    .iter()
+                    .map(NetGrant::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        (self.hosts)(&host)?;
+        let private_ok = grant.names_host(&host)
+            || self
+                .settings
+                .allow_private_hosts
+                .iter()
+                .any(|allowed| allowed.trim_end_matches('.').eq_ignore_ascii_case(&host));
+        Ok(Destination {
+            scheme,
+            host,
+            port,
+            private_ok,
+        })
+    }
+}
+
+impl Destination {
+    /// Step 5 for one resolved address.
+    pub(crate) fn check_address(&self, address: IpAddr) -> Result<(), String> {
+        match address::private_range(address) {
+            Some(range) if !self.private_ok => Err(format!(
+                "{} resolves to {address}, a {range} address; such addresses are reached only when the operator lists the host in allowPrivateNetworkHosts or the component's grant names it",
+                self.host
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+type SendFuture = Box<
+    dyn Future<
+            Output = Result<
+                (
+                    http::Response<WasiBody>,
+                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+                ),
+                HttpError,
+            >,
+        > + Send,
+>;
+
+impl WasiHttpHooks for HttpHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> SendFuture {
+        drop(fut);
+        let report = Arc::clone(&self.report);
+        let Some(policy) = self.policy.clone() else {
+            let error = NetReport::refuse(
+                &report,
+                "this call has no network grant (validate-input never has one)".to_owned(),
+            );
+            return Box::new(async move { Err(error) });
+        };
+        self.sent = self.sent.saturating_add(1);
+        if self.sent > MAX_REQUESTS_PER_CALL {
+            let error = NetReport::refuse(
+                &report,
+                format!("a call may send at most {MAX_REQUESTS_PER_CALL} requests"),
+            );
+            return Box::new(async move { Err(error) });
+        }
+        let destination = match policy.check(request.uri()) {
+            Ok(destination) => destination,
+            Err(reason) => {
+                let error = NetReport::refuse(&report, reason);
+                return Box::new(async move { Err(error) });
+            }
+        };
+        let remaining = self
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(DEADLINE_MARGIN);
+        let mut timeout = policy.settings.request_timeout.min(remaining);
+        // A guest may ask for less time, never more.
+        if let Some(connect) = options.and_then(|options| options.connect_timeout) {
+            timeout = timeout.min(connect.max(Duration::from_millis(1)));
+        }
+        let deadline = tokio::time::Instant::now() + timeout;
+        Box::new(send::send(policy, destination, request, deadline, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(grants: &[&str], private: &[&str], hosts: HostCheck) -> NetPolicy {
+        NetPolicy {
+            grants: grants
+                .iter()
+                .map(|grant| NetGrant::try_from((*grant).to_owned()).unwrap())
+                .collect(),
+            hosts,
+            settings: Arc::new(NetSettings {
+                allow_private_hosts: private.iter().map(|host| (*host).to_owned()).collect(),
+                ..NetSettings::default()
+            }),
+            proxy: Arc::default(),
+        }
+    }
+
+    fn any_host() -> HostCheck {
+        Arc::new(|_| Ok(()))
+    }
+
+    fn uri(text: &str) -> http::Uri {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn requests_must_match_a_grant_and_the_rules() {
+        let only_docs: HostCheck = Arc::new(|host| {
+            if host == "docs.example.com" {
+                Ok(())
+            } else {
+                Err(format!("no rule allows {host}"))
+            }
+        });
+        let web = policy(&["https://*.example.com"], &[], only_docs);
+        assert!(web.check(&uri("https://docs.example.com/x")).is_ok());
+        assert!(web.check(&uri("https://DOCS.example.com./x")).is_ok());
+        let error = web.check(&uri("https://api.example.com/")).err().unwrap();
+        assert!(error.contains("no rule allows api.example.com"), "{error}");
+        let error = web.check(&uri("http://docs.example.com/")).err().unwrap();
+        assert!(
+            error.contains("not in the component's net grants"),
+            "{error}"
+        );
+        let error = web
+            .check(&uri("https://docs.example.com:8443/"))
+            .err()
+            .unwrap();
+        assert!(error.contains("net grants"), "{error}");
+        let error = web
+            .check(&uri("https://user@docs.example.com/"))
+            .err()
+            .unwrap();
+        assert!(error.contains("user info"), "{error}");
+    }
+
+    #[test]
+    fn private_addresses_need_a_literal_grant_or_the_operator() {
+        let wildcard = policy(&["http://*:*"], &[], any_host());
+        let local = wildcard.check(&uri("http://localhost:8080/")).unwrap();
+        assert!(local.check_address("127.0.0.1".parse().unwrap()).is_err());
+        assert!(
+            local
+                .check_address("93.184.216.34".parse().unwrap())
+                .is_ok()
+        );
+        let metadata = wildcard.check(&uri("http://0xa9fea9fe/")).unwrap();
+        assert_eq!(metadata.host, "169.254.169.254");
+        assert!(
+            metadata
+                .check_address("169.254.169.254".parse().unwrap())
+                .is_err()
+        );
+
+        let operator = policy(&["http://*:*"], &["localhost"], any_host());
+        let local = operator.check(&uri("http://localhost:8080/")).unwrap();
+        assert!(local.check_address("127.0.0.1".parse().unwrap()).is_ok());
+        let other = operator.check(&uri("http://127.0.0.1:8080/")).unwrap();
+        assert!(other.check_address("127.0.0.1".parse().unwrap()).is_err());
+
+        let literal = policy(&["http://127.0.0.1:*"], &[], any_host());
+        let local = literal.check(&uri("http://127.0.0.1:9/")).unwrap();
+        assert!(local.check_address("127.0.0.1".parse().unwrap()).is_ok());
+    }
+}

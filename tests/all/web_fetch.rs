@@ -1,0 +1,286 @@
+//! The built-in WebFetch end to end, against a real HTTP server on 127.0.0.1 that each test starts
+//! and that counts the requests it sees: conversion, the host policy (before any connection),
+//! redirects, the size cap, the timeout and private addresses.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use warden::{ErrorKind, PermissionMode, ProxySettings, RuntimeConfig};
+
+use crate::support::{Fixture, call, error_text, ok_text};
+
+const PAGE: &str = "<!DOCTYPE html><html><head><title>Test page</title>\
+    <style>body { color: red }</style><script>document.write('tracking')</script></head>\
+    <body><h1>Welcome</h1><p>Some <b>bold</b> text and <a href=\"/docs\">a link</a>.</p>\
+    <ul><li>first</li><li>second</li></ul></body></html>";
+
+/// A loopback HTTP/1.1 server with fixed routes; it counts every request it reads.
+pub(crate) struct Server {
+    address: SocketAddr,
+    requests: Arc<AtomicUsize>,
+    /// Requests whose target was an absolute URL: what a proxy receives.
+    proxied: Arc<AtomicUsize>,
+}
+
+impl Server {
+    pub(crate) fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let address = listener.local_addr().expect("local address");
+        let requests = Arc::new(AtomicUsize::new(0));
+        let proxied = Arc::new(AtomicUsize::new(0));
+        let (counter, absolute) = (Arc::clone(&requests), Arc::clone(&proxied));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (counter, absolute) = (Arc::clone(&counter), Arc::clone(&absolute));
+                std::thread::spawn(move || serve(stream, &counter, &absolute));
+            }
+        });
+        Self {
+            address,
+            requests,
+            proxied,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.address.port())
+    }
+
+    pub(crate) fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    pub(crate) fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+fn serve(stream: TcpStream, counter: &AtomicUsize, absolute: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+    }
+    counter.fetch_add(1, Ordering::SeqCst);
+    let mut path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
+    if let Some(rest) = path.strip_prefix("http://") {
+        absolute.fetch_add(1, Ordering::SeqCst);
+        path = rest
+            .find('/')
+            .map_or("/".to_owned(), |slash| rest[slash..].to_owned());
+    }
+    let mut stream = stream;
+    let respond = |stream: &mut TcpStream, status: &str, headers: &str, body: &[u8]| {
+        let head = format!(
+            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(body);
+    };
+    match path.as_str() {
+        "/page" => respond(
+            &mut stream,
+            "200 OK",
+            "Content-Type: text/html; charset=utf-8\r\n",
+            PAGE.as_bytes(),
+        ),
+        "/same" => respond(&mut stream, "302 Found", "Location: /page\r\n", b""),
+        "/away" => respond(
+            &mut stream,
+            "301 Moved Permanently",
+            "Location: http://elsewhere.test/landing\r\n",
+            b"",
+        ),
+        "/big" => respond(
+            &mut stream,
+            "200 OK",
+            "Content-Type: text/plain\r\n",
+            &vec![b'a'; 1 << 20],
+        ),
+        "/slow" => std::thread::sleep(Duration::from_secs(20)),
+        _ => respond(&mut stream, "404 Not Found", "", b"nothing here"),
+    }
+}
+
+/// A runtime where WebFetch may fetch `allowed` hosts, 127.0.0.1 may be reached, and no proxy
+/// from the environment interferes.
+async fn runtime(
+    fixture: &Fixture,
+    allowed: &str,
+    configure: impl FnOnce(&mut RuntimeConfig),
+) -> warden::Runtime {
+    fixture
+        .runtime(&[], |c| {
+            c.allowed_tools = vec![allowed.to_owned()];
+            c.net.proxy = ProxySettings::default();
+            c.net.allow_private_hosts = vec!["127.0.0.1".to_owned()];
+            configure(c);
+        })
+        .await
+}
+
+fn fetch(url: &str) -> serde_json::Value {
+    json!({"url": url, "prompt": "what is on the page?"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_a_granted_host_and_converts_html_to_markdown() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch(domain:127.0.0.1)", |_| {}).await;
+    let page = call(&runtime, "WebFetch", fetch(&server.url("/page"))).await;
+    let text = ok_text(&page);
+    assert!(text.contains("# Welcome"), "{text}");
+    assert!(text.contains("**bold**"), "{text}");
+    assert!(text.contains("[a link](/docs)"), "{text}");
+    assert!(
+        text.contains("*   first") && text.contains("*   second"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("tracking") && !text.contains("color: red"),
+        "{text}"
+    );
+    assert!(text.contains("Status: 200"), "{text}");
+    assert!(
+        text.contains("Prompt (echoed; warden runs no model): what is on the page?"),
+        "{text}"
+    );
+    // A same-host redirect is followed; each hop is a request the host checked.
+    let moved = call(&runtime, "WebFetch", fetch(&server.url("/same"))).await;
+    let text = ok_text(&moved);
+    assert!(text.contains("# Welcome"), "{text}");
+    assert!(text.contains("Redirects followed: 1"), "{text}");
+    assert_eq!(server.requests(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_host_no_rule_allows_before_connecting() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch(domain:docs.example.com)", |_| {}).await;
+    let denied = call(&runtime, "WebFetch", fetch(&server.url("/page"))).await;
+    error_text(&denied, ErrorKind::PermissionDenied);
+    assert_eq!(server.requests(), 0, "the server must see no request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_a_redirect_to_another_host_without_following_it() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch(domain:127.0.0.1)", |_| {}).await;
+    let moved = call(&runtime, "WebFetch", fetch(&server.url("/away"))).await;
+    let text = ok_text(&moved);
+    assert!(text.contains("http://elsewhere.test/landing"), "{text}");
+    assert!(text.contains("points to another host"), "{text}");
+    assert!(text.contains("not followed"), "{text}");
+    assert_eq!(server.requests(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cuts_a_body_over_the_size_cap() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch(domain:127.0.0.1)", |c| {
+        c.net.max_response_bytes = 64 << 10;
+    })
+    .await;
+    let big = call(&runtime, "WebFetch", fetch(&server.url("/big"))).await;
+    let text = ok_text(&big);
+    assert!(
+        text.contains("Bytes: 65536"),
+        "{}",
+        &text[..300.min(text.len())]
+    );
+    assert!(
+        text.contains("cut at 65536 bytes, the size cap"),
+        "{}",
+        &text[..300.min(text.len())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stops_a_slow_server_with_a_timeout() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch(domain:127.0.0.1)", |c| {
+        c.net.request_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let slow = call(&runtime, "WebFetch", fetch(&server.url("/slow"))).await;
+    let text = error_text(&slow, ErrorKind::Timeout);
+    assert!(text.contains("timed out"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_localhost_unless_the_operator_allows_it() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let url = format!("http://localhost:{}/page", server.port());
+    // Allowed by the rules (and by bypassPermissions), but localhost is a loopback address.
+    for mode in [None, Some(PermissionMode::BypassPermissions)] {
+        let runtime = runtime(&fixture, "WebFetch(domain:localhost)", |c| {
+            c.permission_mode = mode;
+        })
+        .await;
+        let denied = call(&runtime, "WebFetch", fetch(&url)).await;
+        let text = error_text(&denied, ErrorKind::PermissionDenied);
+        assert!(text.contains("allowPrivateNetworkHosts"), "{text}");
+        assert_eq!(server.requests(), 0, "the server must see no request");
+    }
+    // The operator's settings name it: fetched.
+    let runtime = runtime(&fixture, "WebFetch(domain:localhost)", |c| {
+        c.settings_json = vec![json!({"allowPrivateNetworkHosts": ["localhost"]}).to_string()];
+    })
+    .await;
+    let page = call(&runtime, "WebFetch", fetch(&url)).await;
+    assert!(ok_text(&page).contains("# Welcome"));
+    assert_eq!(server.requests(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goes_through_the_http_proxy_when_one_is_set() {
+    let proxy = Server::start();
+    let fixture = Fixture::new();
+    // 127.0.0.2 is checked (allowed private by the operator) but never connected to: the request
+    // goes to the proxy, in absolute form.
+    let proxied = runtime(&fixture, "WebFetch(domain:127.0.0.2)", |c| {
+        c.net.allow_private_hosts = vec!["127.0.0.2".to_owned()];
+        c.net.proxy.http = Some(format!("http://127.0.0.1:{}", proxy.port()));
+    })
+    .await;
+    let page = call(&proxied, "WebFetch", fetch("http://127.0.0.2:9/page")).await;
+    assert!(ok_text(&page).contains("# Welcome"));
+    assert_eq!(proxy.proxied.load(Ordering::SeqCst), 1);
+    // NO_PROXY sends it directly (to a port where nothing listens).
+    let bypassed = runtime(&fixture, "WebFetch(domain:127.0.0.2)", |c| {
+        c.net.allow_private_hosts = vec!["127.0.0.2".to_owned()];
+        c.net.proxy.http = Some(format!("http://127.0.0.1:{}", proxy.port()));
+        c.net.proxy.no_proxy = vec!["127.0.0.2".to_owned()];
+    })
+    .await;
+    let direct = call(&bypassed, "WebFetch", fetch("http://127.0.0.2:9/page")).await;
+    error_text(&direct, ErrorKind::ToolFailed);
+    assert_eq!(proxy.requests(), 1);
+}
