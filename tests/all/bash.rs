@@ -115,6 +115,44 @@ async fn without_a_net_grant_the_tests_loopback_server_is_unreachable() {
     );
 }
 
+/// What Landlock and a network namespace alone would miss: socket files of host services, device
+/// nodes, kernel-wide calls, the secrets under `/etc`, and root's capabilities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_sockets_devices_namespaces_and_etc_secrets_stay_out_of_reach() {
+    let fixture = Fixture::new();
+    let socket_path = fixture.outside().join("host-service.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let runtime = permissive(&fixture).await;
+    let perl = format!(
+        "perl -MSocket -e 'socket(S, PF_UNIX, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+         connect(S, pack_sockaddr_un($ARGV[0])) or die \"connect: $!\\n\"; print \"connected\\n\"' {}",
+        socket_path.display()
+    );
+    let probes = [
+        (perl.as_str(), "socket: Permission denied"),
+        ("mknod device c 1 3", "Operation not permitted"),
+        ("unshare -n true", "Operation not permitted"),
+        ("cat /etc/shadow", "Permission denied"),
+    ];
+    for (command, expected) in probes {
+        let result = call(&runtime, "Bash", bash(command)).await;
+        let text = error_text(&result, ErrorKind::ToolFailed);
+        assert!(text.contains(expected), "{command}: {text}");
+        assert!(!text.contains("connected\n"), "{command}: {text}");
+    }
+    assert!(listener.accept().is_err(), "the host socket saw no client");
+    assert!(!fixture.workspace().join("device").exists());
+    // What programs need still works: FIFOs, /etc/passwd, socket pairs.
+    let fine = call(
+        &runtime,
+        "Bash",
+        bash("mkfifo pipe && head -c 5 /etc/passwd && perl -MSocket -e 'socketpair(A, B, AF_UNIX, SOCK_STREAM, 0) or die; print \" pair-ok\"'"),
+    )
+    .await;
+    assert_eq!(ok_text(&fine), "root: pair-ok");
+}
+
 #[test]
 fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
     let fixture = Fixture::new();

@@ -7,6 +7,7 @@
 
 mod confine;
 mod spool;
+mod syscalls;
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd as _;
@@ -120,6 +121,10 @@ struct Child {
 
 impl Child {
     fn kill(&self, reason: Kill) {
+        // An ended group's number may belong to someone else by now.
+        if self.exit().is_some() {
+            return;
+        }
         let mut killed = self
             .killed
             .lock()
@@ -414,7 +419,12 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             ))
         })?;
     for (name, _) in &command.env {
-        if !grant.allows_env(name) {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid || !grant.allows_env(name) {
             return Err(ProcessError::NotGranted(format!(
                 "setting environment variable {name} is not granted"
             )));
@@ -482,7 +492,11 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
         isolate_network: true,
         limits: ResourceLimits {
-            cpu_seconds: command.timeout_ms.div_ceil(1000).saturating_add(60),
+            // A background task (no timeout) may run as long as the session.
+            cpu_seconds: match command.timeout_ms {
+                0 => libc::RLIM_INFINITY,
+                timeout => timeout.div_ceil(1000).saturating_add(60),
+            },
             ..ResourceLimits::default()
         },
         sandboxed,

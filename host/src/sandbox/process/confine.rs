@@ -12,19 +12,39 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use super::syscalls;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
     Scope, path_beneath_rules,
 };
 
-/// Directories every program needs to start (loader, libraries, shells, configuration).
+/// Directories every program needs to start (loader, libraries, shells); `/etc` is added entry
+/// by entry, without [`ETC_SECRETS`].
 const SYSTEM_READ_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
+];
+/// Entries of `/etc` (and `/etc/ssl`) a command never needs and must not read: password hashes,
+/// sudo rules, host keys, TLS private keys.
+const ETC_SECRETS: &[&str] = &[
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "private",
+    "security",
+    "ssl",
 ];
 /// Device files programs commonly open for reading and writing.
 const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// Device files programs commonly open for reading.
 const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
+
+/// The oldest Landlock ABI the sandbox accepts: ABI 3 adds `truncate`, without which a command
+/// could empty any file it can read.
+const MIN_LANDLOCK_ABI: i64 = 3;
 
 /// The newest Landlock ABI this host asks for; older kernels get what they support.
 const LANDLOCK_ABI: ABI = ABI::V6;
@@ -63,10 +83,11 @@ impl KernelSupport {
     /// Why children cannot be confined here, if they cannot.
     pub fn missing(&self) -> Option<String> {
         let mut missing = Vec::new();
-        if self.landlock_abi < 1 {
-            missing.push(
-                "Landlock is not enabled in this kernel (see /sys/kernel/security/lsm)".to_owned(),
-            );
+        if self.landlock_abi < MIN_LANDLOCK_ABI {
+            missing.push(format!(
+                "Landlock ABI {} (needs {MIN_LANDLOCK_ABI}, Linux 6.2, so truncating files outside the workspace is refused too; see /sys/kernel/security/lsm)",
+                self.landlock_abi
+            ));
         }
         if let Err(error) = &self.network_namespace {
             missing.push(format!("network namespaces are unavailable: {error}"));
@@ -145,6 +166,8 @@ pub(crate) struct Confinement {
 pub(crate) struct Prepared {
     ruleset: Option<OwnedFd>,
     network: Option<NetworkNamespace>,
+    /// The seccomp program (with the capability drop), when sandboxed on a supported architecture.
+    seccomp: Option<Vec<libc::sock_filter>>,
     limits: ResourceLimits,
     /// Write end of the pipe the child reports its final directory on (becomes fd 3).
     report_fd: Option<OwnedFd>,
@@ -162,6 +185,7 @@ impl Confinement {
         Ok(Prepared {
             ruleset,
             network: (self.sandboxed && self.isolate_network).then(NetworkNamespace::new),
+            seccomp: self.sandboxed.then(syscalls::filter).flatten(),
             limits: self.limits,
             report_fd,
         })
@@ -182,6 +206,8 @@ impl Confinement {
             .map_err(error)?
             .add_rules(path_beneath_rules(SYSTEM_READ_DIRS, read))
             .map_err(error)?
+            .add_rules(path_beneath_rules(etc_entries(), read))
+            .map_err(error)?
             .add_rules(path_beneath_rules(DEVICE_READ_FILES, read))
             .map_err(error)?
             .add_rules(path_beneath_rules(DEVICE_FILES, all))
@@ -193,6 +219,26 @@ impl Confinement {
         let fd: Option<OwnedFd> = created.into();
         fd.ok_or_else(|| "Landlock is not supported by this kernel".to_owned())
     }
+}
+
+/// `/etc`'s entries without [`ETC_SECRETS`], plus `/etc/ssl`'s without `private`.
+fn etc_entries() -> Vec<PathBuf> {
+    let listed = |dir: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|entry| {
+                        !ETC_SECRETS.contains(&entry.file_name().to_string_lossy().as_ref())
+                    })
+                    .map(|entry| entry.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut entries = listed("/etc");
+    entries.extend(listed("/etc/ssl"));
+    entries
 }
 
 impl Prepared {
@@ -221,6 +267,13 @@ impl Prepared {
                 (libc::RLIMIT_FSIZE, limits.file_size),
                 (libc::RLIMIT_CORE, 0),
             ] {
+                // Never above the host's own hard limit, which the child could not raise anyway.
+                let mut current = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                check(libc::getrlimit(resource, &mut current))?;
+                let value = value.min(current.rlim_max);
                 let limit = libc::rlimit {
                     rlim_cur: value,
                     rlim_max: value,
@@ -233,8 +286,14 @@ impl Prepared {
             if let Some(network) = &self.network {
                 network.enter()?;
             }
+            if self.ruleset.is_some() {
+                syscalls::drop_capabilities()?;
+            }
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            if let Some(program) = &self.seccomp {
+                syscalls::install(program)?;
+            }
             if let Some(ruleset) = &self.ruleset {
-                check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
                 let restricted =
                     libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
                 if restricted == -1 {
