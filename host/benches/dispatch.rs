@@ -3,9 +3,12 @@
 //! `cargo bench -p warden --bench dispatch` prints Markdown rows for `BENCHMARKS.md`. Plain
 //! `Instant` timing over many iterations after a warm-up; each row states what one iteration does.
 
+#[allow(dead_code, reason = "each benchmark uses a different part")]
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use warden::{
@@ -17,12 +20,7 @@ const WARM_UP: usize = 200;
 const ITERATIONS: usize = 3000;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(run());
+    common::block_on(run());
 }
 
 async fn run() {
@@ -58,7 +56,7 @@ async fn run() {
     drop(Runtime::new(config()).await.expect("runtime"));
     println!(
         "| `Runtime::new`, empty compile cache (Cranelift compiles 2 components), once | {} | | | |",
-        format_duration(cold.elapsed())
+        common::format_duration(cold.elapsed())
     );
     let mut starts = Vec::new();
     for _ in 0..20 {
@@ -66,7 +64,7 @@ async fn run() {
         drop(Runtime::new(config()).await.expect("runtime"));
         starts.push(started.elapsed());
     }
-    row(
+    common::row(
         "`Runtime::new`, warm compile cache (load, link, describe 2 components)",
         &mut starts,
     );
@@ -206,7 +204,7 @@ fn decision_rows(workspace: &Path) {
             std::hint::black_box(policy.evaluate(&tool, &input));
             samples.push(started.elapsed());
         }
-        row(label, &mut samples);
+        common::row(label, &mut samples);
     }
 }
 
@@ -234,30 +232,7 @@ async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value) {
         samples.push(started.elapsed());
         std::hint::black_box(result);
     }
-    row(label, &mut samples);
-}
-
-fn row(label: &str, samples: &mut [Duration]) {
-    samples.sort();
-    let p50 = samples[samples.len() / 2];
-    let p99 = samples[(samples.len() * 99 / 100).min(samples.len() - 1)];
-    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
-    println!(
-        "| {label} | {} | {} | {} | {:.0} |",
-        format_duration(p50),
-        format_duration(p99),
-        format_duration(mean),
-        1.0 / mean.as_secs_f64()
-    );
-}
-
-fn format_duration(duration: Duration) -> String {
-    let micros = duration.as_secs_f64() * 1e6;
-    if micros >= 1000.0 {
-        format!("{:.2} ms", micros / 1000.0)
-    } else {
-        format!("{micros:.1} µs")
-    }
+    common::row(label, &mut samples);
 }
 
 fn rss_kib() -> u64 {

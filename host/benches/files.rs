@@ -3,6 +3,7 @@
 //!
 //! `cargo bench -p warden --bench files` prints Markdown rows for `BENCHMARKS.md`.
 
+#[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
 
 use std::path::Path;
@@ -17,12 +18,7 @@ const TREE_FILES: usize = 2000;
 const LINES_PER_FILE: usize = 100;
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(run());
+    common::block_on(run());
 }
 
 async fn run() {

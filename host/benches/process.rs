@@ -4,6 +4,7 @@
 //!
 //! `cargo bench -p warden --bench process` prints Markdown rows for `BENCHMARKS.md`.
 
+#[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
 
 use std::time::Instant;
@@ -13,12 +14,7 @@ use serde_json::json;
 use warden::{PermissionMode, ProcessSandbox, Runtime, RuntimeConfig};
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(run());
+    common::block_on(run());
 }
 
 async fn run() {

@@ -5,6 +5,16 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use warden::{Runtime, ToolUse};
 
+/// Runs `benchmark` on a two-worker tokio runtime, as the `warden` binary does.
+pub fn block_on(benchmark: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(benchmark);
+}
+
 /// Dispatches one call of `tool`.
 pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
     runtime
@@ -50,7 +60,8 @@ pub fn row(label: &str, samples: &mut [Duration]) {
     );
 }
 
-fn format_duration(duration: Duration) -> String {
+/// `duration` in µs below a millisecond, else in ms.
+pub fn format_duration(duration: Duration) -> String {
     let micros = duration.as_secs_f64() * 1e6;
     if micros >= 1000.0 {
         format!("{:.2} ms", micros / 1000.0)
