@@ -7,10 +7,11 @@
 //! `libc` directly: they must run in the forked child, where no allocation or lock is allowed, and no
 //! crate wraps that moment more safely than `std::os::unix::process::CommandExt::pre_exec`.
 
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::syscalls;
 use landlock::{
@@ -164,7 +165,7 @@ pub(crate) struct Confinement {
 
 /// A confinement ready to apply in a forked child.
 pub(crate) struct Prepared {
-    ruleset: Option<OwnedFd>,
+    ruleset: Option<Arc<OwnedFd>>,
     network: Option<NetworkNamespace>,
     /// The seccomp program (with the capability drop), when sandboxed on a supported architecture.
     seccomp: Option<Vec<libc::sock_filter>>,
@@ -178,7 +179,7 @@ impl Confinement {
     /// child's fd 3.
     pub(crate) fn prepare(&self, report_fd: Option<OwnedFd>) -> Result<Prepared, String> {
         let ruleset = if self.sandboxed {
-            Some(self.landlock_ruleset()?)
+            Some(self.cached_ruleset()?)
         } else {
             None
         };
@@ -189,6 +190,31 @@ impl Confinement {
             limits: self.limits,
             report_fd,
         })
+    }
+
+    /// The ruleset for these directories, built once: a ruleset is reusable by any number of
+    /// children, and building one opens every `/etc` entry (≈3 ms). Kept per directory set; the
+    /// rules hold the directories' inodes, so a directory removed and recreated under the same
+    /// name is refused (fail closed) until the process restarts.
+    fn cached_ruleset(&self) -> Result<Arc<OwnedFd>, String> {
+        type Key = (Vec<PathBuf>, Vec<PathBuf>);
+        static RULESETS: OnceLock<Mutex<HashMap<Key, Arc<OwnedFd>>>> = OnceLock::new();
+        let key = (self.read_dirs.clone(), self.write_dirs.clone());
+        let cache = RULESETS.get_or_init(Mutex::default);
+        if let Some(ruleset) = cache
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(&key)
+        {
+            return Ok(Arc::clone(ruleset));
+        }
+        let ruleset = Arc::new(self.landlock_ruleset()?);
+        let mut cache = cache.lock().unwrap_or_else(|poison| poison.into_inner());
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(key, Arc::clone(&ruleset));
+        Ok(ruleset)
     }
 
     fn landlock_ruleset(&self) -> Result<OwnedFd, String> {
