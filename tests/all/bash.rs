@@ -446,3 +446,18 @@ fn doctor_reports_what_the_kernel_supports() {
     assert_eq!(report["process_sandbox"], true, "{report}");
     assert_eq!(output.status.code(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_runs_at_most_sixteen_background_tasks() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let background = json!({"command": "sleep 1000", "run_in_background": true});
+    for _ in 0..16 {
+        ok_text(&call(&runtime, "Bash", background.clone()).await);
+    }
+    let refused = call(&runtime, "Bash", background.clone()).await;
+    let text = error_text(&refused, ErrorKind::ToolFailed);
+    assert!(text.contains("16 background tasks are running"), "{text}");
+    ok_text(&call(&runtime, "TaskStop", json!({"task_id": "task-1"})).await);
+    ok_text(&call(&runtime, "Bash", background).await);
+}

@@ -188,6 +188,7 @@ pub(crate) async fn run(
     let process = (!component.grants.process.is_empty()).then(|| ProcessAccess {
         grants: component.grants.process.clone(),
         shell: Arc::clone(stages.shell),
+        owner: component.loaded.digest.clone(),
     });
     let net = net_policy(stages, tool, &input);
     let request = GuestRequest::Call {

@@ -36,6 +36,8 @@ const DRAIN: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(20);
 /// Room left before the call's own deadline, so the result still gets back to the guest.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
+/// Background tasks a session may have running at once.
+const MAX_RUNNING_TASKS: usize = 16;
 /// Bytes of new task output returned per `task-output`.
 const TASK_OUTPUT_BYTES: usize = 128 << 10;
 
@@ -90,11 +92,15 @@ pub(crate) struct ProcessAccess {
     pub(crate) grants: Vec<ProcessGrant>,
     /// The session's shell.
     pub(crate) shell: Arc<Shell>,
+    /// The component's digest: only the component that started a background task may read or
+    /// stop it.
+    pub(crate) owner: String,
 }
 
 /// A background task.
 #[derive(Debug)]
 struct Task {
+    owner: String,
     label: String,
     child: Arc<Child>,
     read_offset: u64,
@@ -197,6 +203,7 @@ impl Shell {
         let cwd = config
             .cwd
             .clone()
+            .and_then(|cwd| std::fs::canonicalize(cwd).ok())
             .filter(|cwd| within(cwd, &config))
             .unwrap_or_else(|| config.workspace.clone());
         Self {
@@ -303,12 +310,23 @@ impl CallLink<'_> {
             ..command
         };
         let label = command.args.last().cloned().unwrap_or_default();
-        let started = start_child(access, &command)?;
         let shell = &access.shell;
+        let running = shell
+            .tasks()
+            .values()
+            .filter(|task| task.child.exit().is_none())
+            .count();
+        if running >= MAX_RUNNING_TASKS {
+            return Err(ProcessError::SpawnFailed(format!(
+                "{running} background tasks are running in this session; stop one with TaskStop first"
+            )));
+        }
+        let started = start_child(access, &command)?;
         let id = format!("task-{}", shell.next_task.fetch_add(1, Ordering::Relaxed));
         shell.tasks().insert(
             id.clone(),
             Task {
+                owner: access.owner.clone(),
                 label,
                 child: started.child,
                 read_offset: 0,
@@ -319,8 +337,9 @@ impl CallLink<'_> {
 
     /// The `process.task-output` import.
     pub(crate) fn task_output(&self, id: &str, wait_ms: u64) -> Result<TaskStatus, ProcessError> {
-        let shell = &self.access()?.shell;
-        let child = task_child(shell, id)?;
+        let access = self.access()?;
+        let shell = &access.shell;
+        let child = task_child(shell, &access.owner, id)?;
         let until = Instant::now()
             .checked_add(Duration::from_millis(wait_ms))
             .unwrap_or(self.deadline)
@@ -343,8 +362,9 @@ impl CallLink<'_> {
 
     /// The `process.task-stop` import.
     pub(crate) fn task_stop(&self, id: &str) -> Result<TaskStatus, ProcessError> {
-        let shell = &self.access()?.shell;
-        let child = task_child(shell, id)?;
+        let access = self.access()?;
+        let shell = &access.shell;
+        let child = task_child(shell, &access.owner, id)?;
         child.kill(Kill::Stop);
         child.wait_until(Instant::now() + DRAIN);
         child.spool.wait_closed(Instant::now() + DRAIN);
@@ -352,14 +372,18 @@ impl CallLink<'_> {
     }
 }
 
-/// Task `id`'s child, or an error listing the session's tasks.
-fn task_child(shell: &Shell, id: &str) -> Result<Arc<Child>, ProcessError> {
+/// Task `id`'s child when `owner` started it, or an error listing the tasks `owner` started.
+fn task_child(shell: &Shell, owner: &str, id: &str) -> Result<Arc<Child>, ProcessError> {
     // One lock for both the lookup and the error (the mutex is not reentrant).
     let tasks = shell.tasks();
-    if let Some(task) = tasks.get(id) {
+    if let Some(task) = tasks.get(id).filter(|task| task.owner == owner) {
         return Ok(Arc::clone(&task.child));
     }
-    let known: Vec<String> = tasks.keys().cloned().collect();
+    let known: Vec<String> = tasks
+        .iter()
+        .filter(|(_, task)| task.owner == owner)
+        .map(|(id, _)| id.clone())
+        .collect();
     Err(ProcessError::UnknownTask(if known.is_empty() {
         format!("no background task {id:?}: this session has none")
     } else {
