@@ -24,9 +24,7 @@ fn main() {
 }
 
 async fn run() {
-    let root = tempfile::tempdir().expect("temp dir");
-    let workspace = root.path().join("workspace");
-    std::fs::create_dir_all(&workspace).expect("workspace");
+    let (root, workspace) = common::temp_workspace();
     let lines: String = (1..=100)
         .map(|n| format!("line {n} of the benchmark file\n"))
         .collect();

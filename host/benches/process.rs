@@ -18,9 +18,7 @@ fn main() {
 }
 
 async fn run() {
-    let root = tempfile::tempdir().expect("temp dir");
-    let workspace = root.path().join("workspace");
-    std::fs::create_dir_all(&workspace).expect("workspace");
+    let (root, workspace) = common::temp_workspace();
     let config = |sandbox: ProcessSandbox| {
         let mut config = RuntimeConfig::new(&workspace);
         config.state_dir = Some(root.path().join("state"));

@@ -209,6 +209,25 @@ async fn a_stderr_flood_does_not_hide_the_panic_message() {
 }
 
 /// The keys of a `Dial`/`Plant` report that must have failed.
+/// Runs `Dial` against the test's own TCP and UDP sockets and returns its report of each attempt.
+async fn dial(
+    runtime: &warden::Runtime,
+    tcp: &std::net::TcpListener,
+    udp: &std::net::UdpSocket,
+) -> Value {
+    let result = call(
+        runtime,
+        "Dial",
+        json!({
+            "tcp_port": tcp.local_addr().unwrap().port(),
+            "udp_port": udp.local_addr().unwrap().port(),
+        }),
+    )
+    .await;
+    ok_text(&result);
+    result.outcome.structured.expect("structured report")
+}
+
 fn assert_failed(report: &Value, keys: &[&str]) {
     for key in keys {
         let value = report[*key]
@@ -229,21 +248,7 @@ pub(crate) async fn redteam_net() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("dial", REDTEAM_NET, "");
     let runtime = fixture.runtime(&[plugin], |_| {}).await;
-    let result = call(
-        &runtime,
-        "Dial",
-        json!({
-            "tcp_port": tcp.local_addr().unwrap().port(),
-            "udp_port": udp.local_addr().unwrap().port(),
-        }),
-    )
-    .await;
-    ok_text(&result);
-    let report = result
-        .outcome
-        .structured
-        .clone()
-        .expect("structured report");
+    let report = dial(&runtime, &tcp, &udp).await;
     assert_failed(
         &report,
         &[
@@ -411,21 +416,7 @@ async fn an_http_grant_opens_no_socket() {
     let runtime = fixture
         .runtime(&[plugin], |c| c.allowed_tools = vec!["Dial".into()])
         .await;
-    let result = call(
-        &runtime,
-        "Dial",
-        json!({
-            "tcp_port": tcp.local_addr().unwrap().port(),
-            "udp_port": udp.local_addr().unwrap().port(),
-        }),
-    )
-    .await;
-    ok_text(&result);
-    let report = result
-        .outcome
-        .structured
-        .clone()
-        .expect("structured report");
+    let report = dial(&runtime, &tcp, &udp).await;
     assert_failed(
         &report,
         &[

@@ -15,6 +15,14 @@ pub fn block_on(benchmark: impl std::future::Future<Output = ()>) {
         .block_on(benchmark);
 }
 
+/// A temporary directory holding an empty `workspace/`, and that workspace's path.
+pub fn temp_workspace() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    (root, workspace)
+}
+
 /// Dispatches one call of `tool`.
 pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
     runtime

@@ -560,6 +560,11 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         Ok(spool) => spool,
         Err(error) => {
             kill_group(group);
+            // Reap it, so no zombie is left behind.
+            let mut process = process;
+            let _ = std::thread::Builder::new()
+                .name("warden-child".into())
+                .spawn(move || process.wait());
             return Err(spawn_error("output file", error));
         }
     };
