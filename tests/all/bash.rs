@@ -461,3 +461,61 @@ async fn a_session_runs_at_most_sixteen_background_tasks() {
     ok_text(&call(&runtime, "TaskStop", json!({"task_id": "task-1"})).await);
     ok_text(&call(&runtime, "Bash", background).await);
 }
+
+/// A plugin granted only `/bin/echo` gets exactly that: not Bash's background task, not another
+/// program or argument, no ungranted or smuggled environment name, no directory outside the
+/// workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn redteam_process() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "intrude",
+        warden_test_guests::REDTEAM_PROCESS,
+        "grants = { process = [{ program = \"/bin/echo\", args = [\"*\"], env = [\"*_OK\"] }] }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |config| {
+            config.permission_mode = Some(PermissionMode::BypassPermissions);
+        })
+        .await;
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({"command": "sleep 1000", "run_in_background": true}),
+    )
+    .await;
+    let task = started.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = call(&runtime, "Intrude", json!({"task_id": task})).await;
+    let report = result
+        .outcome
+        .structured
+        .clone()
+        .expect("structured report");
+    let outcome = |key: &str| report[key].as_str().unwrap().to_owned();
+    assert!(outcome("granted").starts_with("ok: "), "{report}");
+    for (key, kind) in [
+        ("read_task", "unknown_task"),
+        ("stop_task", "unknown_task"),
+        ("other_program", "permission_denied"),
+        ("extra_argument", "permission_denied"),
+        ("env_not_granted", "permission_denied"),
+        ("env_smuggled", "permission_denied"),
+        ("cwd_outside", "spawn_failed"),
+    ] {
+        assert!(
+            outcome(key).starts_with(&format!("err: {kind}: ")),
+            "{key}: {report}"
+        );
+    }
+    // Bash's task is untouched: still running, still Bash's to read.
+    let still = call(
+        &runtime,
+        "TaskOutput",
+        json!({"task_id": task, "block": false}),
+    )
+    .await;
+    assert!(ok_text(&still).contains("(running)"), "{}", ok_text(&still));
+}

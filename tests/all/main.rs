@@ -30,6 +30,7 @@ mod guest_coverage {
 
 /// The test named after each guest.
 mod tested {
+    pub(crate) use crate::bash::redteam_process;
     pub(crate) use crate::files::files_write_scope;
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
     pub(crate) use crate::permissions::perm_standins;
