@@ -1,5 +1,6 @@
 //! Compiles the default tools in `example-tools/` to wasm32-wasip2 components and generates
-//! `embedded_tools.rs`, which embeds them in the `warden` binary.
+//! `embedded_tools.rs`, which embeds them in the `warden` binary (tools in `EMBEDDED_COMPONENTS`,
+//! example hooks and monitors in `EMBEDDED_EXTENSIONS`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -10,20 +11,38 @@ fn main() {
     let guests = warden_guest_build::guests_in(&root.join("example-tools"));
     let paths = warden_guest_build::build_guests(&root, &guests);
 
-    let mut generated = String::from(
-        "/// Default tool components embedded in the binary: (crate directory name, component bytes).\n\
-         pub(crate) static EMBEDDED_COMPONENTS: &[(&str, &[u8])] = &[\n",
-    );
-    for (guest, path) in guests.iter().zip(&paths) {
-        writeln!(
-            generated,
-            "    ({:?}, include_bytes!({:?})),",
-            guest.ident(),
-            path.display().to_string()
-        )
-        .expect("writing to a String cannot fail");
+    // `hook-*` and `monitor-*` crates are example extensions, shipped for `warden example`; every
+    // other crate is a default tool.
+    let extension = |ident: &str| ident.starts_with("hook_") || ident.starts_with("monitor_");
+    let mut generated = String::new();
+    for (name, doc, want_extension) in [
+        (
+            "EMBEDDED_COMPONENTS",
+            "Default tool components embedded in the binary: (crate directory name, component bytes).",
+            false,
+        ),
+        (
+            "EMBEDDED_EXTENSIONS",
+            "Example hook and monitor components: (crate directory name, component bytes).",
+            true,
+        ),
+    ] {
+        writeln!(generated, "/// {doc}\npub(crate) static {name}: &[(&str, &[u8])] = &[")
+            .expect("writing to a String cannot fail");
+        for (guest, path) in guests.iter().zip(&paths) {
+            if extension(&guest.ident()) != want_extension {
+                continue;
+            }
+            writeln!(
+                generated,
+                "    ({:?}, include_bytes!({:?})),",
+                guest.ident(),
+                path.display().to_string()
+            )
+            .expect("writing to a String cannot fail");
+        }
+        generated.push_str("];\n");
     }
-    generated.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     std::fs::write(out.join("embedded_tools.rs"), generated).expect("write embedded_tools.rs");
     println!("cargo:rerun-if-changed=build.rs");
