@@ -27,18 +27,38 @@ fn main() {
             true,
         ),
     ] {
-        writeln!(generated, "/// {doc}\npub(crate) static {name}: &[(&str, &[u8])] = &[")
-            .expect("writing to a String cannot fail");
+        if want_extension {
+            writeln!(
+                generated,
+                "/// {doc} Each entry: (crate directory name, artifact file name, component bytes, its\n/// `warden.toml`).\npub(crate) static {name}: &[(&str, &str, &[u8], &str)] = &["
+            )
+        } else {
+            writeln!(generated, "/// {doc}\npub(crate) static {name}: &[(&str, &[u8])] = &[")
+        }
+        .expect("writing to a String cannot fail");
         for (guest, path) in guests.iter().zip(&paths) {
             if extension(&guest.ident()) != want_extension {
                 continue;
             }
-            writeln!(
-                generated,
-                "    ({:?}, include_bytes!({:?})),",
-                guest.ident(),
-                path.display().to_string()
-            )
+            if want_extension {
+                let manifest = guest.dir.join("warden.toml");
+                println!("cargo:rerun-if-changed={}", manifest.display());
+                writeln!(
+                    generated,
+                    "    ({:?}, {:?}, include_bytes!({:?}), include_str!({:?})),",
+                    guest.ident(),
+                    guest.artifact_name(),
+                    path.display().to_string(),
+                    manifest.display().to_string()
+                )
+            } else {
+                writeln!(
+                    generated,
+                    "    ({:?}, include_bytes!({:?})),",
+                    guest.ident(),
+                    path.display().to_string()
+                )
+            }
             .expect("writing to a String cannot fail");
         }
         generated.push_str("];\n");

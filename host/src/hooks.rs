@@ -1,44 +1,164 @@
-//! Hooks: extensions that see tool calls before and after they run, with Claude Code's JSON shapes.
+//! Hooks and monitors: executable extensions at the same trust tier as tools.
 //!
-//! A hook receives an event object (`hook_event_name`, `tool_name`, `tool_input`, `tool_use_id`, ...)
-//! and answers with a JSON object (`continue`, `stopReason`, `decision`, `hookSpecificOutput`, ...).
-//! The same parser reads answers from in-process hooks (this issue), WASM hooks and command hooks
-//! (later issues). A hook that fails makes the call fail closed: a broken policy gate must not
-//! silently let calls through.
+//! A hook receives an event object in Claude Code's shape (`hook_event_name`, `tool_name`,
+//! `tool_input`, `tool_use_id`, ...) and answers with Claude Code's hook output JSON (`continue`,
+//! `stopReason`, `decision`, `hookSpecificOutput`, ...). Three kinds share one parser and one
+//! runner: WASM hooks from plugin manifests (`[[hooks]]`, each call in a fresh sandbox holding only
+//! the hook's grants), command hooks from trusted settings (run under the process sandbox, with
+//! read access to the workspace and nothing else by default), and in-process hooks registered by
+//! library users. Every matching hook runs in parallel; the pipeline stages aggregate the answers
+//! deterministically (`pipeline/pre_hooks.rs`, `pipeline/post_hooks.rs`, `pipeline/decide.rs`).
+//!
+//! A hook that traps, times out, cannot start or answers malformed JSON fails *closed* for the policy
+//! events (PreToolUse, PermissionRequest) unless it is declared `on-error = "ignore"`: a typo must
+//! not silently disable a policy gate. For the other events a failure is reported and ignored.
+//!
+//! Monitors (`monitors.rs`) observe every lifecycle event on a bounded queue and never block the
+//! pipeline; they may cancel an in-flight call or halt the session.
 
 mod answer;
+mod audit;
+mod capped;
+mod command;
+mod examples;
+mod load;
+mod matcher;
+pub(crate) mod monitors;
+mod run;
+mod wasm;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-pub use answer::{PostAnswer, PreAnswer};
+pub use answer::{Common, DeniedAnswer, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer};
+pub use load::{CommandGrants, ExtensionsReport, HookInfo, MonitorInfo, SkippedExtension};
+pub use matcher::{Matcher, MatcherError};
+
+pub use monitors::MonitorStats;
+pub use audit::{AuditError, AuditSummary, verify_audit_log};
+pub use examples::{example_names, write_example};
+
+pub(crate) use capped::cap_text;
+pub(crate) use command::CommandHook;
+pub(crate) use load::{LoadInput, describe, load};
+pub(crate) use monitors::{Controls, MONITOR_EVENTS, Monitors};
+pub(crate) use run::{CallRef, HookEnv, Reply};
+pub(crate) use wasm::WasmHook;
+
+use crate::permissions::Rule;
 
 /// Lifecycle events hooks can subscribe to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum HookEvent {
     /// After validation, before the permission decision.
     PreToolUse,
+    /// The decision is `ask`: before the prompter.
+    PermissionRequest,
+    /// The decision denied the call.
+    PermissionDenied,
     /// After a successful call.
     PostToolUse,
     /// After a failed call.
     PostToolUseFailure,
+    /// After every call of a batch has finished.
+    PostToolBatch,
+    /// When a session starts (or resumes).
+    SessionStart,
+    /// When a session ends.
+    SessionEnd,
 }
 
 impl HookEvent {
+    /// Every event, in lifecycle order.
+    pub const ALL: [HookEvent; 8] = [
+        HookEvent::SessionStart,
+        HookEvent::PreToolUse,
+        HookEvent::PermissionRequest,
+        HookEvent::PermissionDenied,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::PostToolBatch,
+        HookEvent::SessionEnd,
+    ];
+
     /// The `hook_event_name` value.
     pub fn as_str(self) -> &'static str {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::PermissionDenied => "PermissionDenied",
             HookEvent::PostToolUse => "PostToolUse",
             HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::PostToolBatch => "PostToolBatch",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The event called `name` (exact, case-sensitive, as in Claude Code's settings).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|event| event.as_str() == name)
+    }
+
+    /// Every event name, comma-separated, for error messages.
+    pub fn names() -> String {
+        Self::ALL
+            .iter()
+            .map(|event| event.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// True for events about one tool call: their matcher selects tool names and `if` applies.
+    pub fn is_tool_event(self) -> bool {
+        matches!(
+            self,
+            HookEvent::PreToolUse
+                | HookEvent::PermissionRequest
+                | HookEvent::PermissionDenied
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+        )
+    }
+
+    /// True for the events whose answers gate a call: a failing hook denies it (fail closed)
+    /// unless the hook is declared `on-error = "ignore"`.
+    pub fn is_policy_gate(self) -> bool {
+        matches!(self, HookEvent::PreToolUse | HookEvent::PermissionRequest)
+    }
+}
+
+/// What a failing hook counts as on a policy event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// The call is denied (the default).
+    #[default]
+    Deny,
+    /// The failure is reported and the hook ignored.
+    Ignore,
+}
+
+impl OnError {
+    /// Reads `deny` or `ignore`.
+    pub(crate) fn parse(text: Option<&str>) -> Option<Self> {
+        match text {
+            None | Some("deny") => Some(OnError::Deny),
+            Some("ignore") => Some(OnError::Ignore),
+            Some(_) => None,
         }
     }
 }
 
-/// An executable hook. Implementations must be side-effect free with respect to warden's state.
+/// The default time one hook may take.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An in-process hook, for library users. Implementations must not block for long: they run on
+/// the runtime's threads, unsandboxed (they are the embedding program's own code).
 pub trait Hook: Send + Sync {
     /// A name for decision records and errors.
     fn name(&self) -> &str;
-    /// Handles one event; `Err` is a hook failure (the call fails closed for PreToolUse).
+    /// Handles one event; `Err` is a hook failure (the call fails closed for policy events).
     fn handle(&self, event: &serde_json::Value) -> Result<serde_json::Value, String>;
 }
 
@@ -74,74 +194,62 @@ where
     }
 }
 
-/// Which tools a hook applies to: `*` (or empty) for all, else names separated by `|`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Matcher(Vec<String>);
+/// How a hook runs.
+#[derive(Clone)]
+pub(crate) enum Handler {
+    /// The embedding program's own code.
+    InProcess(Arc<dyn Hook>),
+    /// A `hook-plugin` component, a fresh sandbox per event.
+    Wasm(Arc<WasmHook>),
+    /// A shell command under the process sandbox.
+    Command(Arc<CommandHook>),
+}
 
-impl Matcher {
-    /// Parses a matcher.
-    pub fn new(pattern: &str) -> Self {
-        let pattern = pattern.trim();
-        if pattern.is_empty() || pattern == "*" {
-            return Self(Vec::new());
+impl Handler {
+    fn kind(&self) -> &'static str {
+        match self {
+            Handler::InProcess(_) => "in-process",
+            Handler::Wasm(_) => "wasm",
+            Handler::Command(_) => "command",
         }
-        Self(
-            pattern
-                .split('|')
-                .map(|name| name.trim().to_owned())
-                .collect(),
-        )
-    }
-
-    fn matches(&self, tool: &str) -> bool {
-        self.0.is_empty() || self.0.iter().any(|name| name == tool)
     }
 }
 
-/// The registered hooks, in registration order.
+/// One loaded hook.
+#[derive(Clone)]
+pub(crate) struct HookEntry {
+    /// Unique name, used in decisions, warnings and listings.
+    pub(crate) name: String,
+    /// Where it was configured, in words.
+    pub(crate) source: String,
+    pub(crate) events: Vec<HookEvent>,
+    pub(crate) matcher: Matcher,
+    /// The `if` rule, parsed.
+    pub(crate) condition: Option<Rule>,
+    pub(crate) timeout: Duration,
+    pub(crate) on_error: OnError,
+    /// What it may touch, in words.
+    pub(crate) grants: String,
+    pub(crate) handler: Handler,
+}
+
+/// The loaded hooks, in load order (which is also the order their contexts are reported in).
 #[derive(Clone, Default)]
 pub(crate) struct HookSet {
-    entries: Vec<(HookEvent, Matcher, Arc<dyn Hook>)>,
+    entries: Vec<HookEntry>,
 }
 
 impl HookSet {
-    pub(crate) fn add(&mut self, event: HookEvent, matcher: Matcher, hook: Arc<dyn Hook>) {
-        self.entries.push((event, matcher, hook));
+    pub(crate) fn push(&mut self, entry: HookEntry) {
+        self.entries.push(entry);
     }
 
-    /// Hooks for `event` whose matcher accepts `tool`.
-    pub(crate) fn matching(
-        &self,
-        event: HookEvent,
-        tool: &str,
-    ) -> impl Iterator<Item = &Arc<dyn Hook>> {
-        self.entries
-            .iter()
-            .filter(move |(e, matcher, _)| *e == event && matcher.matches(tool))
-            .map(|(_, _, hook)| hook)
+    pub(crate) fn entries(&self) -> &[HookEntry] {
+        &self.entries
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn matcher_table() {
-        let cases = [
-            ("", "Read", true),
-            ("*", "Read", true),
-            ("Read", "Read", true),
-            ("Read|Write", "Write", true),
-            ("Read|Write", "Echo", false),
-            ("Read", "ReadX", false),
-        ];
-        for (pattern, tool, expected) in cases {
-            assert_eq!(
-                Matcher::new(pattern).matches(tool),
-                expected,
-                "{pattern} vs {tool}"
-            );
-        }
+    /// True when some hook handles `event`.
+    pub(crate) fn handles(&self, event: HookEvent) -> bool {
+        self.entries.iter().any(|entry| entry.events.contains(&event))
     }
 }

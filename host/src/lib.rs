@@ -33,7 +33,12 @@ mod session;
 mod settings;
 mod wildcard;
 
-pub use hooks::{FnHook, Hook, HookEvent, Matcher, PostAnswer, PreAnswer};
+pub use hooks::{
+    AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
+    ExtensionsReport, FnHook, Hook, HookEvent, HookInfo, Matcher, MatcherError, MonitorInfo,
+    MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer,
+    SkippedExtension, example_names, verify_audit_log, write_example,
+};
 pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
 pub use permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
@@ -41,14 +46,17 @@ pub use permissions::{
     UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
 };
 pub use pipeline::{
-    AliasHop, CheckReport, Coercion, CoercionRule, Dispatch, ErrorKind, Failure, Outcome, ToolUse,
+    AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, DeferredCall, Dispatch,
+    ErrorKind, Failure, Outcome, ToolUse,
 };
 pub use protocol::{DefinitionFormat, tool_definitions};
 pub use registry::{
     Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
     ToolSpec,
 };
-pub use runtime::{Runtime, RuntimeConfig, ToolInfo, default_cache_dir};
+pub use runtime::{
+    Runtime, RuntimeConfig, SessionEndReport, SessionStartReport, ToolInfo, default_cache_dir,
+};
 pub use sandbox::SandboxError;
 pub use sandbox::grants::{
     EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
@@ -66,7 +74,7 @@ pub use session::{
     RewindReport, Session, SessionError, Skipped,
 };
 pub use settings::{
-    PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput, user_settings_path,
+    HookSetting, PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput, user_settings_path,
 };
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call

@@ -48,7 +48,7 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
     )
 }
 pub(crate) use domain::url_host;
-pub(crate) use matching::example_matches;
+pub(crate) use matching::{example_matches, touches};
 pub(crate) use rules::Family;
 pub(crate) use target::Target;
 

@@ -6,6 +6,7 @@
 //! A PreToolUse `updatedInput` is checked against the schema again before the decision: the tool
 //! must never receive input its schema rejects, whoever rewrote it.
 
+mod batch;
 mod checkpoint;
 mod coerce;
 mod decide;
@@ -24,10 +25,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+pub use batch::BatchDispatch;
 pub use coerce::{Coercion, CoercionRule};
-pub use outcome::{AliasHop, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
 
-use crate::hooks::HookSet;
+pub(crate) use batch::finish_batch;
+pub use outcome::{AliasHop, DeferredCall, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+
+use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
 use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
@@ -58,6 +62,16 @@ pub(crate) struct Stages<'a> {
     pub(crate) shell: &'a Arc<crate::sandbox::process::Shell>,
     /// Operator settings for outgoing HTTP.
     pub(crate) net: &'a crate::sandbox::http::NetRuntime,
+    /// The session's monitors (lifecycle events).
+    pub(crate) monitors: &'a Monitors,
+    /// In-flight calls and the halt flag.
+    pub(crate) controls: &'a Controls,
+    /// The session's directory (deferred calls, over-long hook output).
+    pub(crate) session: &'a crate::session::Session,
+    /// Where over-long hook output is saved.
+    pub(crate) session_dir: &'a std::path::Path,
+    /// False when the call is one of several in its batch: a PreToolUse `defer` is then ignored.
+    pub(crate) allow_defer: bool,
 }
 
 /// Operator defaults for input fields, by canonical tool name.
@@ -98,6 +112,23 @@ impl Stages<'_> {
         }
     }
 
+    /// What hooks need to run.
+    pub(crate) fn hook_env(&self) -> HookEnv<'_> {
+        HookEnv {
+            sandbox: self.sandbox,
+            grant_context: self.grant_context,
+            files: self.files,
+            process_sandbox: self.shell.sandbox_mode(),
+            monitors: self.monitors,
+            rules: self.policy.context(),
+        }
+    }
+
+    /// The `permission_mode` hooks see.
+    fn permission_mode(&self) -> &'static str {
+        self.policy.mode.as_str()
+    }
+
     fn decide_context(&self) -> decide::DecideContext<'_> {
         decide::DecideContext {
             policy: self.policy,
@@ -123,7 +154,15 @@ pub(crate) async fn dispatch(
         ..Outcome::default()
     };
     let mut limit = DEFAULT_OUTPUT_CHARS;
-    let result = run(stages, call, cancel, &mut outcome, &mut limit).await;
+    let id = call.id.clone();
+    stages.controls.register(&id, Arc::clone(&cancel));
+    let mut result = run(stages, call, cancel, &mut outcome, &mut limit).await;
+    if let Some(reason) = stages.controls.finish(&id)
+        && let Err((failure, _)) = &mut result
+        && failure.kind == ErrorKind::Cancelled
+    {
+        failure.message = format!("{}: {reason}", failure.message);
+    }
     let (block, truncation) = match result {
         Ok(Success { content, notes }) => {
             output::success(&outcome.tool_use_id, content, limit, &notes)
@@ -136,6 +175,16 @@ pub(crate) async fn dispatch(
     };
     outcome.truncation = truncation;
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    stages.monitors.emit(
+        "tool_finished",
+        serde_json::json!({
+            "tool_use_id": outcome.tool_use_id,
+            "tool_name": outcome.tool.as_deref().unwrap_or(&outcome.requested),
+            "is_error": block.is_error,
+            "error_kind": outcome.error.as_ref().map(|failure| failure.kind.as_str()),
+            "duration_ms": outcome.duration_ms,
+        }),
+    );
     Dispatch { block, outcome }
 }
 
@@ -157,6 +206,9 @@ async fn run(
     outcome: &mut Outcome,
     limit: &mut usize,
 ) -> StageResult<Success> {
+    if let Some(reason) = stages.controls.halted() {
+        return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
+    }
     let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
     outcome.tool = Some(tool.spec.name.clone());
     outcome.alias = hop;
@@ -197,15 +249,19 @@ async fn run(
     let base = pre_hooks::EventBase {
         session_id: stages.session_id,
         cwd: &workspace,
+        permission_mode: stages.permission_mode(),
         tool_use_id: &call.id,
         tool_name: &tool.spec.name,
     };
-    let pre = plain(pre_hooks::run(stages.hooks, &base, &input))?;
+    let pre = plain(pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await)?;
+    outcome.warnings.extend(pre.warnings);
+    outcome.system_messages.extend(pre.system_messages);
     let mut notes: Vec<String> = pre
         .additional_context
         .iter()
         .map(|context| format!("[PreToolUse hook] {context}"))
         .collect();
+    let hooked_input = input.clone();
     let input = match pre.updated_input {
         Some((rewritten, hook)) => {
             outcome.input = Some(rewritten.clone());
@@ -222,17 +278,67 @@ async fn run(
         None => input,
     };
 
-    let decision = decide::run(&stages.decide_context(), &tool, &input, pre.vote.as_ref());
+    let decided = decide::run(stages, &base, &tool, input, pre.vote.as_ref()).await;
+    outcome.warnings.extend(decided.warnings);
+    outcome.system_messages.extend(decided.system_messages);
+    if outcome.stop.is_none() {
+        outcome.stop = decided.stop;
+    }
+    if let Some(hook) = decided.rewritten_by {
+        outcome.input = Some(decided.input.clone());
+        outcome.input_rewritten_by = Some(hook);
+    }
+    let input = decided.input;
+    let decision = decided.decision;
+    stages.monitors.emit(
+        "decision",
+        serde_json::json!({
+            "tool_use_id": call.id,
+            "tool_name": tool.spec.name,
+            "verdict": decision.verdict,
+            "decided_by": decision.decided_by.source_label(),
+            "reason": decision.reason,
+        }),
+    );
     let denied = match decision.verdict {
         Verdict::Allow => None,
-        Verdict::Defer => Some(Failure::new(ErrorKind::Deferred, decision.reason.clone())),
+        Verdict::Defer => {
+            let deferred = DeferredCall {
+                id: call.id.clone(),
+                name: tool.spec.name.clone(),
+                input: hooked_input,
+            };
+            let message = match stages.session.defer(&deferred) {
+                Ok(()) => format!(
+                    "{} The call is saved in session {}; resume it with `warden call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
+                    decision.reason,
+                    stages.session_id,
+                    stages.session_id,
+                    call.id
+                ),
+                Err(error) => format!(
+                    "{} It could not be saved for resuming: {error}",
+                    decision.reason
+                ),
+            };
+            outcome.deferred = Some(deferred);
+            Some(Failure::new(ErrorKind::Deferred, message))
+        }
         Verdict::Deny | Verdict::Ask => Some(decide::denial(&decision)),
     };
     outcome.decision = Some(decision);
     if let Some(failure) = denied {
-        return Err((failure, Vec::new()));
+        return Err((failure, decided.notes));
     }
 
+    stages.monitors.emit(
+        "tool_started",
+        serde_json::json!({
+            "tool_use_id": call.id,
+            "tool_name": tool.spec.name,
+            "tool_input": input,
+        }),
+    );
     let started = Instant::now();
     let target = execute::write_target(stages, &tool, &input);
     let saved = plain(checkpoint::before(stages, target.as_deref()))?;
@@ -253,9 +359,9 @@ async fn run(
     }
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match executed {
-        Ok(executed) => {
-            outcome.progress = executed.progress;
-            outcome.warnings.extend(executed.warnings);
+        Ok(mut executed) => {
+            outcome.progress = std::mem::take(&mut executed.progress);
+            outcome.warnings.append(&mut executed.warnings);
             let structured = executed.structured.as_deref().and_then(|text| {
                 serde_json::from_str::<Value>(text)
                     .map_err(|error| {
@@ -269,32 +375,117 @@ async fn run(
                 .clone()
                 .unwrap_or_else(|| response_text(&executed.content));
             outcome.structured = structured;
-            let post =
-                post_hooks::after_success(stages.hooks, &base, &input, &response, elapsed_ms);
+            let post = post_hooks::after_success(
+                stages, &base, &tool.spec, &input, &response, elapsed_ms,
+            )
+            .await;
             outcome.warnings.extend(post.warnings);
+            outcome.system_messages.extend(post.system_messages);
+            if outcome.stop.is_none() {
+                outcome.stop = post.stop;
+            }
+            let mut content = executed.content;
+            if let Some((replacement, hook)) = post.updated_output {
+                match replace_output(outcome.structured.as_ref(), replacement) {
+                    Ok((replaced, structured)) => {
+                        content = replaced;
+                        if structured.is_some() {
+                            outcome.structured = structured;
+                        }
+                        notes.push(format!(
+                            "[PostToolUse hook {hook}] replaced the tool's output"
+                        ));
+                    }
+                    Err(problem) => outcome.warnings.push(format!(
+                        "the PostToolUse hook {hook}'s updatedToolOutput is ignored: {problem}"
+                    )),
+                }
+            }
             notes.extend(post.notes);
             outcome.additional_context.clone_from(&notes);
-            Ok(Success {
-                content: executed.content,
-                notes,
-            })
+            Ok(Success { content, notes })
         }
         Err((failure, progress)) => {
             outcome.progress = progress;
             let interrupted = matches!(failure.kind, ErrorKind::Cancelled | ErrorKind::Timeout);
             let post = post_hooks::after_failure(
-                stages.hooks,
+                stages,
                 &base,
+                &tool.spec,
                 &input,
                 &failure.message,
                 interrupted,
                 elapsed_ms,
-            );
+            )
+            .await;
             outcome.warnings.extend(post.warnings);
+            outcome.system_messages.extend(post.system_messages);
+            if outcome.stop.is_none() {
+                outcome.stop = post.stop;
+            }
             notes.extend(post.notes);
             outcome.additional_context.clone_from(&notes);
             Err((failure, notes))
         }
+    }
+}
+
+/// The content (and structured result) a PostToolUse `updatedToolOutput` stands for, when it
+/// fits the tool's output: a string when the tool gave no structured result, otherwise a value
+/// of the structured result's shape (same JSON type; for objects the same keys, each of the same
+/// type or null).
+fn replace_output(
+    structured: Option<&Value>,
+    replacement: Value,
+) -> Result<(Vec<crate::sandbox::WitContent>, Option<Value>), String> {
+    match (structured, replacement) {
+        (None, Value::String(text)) => Ok((vec![crate::sandbox::WitContent::Text(text)], None)),
+        (None, other) => Err(format!(
+            "the tool gave text output, so the replacement must be a string, not {}",
+            json_type(&other)
+        )),
+        (Some(shape), replacement) if fits(shape, &replacement) => Ok((
+            vec![crate::sandbox::WitContent::Json(replacement.to_string())],
+            Some(replacement),
+        )),
+        (Some(shape), _) => Err(format!(
+            "it does not have the shape of the tool's structured result (a {} with {})",
+            json_type(shape),
+            match shape {
+                Value::Object(map) => format!(
+                    "the keys {}",
+                    map.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+                _ => "no keys".to_owned(),
+            }
+        )),
+    }
+}
+
+fn fits(shape: &Value, candidate: &Value) -> bool {
+    match (shape, candidate) {
+        (Value::Object(shape), Value::Object(candidate)) => {
+            shape.len() == candidate.len()
+                && shape.iter().all(|(key, expected)| {
+                    candidate.get(key).is_some_and(|value| {
+                        value.is_null()
+                            || expected.is_null()
+                            || json_type(value) == json_type(expected)
+                    })
+                })
+        }
+        _ => json_type(shape) == json_type(candidate),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
@@ -382,10 +573,11 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         let base = pre_hooks::EventBase {
             session_id: stages.session_id,
             cwd: &workspace,
+            permission_mode: stages.permission_mode(),
             tool_use_id: &call.id,
             tool_name: &tool.spec.name,
         };
-        match pre_hooks::run(stages.hooks, &base, &input) {
+        match pre_hooks::run(stages, &base, &tool.spec, &input, true).await {
             Ok(pre) => {
                 if let Some((rewritten, _hook)) = pre.updated_input {
                     input = rewritten;

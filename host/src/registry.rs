@@ -21,10 +21,13 @@ pub use manifest::ManifestError;
 pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
+pub(crate) use builtin::example_extensions;
 
 use crate::sandbox::grants::{GrantContext, Grants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
-use crate::sandbox::{CallSetup, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError};
+use crate::sandbox::{
+    CallSetup, ComponentKind, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError,
+};
 
 /// Side-effect class of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -123,6 +126,30 @@ pub(crate) struct ComponentEntry {
     pub(crate) plugin_data: Option<PathBuf>,
 }
 
+/// A hook or monitor component from a plugin manifest, compiled and linked.
+pub(crate) struct Extension {
+    /// The plugin's name and directory.
+    pub(crate) plugin: String,
+    pub(crate) dir: PathBuf,
+    /// Its position among the manifest's `[[hooks]]` or `[[monitors]]`, from 0.
+    pub(crate) index: usize,
+    /// The manifest entry.
+    pub(crate) entry: ExtensionEntry,
+    pub(crate) loaded: Arc<LoadedComponent>,
+    /// The operator's limits narrowed by the entry's (the timeout is the entry's own).
+    pub(crate) limits: Limits,
+    /// `${PLUGIN_DATA}` of the plugin.
+    pub(crate) plugin_data: PathBuf,
+    /// Names the component file in messages.
+    pub(crate) label: String,
+}
+
+/// What kind of extension, with its manifest entry.
+pub(crate) enum ExtensionEntry {
+    Hook(manifest::HookComponent),
+    Monitor(manifest::MonitorComponent),
+}
+
 /// One tool in the registry.
 pub(crate) struct RegisteredTool {
     pub(crate) spec: ToolSpec,
@@ -219,6 +246,7 @@ pub(crate) struct RegistryConfig<'a> {
 pub(crate) struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
     aliases: Aliases,
+    extensions: Vec<Extension>,
 }
 
 impl Registry {
@@ -240,8 +268,51 @@ impl Registry {
             }
         }
 
+        let mut extensions = Vec::new();
         for dir in config.plugin_dirs {
             let manifest = manifest::Manifest::read(dir)?;
+            let read_component = |component: &std::path::Path| {
+                let wasm_path = dir.join(component);
+                std::fs::read(&wasm_path)
+                    .map(|wasm| (wasm, wasm_path.display().to_string()))
+                    .map_err(|error| {
+                        ManifestError::at(
+                            &manifest.path,
+                            format!("cannot read component {}: {error}", wasm_path.display()),
+                        )
+                    })
+            };
+            let entries = manifest
+                .hooks
+                .iter()
+                .enumerate()
+                .map(|(index, hook)| (index, ExtensionEntry::Hook(hook.clone())))
+                .chain(
+                    manifest
+                        .monitors
+                        .iter()
+                        .enumerate()
+                        .map(|(index, monitor)| (index, ExtensionEntry::Monitor(monitor.clone()))),
+                );
+            for (index, entry) in entries {
+                let (component, kind, declared) = match &entry {
+                    ExtensionEntry::Hook(hook) => (&hook.component, ComponentKind::Hook, &hook.limits),
+                    ExtensionEntry::Monitor(monitor) => {
+                        (&monitor.component, ComponentKind::Monitor, &monitor.limits)
+                    }
+                };
+                let (wasm, label) = read_component(component)?;
+                extensions.push(Extension {
+                    plugin: manifest.plugin.name.clone(),
+                    dir: dir.clone(),
+                    index,
+                    loaded: Arc::new(sandbox.load(&wasm, &label, kind)?),
+                    limits: config.operator_limits.narrowed_by(declared),
+                    plugin_data: config.plugin_data_root.join(&manifest.plugin.name),
+                    label,
+                    entry,
+                });
+            }
             for entry in &manifest.tools {
                 let wasm_path = dir.join(&entry.component);
                 let wasm = std::fs::read(&wasm_path).map_err(|error| {
@@ -251,7 +322,7 @@ impl Registry {
                     )
                 })?;
                 let component = ComponentEntry {
-                    loaded: sandbox.load(&wasm, &wasm_path.display().to_string())?,
+                    loaded: sandbox.load(&wasm, &wasm_path.display().to_string(), ComponentKind::Tool)?,
                     grants: entry.grants.clone(),
                     limits: config.operator_limits.narrowed_by(&entry.limits),
                     source: ToolSource::Plugin {
@@ -287,12 +358,21 @@ impl Registry {
         let aliases = Aliases::new(config.aliases, |name| {
             all_names.iter().any(|known| known == name)
         })?;
-        Ok(Self { tools, aliases })
+        Ok(Self {
+            tools,
+            aliases,
+            extensions,
+        })
     }
 
     /// The tool called `name`, if it is in the effective registry.
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
         self.tools.get(name)
+    }
+
+    /// The hook and monitor components of every plugin, in load order.
+    pub(crate) fn extensions(&self) -> &[Extension] {
+        &self.extensions
     }
 
     /// The configured aliases.

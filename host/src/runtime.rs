@@ -6,11 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::Error;
-use crate::hooks::{Hook, HookEvent, HookSet, Matcher};
+use crate::hooks::{
+    Controls, ExtensionsReport, Handler, Hook, HookEntry, HookEvent, HookSet, Matcher,
+    MatcherError, MonitorInfo, MonitorStats, Monitors, OnError, SkippedExtension,
+};
 use crate::permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
-use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
+use crate::pipeline::{self, BatchDispatch, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::http::{NetRuntime, NetSettings};
@@ -145,6 +148,39 @@ pub struct Runtime {
     input_defaults: crate::pipeline::InputDefaults,
     shell: Arc<Shell>,
     net: NetRuntime,
+    monitors: Monitors,
+    controls: Arc<Controls>,
+    monitor_infos: Vec<MonitorInfo>,
+    skipped_extensions: Vec<SkippedExtension>,
+    hooks_disabled_by: Option<String>,
+    /// True when the session existed before this runtime opened it (SessionStart `resume`).
+    resumed: bool,
+    started: std::sync::atomic::AtomicBool,
+    ended: std::sync::atomic::AtomicBool,
+}
+
+/// What the SessionStart hooks said.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SessionStartReport {
+    /// `startup` for a new session, `resume` for an existing one.
+    pub source: String,
+    /// Context for the model, in hook order.
+    pub additional_context: Vec<String>,
+    /// Messages for the user.
+    pub system_messages: Vec<String>,
+    /// A hook asked to stop the agent.
+    pub stop: Option<String>,
+    /// Hooks that failed.
+    pub warnings: Vec<String>,
+}
+
+/// What ending the session reported.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SessionEndReport {
+    /// Hooks that failed, and monitors that dropped events or failed.
+    pub warnings: Vec<String>,
+    /// Every monitor's counters.
+    pub monitors: Vec<MonitorStats>,
 }
 
 impl Runtime {
@@ -191,6 +227,8 @@ impl Runtime {
             aliases.push(format!("{from}={to}").parse()?);
         }
 
+        let hooks_disabled_by = loaded.hooks_disabled_by.clone();
+        let settings_hooks = loaded.hooks.clone();
         let (session, session_warnings) = Session::open(
             config.state_dir.as_deref(),
             &workspace,
@@ -263,7 +301,33 @@ impl Runtime {
             }
         }
         let net = NetRuntime::new(net).map_err(Error::Net)?;
+        let resumed = session.calls() > 0;
+        let extensions = crate::hooks::load(&crate::hooks::LoadInput {
+            sandbox: &sandbox,
+            extensions: registry.extensions(),
+            settings_hooks: &settings_hooks,
+            disabled_by: hooks_disabled_by.as_deref(),
+            rules: policy.context(),
+            grant_context: &grant_context,
+            files: &files,
+        })?;
+        for skipped in &extensions.skipped {
+            warnings.push(format!(
+                "{} ({}) was not loaded: {}",
+                skipped.what, skipped.source, skipped.reason
+            ));
+        }
+        let controls = Arc::new(Controls::default());
+        let monitors = Monitors::start(extensions.monitors, session.id(), &controls);
         Ok(Self {
+            monitors,
+            controls,
+            monitor_infos: extensions.monitor_infos,
+            skipped_extensions: extensions.skipped,
+            hooks_disabled_by,
+            resumed,
+            started: Default::default(),
+            ended: Default::default(),
             net,
             input_defaults,
             shell,
@@ -272,7 +336,7 @@ impl Runtime {
             sandbox,
             registry,
             policy,
-            hooks: HookSet::default(),
+            hooks: extensions.hooks,
             prompter: Arc::new(NoPrompter),
             session,
             grant_context,
@@ -283,9 +347,177 @@ impl Runtime {
         })
     }
 
-    /// Registers an in-process hook for `event` on tools matching `matcher` (`*`, `Read`, `A|B`).
-    pub fn add_hook(&mut self, event: HookEvent, matcher: &str, hook: Arc<dyn Hook>) {
-        self.hooks.add(event, Matcher::new(matcher), hook);
+    /// Registers an in-process hook for `event` on tools matching `matcher` (Claude Code's
+    /// matcher syntax: `*`, `Read`, `Read|Write`, or a regular expression). It runs after the
+    /// configured hooks, fails closed on policy events, and has no timeout of its own.
+    pub fn add_hook(
+        &mut self,
+        event: HookEvent,
+        matcher: &str,
+        hook: Arc<dyn Hook>,
+    ) -> Result<(), MatcherError> {
+        let matcher = Matcher::parse(matcher)?;
+        self.hooks.push(HookEntry {
+            name: hook.name().to_owned(),
+            source: "library".to_owned(),
+            events: vec![event],
+            matcher,
+            condition: None,
+            timeout: crate::hooks::DEFAULT_HOOK_TIMEOUT,
+            on_error: OnError::Deny,
+            grants: "the embedding program's own".to_owned(),
+            handler: Handler::InProcess(hook),
+        });
+        Ok(())
+    }
+
+    /// Every loaded hook and monitor, what each matcher selects among the registered tools, and
+    /// every configured one that was not loaded, with the reason (`warden hooks`).
+    pub fn extensions(&self) -> ExtensionsReport {
+        let tools: Vec<&str> = self
+            .registry
+            .tools()
+            .map(|tool| tool.spec.name.as_str())
+            .collect();
+        ExtensionsReport {
+            hooks: self
+                .hooks
+                .entries()
+                .iter()
+                .map(|entry| crate::hooks::describe(entry, &tools))
+                .collect(),
+            monitors: self.monitor_infos.clone(),
+            skipped: self.skipped_extensions.clone(),
+            disabled_by: self.hooks_disabled_by.clone(),
+        }
+    }
+
+    /// Starts the session: runs the SessionStart hooks (matcher on `startup` or `resume`) and
+    /// tells the monitors. Only the first call does anything.
+    pub async fn start_session(&self) -> SessionStartReport {
+        use std::sync::atomic::Ordering;
+        let source = if self.resumed { "resume" } else { "startup" };
+        let mut report = SessionStartReport {
+            source: source.to_owned(),
+            ..SessionStartReport::default()
+        };
+        if self.started.swap(true, Ordering::Relaxed) {
+            return report;
+        }
+        self.monitors
+            .emit("session_start", serde_json::json!({ "source": source }));
+        let answers = self
+            .session_hooks(HookEvent::SessionStart, "source", source)
+            .await;
+        for (name, answer) in answers {
+            match answer {
+                Ok(answer) => {
+                    let session_dir = self.session.dir();
+                    if let Some(context) = answer.additional_context {
+                        report
+                            .additional_context
+                            .push(crate::hooks::cap_text(context, session_dir, &name));
+                    }
+                    if let Some(message) = answer.common.system_message {
+                        report
+                            .system_messages
+                            .push(crate::hooks::cap_text(message, session_dir, &name));
+                    }
+                    if report.stop.is_none() {
+                        report.stop = answer.common.stop;
+                    }
+                }
+                Err(problem) => report
+                    .warnings
+                    .push(format!("the SessionStart hook {name} failed: {problem}")),
+            }
+        }
+        report
+    }
+
+    /// Ends the session: runs the SessionEnd hooks (matcher on `reason`), tells the monitors,
+    /// then waits (at most 5 s) for them to finish their queues and reports their counters.
+    pub async fn end_session(&self, reason: &str) -> SessionEndReport {
+        use std::sync::atomic::Ordering;
+        let mut report = SessionEndReport::default();
+        if self.ended.swap(true, Ordering::Relaxed) {
+            return report;
+        }
+        for (name, answer) in self
+            .session_hooks(HookEvent::SessionEnd, "reason", reason)
+            .await
+        {
+            if let Err(problem) = answer {
+                report
+                    .warnings
+                    .push(format!("the SessionEnd hook {name} failed: {problem}"));
+            }
+        }
+        self.monitors
+            .emit("session_end", serde_json::json!({ "reason": reason }));
+        let monitors = self.monitors.close(std::time::Duration::from_secs(5));
+        for stats in &monitors {
+            if stats.dropped > 0 {
+                report.warnings.push(format!(
+                    "monitor {} missed {} events: its queue was full",
+                    stats.name, stats.dropped
+                ));
+            }
+            if stats.failures > 0 {
+                report.warnings.push(format!(
+                    "monitor {} failed on {} events (see the log)",
+                    stats.name, stats.failures
+                ));
+            }
+        }
+        report.monitors = monitors;
+        if let Err(error) = self.session.save() {
+            report.warnings.push(error.to_string());
+        }
+        report
+    }
+
+    /// Runs the hooks of a session event; each answer, by hook name.
+    async fn session_hooks(
+        &self,
+        event: HookEvent,
+        field: &str,
+        value: &str,
+    ) -> Vec<(String, Result<crate::hooks::SessionAnswer, String>)> {
+        if !self.hooks.handles(event) {
+            return Vec::new();
+        }
+        let on_approval = |_: &[String]| {};
+        let stages = self.stages(&on_approval, true);
+        let env = stages.hook_env();
+        let payload = serde_json::json!({
+            "session_id": self.session.id(),
+            "cwd": self.workspace().to_string_lossy(),
+            "permission_mode": self.policy.mode.as_str(),
+            "hook_event_name": event.as_str(),
+            field: value,
+        });
+        self.hooks
+            .run(&env, event, Some(value), None, &payload)
+            .await
+            .into_iter()
+            .map(|ran| {
+                let answer = match ran.reply {
+                    crate::hooks::Reply::Answer(answer) => {
+                        crate::hooks::SessionAnswer::from_json(&answer)
+                    }
+                    crate::hooks::Reply::Plain(text) => Ok(crate::hooks::SessionAnswer {
+                        // Plain stdout of a SessionStart command is context, as in Claude Code.
+                        additional_context: (!text.is_empty()).then_some(text),
+                        ..Default::default()
+                    }),
+                    crate::hooks::Reply::Block(problem)
+                    | crate::hooks::Reply::NonBlocking(problem)
+                    | crate::hooks::Reply::Failed(problem) => Err(problem),
+                };
+                (ran.hook.name.clone(), answer)
+            })
+            .collect()
     }
 
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).
@@ -335,13 +567,14 @@ impl Runtime {
     /// `run_hooks`.
     pub async fn check(&self, call: ToolUse, run_hooks: bool) -> CheckReport {
         let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval);
+        let stages = self.stages(&on_approval, true);
         pipeline::check(&stages, call, run_hooks).await
     }
 
     fn stages<'a>(
         &'a self,
         on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+        allow_defer: bool,
     ) -> pipeline::Stages<'a> {
         pipeline::Stages {
             sandbox: &self.sandbox,
@@ -358,6 +591,11 @@ impl Runtime {
             input_defaults: &self.input_defaults,
             shell: &self.shell,
             net: &self.net,
+            monitors: &self.monitors,
+            controls: &self.controls,
+            session: &self.session,
+            session_dir: self.session.dir(),
+            allow_defer,
         }
     }
 
@@ -379,13 +617,63 @@ impl Runtime {
 
     /// Dispatches one call; setting `cancel` interrupts it (result `cancelled`).
     pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
+        self.dispatch_in_batch(call, cancel, true).await
+    }
+
+    async fn dispatch_in_batch(
+        &self,
+        call: ToolUse,
+        cancel: Arc<AtomicBool>,
+        alone: bool,
+    ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let stages = self.stages(&on_approval);
+        let stages = self.stages(&on_approval, alone);
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;
         self.session.record_call(&call_id);
         self.session.set_shell_cwd(&self.shell.cwd());
         dispatch
+    }
+
+    /// Dispatches the `tool_use` blocks of one assistant message, in order, then runs the
+    /// PostToolBatch hooks over all of their results. A PreToolUse `defer` counts only in a batch
+    /// of one call.
+    pub async fn dispatch_batch(&self, calls: Vec<ToolUse>) -> BatchDispatch {
+        let alone = calls.len() == 1;
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            results.push(self.dispatch_in_batch(call, Arc::default(), alone).await);
+        }
+        let on_approval = |_: &[String]| {};
+        let stages = self.stages(&on_approval, alone);
+        pipeline::finish_batch(&stages, results).await
+    }
+
+    /// Resumes the deferred call `id` of this session: it goes through the whole pipeline again,
+    /// PreToolUse hooks included. `None` when the session holds no such deferred call.
+    pub async fn resume_deferred(&self, id: &str) -> Option<BatchDispatch> {
+        let deferred = self.session.take_deferred(id)?;
+        Some(
+            self.dispatch_batch(vec![ToolUse {
+                id: deferred.id,
+                name: deferred.name,
+                input: deferred.input,
+            }])
+            .await,
+        )
+    }
+
+    /// Cancels the in-flight call `id`; false when no such call is running.
+    pub fn cancel(&self, id: &str, reason: &str) -> bool {
+        self.controls.cancel(id, reason.to_owned())
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // Monitors get a moment to finish what is queued (an audit log should not lose its
+        // tail); `end_session` is the orderly way.
+        self.monitors.close(std::time::Duration::from_secs(2));
     }
 }
 

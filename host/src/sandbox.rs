@@ -13,6 +13,7 @@ pub(crate) mod http;
 pub(crate) mod limits;
 mod pipe;
 pub(crate) mod process;
+mod resident;
 mod wasi;
 
 use std::path::Path;
@@ -28,8 +29,9 @@ pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
 };
 pub(crate) use hidden::HiddenPaths;
+pub(crate) use resident::{Resident, ResidentSetup};
 
-use bindings::ToolPluginPre;
+use bindings::{HookPluginPre, MonitorPluginPre, ToolPluginPre};
 use call::CallState;
 
 /// Engine, linker and compile cache shared by every call.
@@ -44,9 +46,38 @@ pub(crate) struct Sandbox {
 
 /// A component compiled and linked, ready to be instantiated per call.
 pub(crate) struct LoadedComponent {
-    pre: ToolPluginPre<CallState>,
+    pre: ComponentPre,
     /// SHA-256 of the component bytes, for approvals and diagnostics.
     pub(crate) digest: String,
+}
+
+/// Which world a component targets: what it exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ComponentKind {
+    /// `tool-plugin`: exports `tool`.
+    Tool,
+    /// `hook-plugin`: exports `hook`.
+    Hook,
+    /// `monitor-plugin`: exports `monitor`.
+    Monitor,
+}
+
+impl ComponentKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ComponentKind::Tool => "tool",
+            ComponentKind::Hook => "hook",
+            ComponentKind::Monitor => "monitor",
+        }
+    }
+}
+
+/// A linked component of one of the worlds.
+#[derive(Clone)]
+pub(crate) enum ComponentPre {
+    Tool(ToolPluginPre<CallState>),
+    Hook(HookPluginPre<CallState>),
+    Monitor(MonitorPluginPre<CallState>),
 }
 
 /// Errors setting up the sandbox or loading a component.
@@ -56,10 +87,12 @@ pub enum SandboxError {
     #[error("cannot create the WebAssembly engine: {0}")]
     Engine(String),
     /// The bytes are not a component this host can run.
-    #[error("{label} is not a usable warden tool component: {message}")]
+    #[error("{label} is not a usable warden {kind} component: {message}")]
     Component {
         /// Where the component came from.
         label: String,
+        /// What it was loaded as: `tool`, `hook` or `monitor`.
+        kind: &'static str,
         /// What is wrong with it.
         message: String,
     },
@@ -107,11 +140,18 @@ impl Sandbox {
         })
     }
 
-    /// Compiles (or loads from cache) and links `wasm`; `label` names it in errors.
-    pub(crate) fn load(&self, wasm: &[u8], label: &str) -> Result<LoadedComponent, SandboxError> {
+    /// Compiles (or loads from cache) and links `wasm` as a component of `kind`; `label` names it
+    /// in errors.
+    pub(crate) fn load(
+        &self,
+        wasm: &[u8],
+        label: &str,
+        kind: ComponentKind,
+    ) -> Result<LoadedComponent, SandboxError> {
         use sha2::Digest as _;
         let component_error = |message: String| SandboxError::Component {
             label: label.to_owned(),
+            kind: kind.as_str(),
             message,
         };
         let component = self
@@ -122,8 +162,14 @@ impl Sandbox {
             .linker
             .instantiate_pre(&component)
             .map_err(|error| component_error(format!("{error:#}")))?;
-        let pre = ToolPluginPre::new(instance_pre)
-            .map_err(|error| component_error(format!("{error:#}")))?;
+        let pre = match kind {
+            ComponentKind::Tool => ToolPluginPre::new(instance_pre).map(ComponentPre::Tool),
+            ComponentKind::Hook => HookPluginPre::new(instance_pre).map(ComponentPre::Hook),
+            ComponentKind::Monitor => {
+                MonitorPluginPre::new(instance_pre).map(ComponentPre::Monitor)
+            }
+        }
+        .map_err(|error| component_error(format!("{error:#}")))?;
         Ok(LoadedComponent {
             pre,
             digest: cache::hex(&sha2::Sha256::digest(wasm)),
@@ -145,5 +191,17 @@ impl Sandbox {
             request,
         )
         .await
+    }
+
+    /// A monitor instance that lives across events (see `resident.rs`).
+    pub(crate) fn resident(
+        &self,
+        component: &LoadedComponent,
+        setup: ResidentSetup,
+    ) -> Option<Resident> {
+        match &component.pre {
+            ComponentPre::Monitor(pre) => Some(Resident::new(&self.engine, pre.clone(), setup)),
+            _ => None,
+        }
     }
 }

@@ -67,6 +67,9 @@ struct SessionState {
     /// The shell directory the session's last command left (Bash's `cd` persists).
     #[serde(default)]
     shell_cwd: Option<PathBuf>,
+    /// Calls a PreToolUse hook deferred, waiting to be resumed.
+    #[serde(default)]
+    deferred: Vec<crate::pipeline::DeferredCall>,
 }
 
 /// An open session.
@@ -131,6 +134,7 @@ impl Session {
             last_call_id: None,
             reads: Vec::new(),
             shell_cwd: None,
+            deferred: Vec::new(),
         };
         let (state, loaded) = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice::<SessionState>(&bytes) {
@@ -223,6 +227,31 @@ impl Session {
             state.shell_cwd = Some(cwd.to_path_buf());
             self.dirty.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Stores a deferred call (replacing one with the same id) and saves the state at once: the
+    /// caller usually exits next and resumes the call from another process.
+    pub fn defer(&self, call: &crate::pipeline::DeferredCall) -> Result<(), SessionError> {
+        {
+            let mut state = self.lock();
+            state.deferred.retain(|stored| stored.id != call.id);
+            state.deferred.push(call.clone());
+        }
+        self.dirty.store(true, Ordering::Relaxed);
+        self.save()
+    }
+
+    /// The deferred calls waiting in this session.
+    pub fn deferred(&self) -> Vec<crate::pipeline::DeferredCall> {
+        self.lock().deferred.clone()
+    }
+
+    /// Removes and returns deferred call `id`.
+    pub fn take_deferred(&self, id: &str) -> Option<crate::pipeline::DeferredCall> {
+        let mut state = self.lock();
+        let index = state.deferred.iter().position(|call| call.id == id)?;
+        self.dirty.store(true, Ordering::Relaxed);
+        Some(state.deferred.remove(index))
     }
 
     /// The files the session's tools read, for read-before-edit.

@@ -16,12 +16,14 @@
 //! and position.
 
 mod file;
+mod hooks;
 mod load;
 
 pub use file::{PermissionSettings, RuleEntry, Settings};
+pub use hooks::HookSetting;
 pub use load::{SettingsInput, user_settings_path};
 
-pub(crate) use load::{load, save_local_approvals};
+pub(crate) use load::{ScopedHook, load, save_local_approvals};
 
 use std::path::PathBuf;
 

@@ -1,87 +1,183 @@
-//! Parsing hook answers (Claude Code's hook output JSON) into typed results.
+//! Parsing hook answers (Claude Code's hook output JSON) into typed results, one type per event.
 //!
 //! Unknown fields are ignored, as Claude Code does, so hooks written for it work unchanged; values of
-//! the wrong type are errors, because a misspelt decision must not read as "no objection".
+//! the wrong type are errors, because a misspelt decision must not read as "no objection". A hook
+//! that fails to parse is a failed hook: the caller applies its `on-error` policy.
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::permissions::VoteKind;
 
 /// Fields every hook answer may carry.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct HookAnswer {
+struct RawAnswer {
     /// `false` stops the agent after this hook.
     #[serde(rename = "continue")]
-    pub continue_: Option<bool>,
+    continue_: Option<bool>,
     /// Why it stopped (shown to the user).
-    pub stop_reason: Option<String>,
-    /// Top-level decision: `block` (PostToolUse) or legacy `approve`/`block` (PreToolUse).
-    pub decision: Option<String>,
+    stop_reason: Option<String>,
+    /// A warning for the user.
+    system_message: Option<String>,
+    /// Top-level decision: `block` (post events) or legacy `approve`/`block` (PreToolUse).
+    decision: Option<String>,
     /// Reason for `decision`.
-    pub reason: Option<String>,
+    reason: Option<String>,
     /// Event-specific fields.
-    pub hook_specific_output: Option<SpecificOutput>,
+    hook_specific_output: Option<SpecificOutput>,
 }
 
 /// `hookSpecificOutput`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct SpecificOutput {
-    /// `allow`, `deny`, `ask` or `defer`.
-    pub permission_decision: Option<String>,
+struct SpecificOutput {
+    /// PreToolUse: `allow`, `deny`, `ask` or `defer`.
+    permission_decision: Option<String>,
     /// Reason for the decision.
-    pub permission_decision_reason: Option<String>,
-    /// Replaces the whole input.
-    pub updated_input: Option<serde_json::Value>,
+    permission_decision_reason: Option<String>,
+    /// PreToolUse: replaces the whole input.
+    updated_input: Option<Value>,
     /// Text added next to the tool result.
-    pub additional_context: Option<String>,
+    additional_context: Option<String>,
+    /// PermissionRequest: the decision object.
+    decision: Option<RequestDecision>,
+    /// PermissionDenied: the model may retry.
+    retry: Option<bool>,
+    /// PostToolUse: what the model sees instead of the tool's output.
+    updated_tool_output: Option<Value>,
+}
+
+/// PermissionRequest's `hookSpecificOutput.decision`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestDecision {
+    behavior: Option<String>,
+    updated_input: Option<Value>,
+    #[serde(default)]
+    updated_permissions: Vec<PermissionUpdate>,
+    message: Option<String>,
+    interrupt: Option<bool>,
+}
+
+/// One `updatedPermissions` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionUpdate {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    rules: Vec<RuleValue>,
+    behavior: Option<String>,
+    destination: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleValue {
+    tool_name: String,
+    rule_content: Option<String>,
+}
+
+/// What every answer may say besides its event's own fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Common {
+    /// `continue: false`: stop the agent, with this reason.
+    pub stop: Option<String>,
+    /// `systemMessage`: a warning for the user.
+    pub system_message: Option<String>,
 }
 
 /// A PreToolUse answer, interpreted.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PreAnswer {
-    /// Stop the agent (`continue: false`) with this reason.
-    pub stop: Option<String>,
-    /// Defer the call to the caller.
-    pub defer: bool,
-    /// The permission vote and its reason.
+    /// Stop and warning.
+    pub common: Common,
+    /// The permission vote and its reason (`Defer` included).
     pub vote: Option<(VoteKind, Option<String>)>,
-    /// Replacement input.
-    pub updated_input: Option<serde_json::Value>,
+    /// Replacement input (ignored with a defer vote, as in Claude Code).
+    pub updated_input: Option<Value>,
     /// Context for the model.
     pub additional_context: Option<String>,
 }
 
-/// A PostToolUse / PostToolUseFailure answer, interpreted.
+/// A PermissionRequest answer, interpreted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestAnswer {
+    /// Stop and warning.
+    pub common: Common,
+    /// `Some(true)` allow, `Some(false)` deny, `None` no answer.
+    pub allow: Option<bool>,
+    /// Replacement input (allow only).
+    pub updated_input: Option<Value>,
+    /// Allow rules to add to the session, as rule text (`Bash(git status)`).
+    pub add_rules: Vec<String>,
+    /// Updates warden does not apply, described for a warning.
+    pub ignored_updates: Vec<String>,
+    /// The deny message for the model.
+    pub message: Option<String>,
+    /// Deny and stop the agent.
+    pub interrupt: bool,
+}
+
+/// A PermissionDenied answer, interpreted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeniedAnswer {
+    /// Stop and warning.
+    pub common: Common,
+    /// The model may retry the call.
+    pub retry: bool,
+    /// Context for the model.
+    pub additional_context: Option<String>,
+}
+
+/// A PostToolUse, PostToolUseFailure or PostToolBatch answer, interpreted.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PostAnswer {
-    /// Feedback added next to the result (`decision: "block"` + `reason`).
+    /// Stop and warning.
+    pub common: Common,
+    /// Feedback added next to the result (`decision: "block"` + `reason`); for PostToolBatch it
+    /// also stops the agent loop.
     pub feedback: Option<String>,
     /// Context for the model.
     pub additional_context: Option<String>,
+    /// `updatedToolOutput` (PostToolUse only).
+    pub updated_output: Option<Value>,
 }
 
-fn parse(value: &serde_json::Value) -> Result<HookAnswer, String> {
+/// A SessionStart or SessionEnd answer, interpreted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionAnswer {
+    /// Stop and warning.
+    pub common: Common,
+    /// Context for the model (SessionStart).
+    pub additional_context: Option<String>,
+}
+
+fn parse(value: &Value) -> Result<(RawAnswer, Common), String> {
     if value.is_null() {
-        return Ok(HookAnswer::default());
+        return Ok((RawAnswer::default(), Common::default()));
     }
-    serde_json::from_value(value.clone()).map_err(|error| format!("invalid hook answer: {error}"))
+    if !value.is_object() {
+        return Err("a hook answer must be a JSON object".to_owned());
+    }
+    let raw: RawAnswer = serde_json::from_value(value.clone())
+        .map_err(|error| format!("invalid hook answer: {error}"))?;
+    let common = Common {
+        stop: (raw.continue_ == Some(false)).then(|| {
+            raw.stop_reason
+                .clone()
+                .unwrap_or_else(|| "a hook stopped the run".to_owned())
+        }),
+        system_message: raw.system_message.clone(),
+    };
+    Ok((raw, common))
 }
 
 impl PreAnswer {
     /// Interprets a PreToolUse answer.
-    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
-        let answer = parse(value)?;
-        let mut pre = PreAnswer::default();
-        if answer.continue_ == Some(false) {
-            pre.stop = Some(
-                answer
-                    .stop_reason
-                    .unwrap_or_else(|| "a hook stopped the run".to_owned()),
-            );
-            return Ok(pre);
-        }
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let (answer, common) = parse(value)?;
         let specific = answer.hook_specific_output.unwrap_or_default();
         let reason = specific.permission_decision_reason.or(answer.reason);
         let decision = specific
@@ -91,47 +187,137 @@ impl PreAnswer {
                 Some("block") => Some("deny".to_owned()),
                 _ => None,
             });
-        match decision.as_deref() {
-            None => {}
-            Some("allow") => pre.vote = Some((VoteKind::Allow, reason)),
-            Some("deny") => pre.vote = Some((VoteKind::Deny, reason)),
-            Some("ask") => pre.vote = Some((VoteKind::Ask, reason)),
-            Some("defer") => {
-                pre.defer = true;
-                return Ok(pre);
-            }
+        let vote = match decision.as_deref() {
+            None => None,
+            Some("allow") => Some((VoteKind::Allow, reason)),
+            Some("deny") => Some((VoteKind::Deny, reason)),
+            Some("ask") => Some((VoteKind::Ask, reason)),
+            Some("defer") => Some((VoteKind::Defer, None)),
             Some(other) => {
                 return Err(format!(
                     "invalid permissionDecision {other:?}; expected allow, deny, ask or defer"
                 ));
             }
-        }
-        if let Some(input) = specific.updated_input {
-            if !input.is_object() {
+        };
+        let updated_input = match specific.updated_input {
+            Some(input) if !input.is_object() => {
                 return Err("updatedInput must be a JSON object (the whole new input)".to_owned());
             }
-            pre.updated_input = Some(input);
+            Some(_) if matches!(vote, Some((VoteKind::Defer, _))) => None,
+            other => other,
+        };
+        Ok(PreAnswer {
+            common,
+            vote,
+            updated_input,
+            additional_context: specific.additional_context,
+        })
+    }
+}
+
+impl RequestAnswer {
+    /// Interprets a PermissionRequest answer.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let (answer, common) = parse(value)?;
+        let mut request = RequestAnswer {
+            common,
+            ..RequestAnswer::default()
+        };
+        let Some(decision) = answer.hook_specific_output.and_then(|s| s.decision) else {
+            return Ok(request);
+        };
+        match decision.behavior.as_deref() {
+            None => return Ok(request),
+            Some("allow") => request.allow = Some(true),
+            Some("deny") => request.allow = Some(false),
+            Some(other) => {
+                return Err(format!(
+                    "invalid decision.behavior {other:?}; expected allow or deny"
+                ));
+            }
         }
-        pre.additional_context = specific.additional_context;
-        Ok(pre)
+        if request.allow == Some(true) {
+            if let Some(input) = decision.updated_input {
+                if !input.is_object() {
+                    return Err(
+                        "decision.updatedInput must be a JSON object (the whole new input)"
+                            .to_owned(),
+                    );
+                }
+                request.updated_input = Some(input);
+            }
+            for update in decision.updated_permissions {
+                let behavior = update.behavior.as_deref().unwrap_or("allow");
+                let destination = update.destination.as_deref().unwrap_or("session");
+                if update.kind != "addRules" || behavior != "allow" {
+                    request.ignored_updates.push(format!(
+                        "{} ({behavior}): warden applies only addRules with behavior allow",
+                        update.kind
+                    ));
+                    continue;
+                }
+                if destination != "session" {
+                    request.ignored_updates.push(format!(
+                        "addRules to {destination}: applied to the session only"
+                    ));
+                }
+                for rule in update.rules {
+                    request.add_rules.push(match rule.rule_content {
+                        Some(content) => format!("{}({content})", rule.tool_name),
+                        None => rule.tool_name,
+                    });
+                }
+            }
+        } else {
+            request.message = decision.message;
+            request.interrupt = decision.interrupt.unwrap_or(false);
+        }
+        Ok(request)
+    }
+}
+
+impl DeniedAnswer {
+    /// Interprets a PermissionDenied answer.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let (answer, common) = parse(value)?;
+        let specific = answer.hook_specific_output.unwrap_or_default();
+        Ok(DeniedAnswer {
+            common,
+            retry: specific.retry.unwrap_or(false),
+            additional_context: specific.additional_context,
+        })
     }
 }
 
 impl PostAnswer {
-    /// Interprets a PostToolUse or PostToolUseFailure answer.
-    pub fn from_json(value: &serde_json::Value) -> Result<Self, String> {
-        let answer = parse(value)?;
+    /// Interprets a PostToolUse, PostToolUseFailure or PostToolBatch answer.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let (answer, common) = parse(value)?;
         let feedback = match answer.decision.as_deref() {
             Some("block") => Some(
                 answer
                     .reason
-                    .unwrap_or_else(|| "a PostToolUse hook flagged this result".to_owned()),
+                    .unwrap_or_else(|| "a hook flagged this result".to_owned()),
             ),
             Some(other) => return Err(format!("invalid decision {other:?}; expected \"block\"")),
             None => None,
         };
+        let specific = answer.hook_specific_output.unwrap_or_default();
         Ok(PostAnswer {
+            common,
             feedback,
+            additional_context: specific.additional_context,
+            updated_output: specific.updated_tool_output,
+        })
+    }
+}
+
+impl SessionAnswer {
+    /// Interprets a SessionStart or SessionEnd answer.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let (answer, common) = parse(value)?;
+        Ok(SessionAnswer {
+            common,
             additional_context: answer
                 .hook_specific_output
                 .and_then(|specific| specific.additional_context),
@@ -147,13 +333,16 @@ mod tests {
 
     #[test]
     fn pre_answers_table() {
-        let cases: Vec<(serde_json::Value, Result<PreAnswer, &str>)> = vec![
+        let cases: Vec<(Value, Result<PreAnswer, &str>)> = vec![
             (json!({}), Ok(PreAnswer::default())),
             (json!(null), Ok(PreAnswer::default())),
             (
                 json!({"continue": false, "stopReason": "halt"}),
                 Ok(PreAnswer {
-                    stop: Some("halt".into()),
+                    common: Common {
+                        stop: Some("halt".into()),
+                        system_message: None,
+                    },
                     ..Default::default()
                 }),
             ),
@@ -165,9 +354,9 @@ mod tests {
                 }),
             ),
             (
-                json!({"hookSpecificOutput": {"permissionDecision": "defer"}}),
+                json!({"hookSpecificOutput": {"permissionDecision": "defer", "updatedInput": {"a": 1}}}),
                 Ok(PreAnswer {
-                    defer: true,
+                    vote: Some((VoteKind::Defer, None)),
                     ..Default::default()
                 }),
             ),
@@ -179,8 +368,12 @@ mod tests {
                 }),
             ),
             (
-                json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"a": 1}}}),
+                json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"a": 1}}, "systemMessage": "hi"}),
                 Ok(PreAnswer {
+                    common: Common {
+                        stop: None,
+                        system_message: Some("hi".into()),
+                    },
                     vote: Some((VoteKind::Allow, None)),
                     updated_input: Some(json!({"a": 1})),
                     ..Default::default()
@@ -195,6 +388,7 @@ mod tests {
                 Err("updatedInput must be"),
             ),
             (json!({"continue": "no"}), Err("invalid hook answer")),
+            (json!([1, 2]), Err("must be a JSON object")),
         ];
         for (value, expected) in cases {
             let got = PreAnswer::from_json(&value);
@@ -207,15 +401,64 @@ mod tests {
     }
 
     #[test]
-    fn post_answers_read_block_and_context() {
+    fn post_answers_read_block_context_and_output() {
         let answer = PostAnswer::from_json(&json!({
             "decision": "block",
             "reason": "looks wrong",
-            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "note"}
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "note", "updatedToolOutput": "short"}
         }))
         .unwrap();
         assert_eq!(answer.feedback.as_deref(), Some("looks wrong"));
         assert_eq!(answer.additional_context.as_deref(), Some("note"));
+        assert_eq!(answer.updated_output, Some(json!("short")));
         assert!(PostAnswer::from_json(&json!({"decision": "maybe"})).is_err());
+    }
+
+    #[test]
+    fn permission_request_answers() {
+        let allow = RequestAnswer::from_json(&json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {
+                "behavior": "allow",
+                "updatedInput": {"command": "ls"},
+                "updatedPermissions": [
+                    {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls"}], "behavior": "allow", "destination": "session"},
+                    {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+                ]
+            }
+        }}))
+        .unwrap();
+        assert_eq!(allow.allow, Some(true));
+        assert_eq!(allow.updated_input, Some(json!({"command": "ls"})));
+        assert_eq!(allow.add_rules, vec!["Bash(ls)".to_owned()]);
+        assert_eq!(allow.ignored_updates.len(), 1);
+
+        let deny = RequestAnswer::from_json(&json!({"hookSpecificOutput": {
+            "decision": {"behavior": "deny", "message": "not today", "interrupt": true}
+        }}))
+        .unwrap();
+        assert_eq!(deny.allow, Some(false));
+        assert_eq!(deny.message.as_deref(), Some("not today"));
+        assert!(deny.interrupt);
+
+        assert_eq!(RequestAnswer::from_json(&json!({})).unwrap().allow, None);
+        assert!(
+            RequestAnswer::from_json(&json!({"hookSpecificOutput": {"decision": {"behavior": "maybe"}}}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn denied_and_session_answers() {
+        let denied = DeniedAnswer::from_json(
+            &json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}}),
+        )
+        .unwrap();
+        assert!(denied.retry);
+        let session = SessionAnswer::from_json(
+            &json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "branch main"}}),
+        )
+        .unwrap();
+        assert_eq!(session.additional_context.as_deref(), Some("branch main"));
     }
 }

@@ -83,6 +83,11 @@ pub enum DecidedBy {
     ReadOnlyInWorkspace,
     /// No rule matched; the default mode asks.
     DefaultAsk,
+    /// A PermissionRequest hook answered the ask.
+    PermissionHook {
+        /// The hook's name.
+        hook: String,
+    },
     /// The prompter answered.
     Prompter,
     /// Nobody could answer an ask.
@@ -98,7 +103,7 @@ impl DecidedBy {
             DecidedBy::DenyRule { scope, .. }
             | DecidedBy::AskRule { scope, .. }
             | DecidedBy::AllowRule { scope, .. } => scope,
-            DecidedBy::Hook { .. } => "hook",
+            DecidedBy::Hook { .. } | DecidedBy::PermissionHook { .. } => "hook",
             DecidedBy::Mode { .. } => "mode",
             DecidedBy::Prompter => "prompter",
             DecidedBy::ProtectedPath { .. }

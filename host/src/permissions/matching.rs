@@ -263,6 +263,39 @@ fn allows_other(rule: &Rule, call: &CallView<'_>) -> bool {
     }
 }
 
+/// True when `rule` touches a call of `spec` with `input`: when ANY part of the call matches, the
+/// way deny and ask rules match (a hook's `if` condition). A command that cannot be parsed
+/// touches every command rule, so the hook runs (fails open towards more checking).
+pub(crate) fn touches(
+    rule: &Rule,
+    spec: &crate::registry::ToolSpec,
+    input: &Value,
+    context: &RuleContext,
+) -> bool {
+    let target = Target::new(
+        &spec.name,
+        spec.rule_field.as_deref(),
+        spec.path_field().is_some(),
+        input,
+        &context.cwd,
+        context.home.as_deref(),
+    );
+    if let Target::Command(command) = &target
+        && command.parsed.opaque.is_some()
+        && rule.matches_name(&spec.name)
+    {
+        return true;
+    }
+    let call = CallView {
+        tool: &spec.name,
+        writes: spec.class == crate::registry::CapabilityClass::Write,
+        target: &target,
+        input,
+        schema: &spec.input_schema,
+    };
+    blocks(rule, &call)
+}
+
 /// True when `rule` matches `example` the way it would match a call: a string is the value of
 /// the tool's rule field (a command, a path relative to the working directory, a URL), an object
 /// is a whole input. Allow rules must cover the whole example; deny and ask rules any part.

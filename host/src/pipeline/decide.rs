@@ -1,11 +1,17 @@
-//! Stage 6: the central permission decision, then the prompter for `ask`. With no prompter able to
-//! answer, `ask` becomes `permission_denied` with a reason naming what would allow the call.
+//! Stage 6: the central permission decision. An `ask` goes to the PermissionRequest hooks (allow
+//! or deny, a rewritten input that is checked again against the schema and the deny and ask
+//! rules, session rules to add), then to the prompter. With no hook answering and no prompter
+//! able to, `ask` becomes `permission_denied` with a reason naming what would allow the call.
+//! Every denial then runs the PermissionDenied hooks, which may tell the model it can retry.
 
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::Stages;
 use super::outcome::{ErrorKind, Failure};
+use super::pre_hooks::EventBase;
+use crate::hooks::{CallRef, DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
 use crate::permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
     Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
@@ -70,17 +76,299 @@ pub(crate) fn evaluate(
     (decision, target)
 }
 
-/// Decides, asking the prompter when needed; the verdict is never `Ask`.
-pub(crate) fn run(
-    context: &DecideContext<'_>,
+/// What the decision stage settled.
+pub(crate) struct Decided {
+    pub(crate) decision: Decision,
+    /// The input the tool gets: a PermissionRequest hook may have rewritten it.
+    pub(crate) input: Value,
+    /// The hook that rewrote the input, if one did.
+    pub(crate) rewritten_by: Option<String>,
+    /// Texts for the model from PermissionDenied hooks.
+    pub(crate) notes: Vec<String>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) system_messages: Vec<String>,
+    /// A hook stopped the agent (`interrupt`, `continue: false`).
+    pub(crate) stop: Option<String>,
+}
+
+/// Decides, asking PermissionRequest hooks and then the prompter when needed; the verdict is
+/// never `Ask`. A denial runs the PermissionDenied hooks.
+pub(crate) async fn run(
+    stages: &Stages<'_>,
+    base: &EventBase<'_>,
     tool: &RegisteredTool,
-    input: &Value,
+    input: Value,
     vote: Option<&HookVote>,
-) -> Decision {
-    let (decision, target) = evaluate(context, tool, input, vote);
-    match decision.verdict {
-        Verdict::Ask => ask(context, tool, input, &target, decision),
-        _ => decision,
+) -> Decided {
+    let context = stages.decide_context();
+    let (decision, target) = evaluate(&context, tool, &input, vote);
+    let mut decided = Decided {
+        decision,
+        input,
+        rewritten_by: None,
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        system_messages: Vec::new(),
+        stop: None,
+    };
+    if decided.decision.verdict == Verdict::Ask {
+        stages.monitors.emit(
+            "permission_request",
+            serde_json::json!({
+                "tool_use_id": base.tool_use_id,
+                "tool_name": tool.spec.name,
+                "reason": decided.decision.reason,
+            }),
+        );
+        let suggestions = suggest_rule(&tool.spec.name, &target);
+        match request_hooks(stages, base, tool, &mut decided, &suggestions).await {
+            Some(decision) => decided.decision = decision,
+            None => {
+                let (decision, target) = if decided.rewritten_by.is_some() {
+                    evaluate(&context, tool, &decided.input, vote)
+                } else {
+                    (decided.decision.clone(), target)
+                };
+                decided.decision = match decision.verdict {
+                    Verdict::Ask => ask(&context, tool, &decided.input, &target, decision),
+                    _ => decision,
+                };
+            }
+        }
+    }
+    if decided.decision.verdict == Verdict::Deny {
+        denied_hooks(stages, base, tool, &mut decided).await;
+    }
+    decided
+}
+
+/// Runs the PermissionRequest hooks for an `ask`. `Some` is their decision; `None` leaves the
+/// ask to the prompter (no hook answered, or an allowed rewrite met an ask rule).
+async fn request_hooks(
+    stages: &Stages<'_>,
+    base: &EventBase<'_>,
+    tool: &RegisteredTool,
+    decided: &mut Decided,
+    suggestions: &[String],
+) -> Option<Decision> {
+    let mut event = base.event(HookEvent::PermissionRequest, &decided.input);
+    if let Some(object) = event.as_object_mut() {
+        // Claude Code's PermissionRequest input has no tool_use_id.
+        object.remove("tool_use_id");
+        let rules: Vec<Value> = suggestions
+            .iter()
+            .map(|rule| {
+                let (name, content) = match rule.split_once('(') {
+                    Some((name, rest)) => (name, Some(rest.trim_end_matches(')'))),
+                    None => (rule.as_str(), None),
+                };
+                serde_json::json!({"toolName": name, "ruleContent": content})
+            })
+            .collect();
+        object.insert(
+            "permission_suggestions".to_owned(),
+            serde_json::json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]),
+        );
+    }
+    let call = CallRef {
+        spec: &tool.spec,
+        input: &decided.input,
+        tool_use_id: Some(base.tool_use_id),
+    };
+    let env = stages.hook_env();
+    let ran = stages
+        .hooks
+        .run(&env, HookEvent::PermissionRequest, None, Some(call), &event)
+        .await;
+    let deny = |hook: &str, reason: String| Decision {
+        verdict: Verdict::Deny,
+        decided_by: DecidedBy::PermissionHook {
+            hook: hook.to_owned(),
+        },
+        reason,
+    };
+    let mut allowed: Option<(String, RequestAnswer)> = None;
+    let mut denial: Option<Decision> = None;
+    for ran in &ran {
+        let name = &ran.hook.name;
+        let answer = match &ran.reply {
+            Reply::Answer(value) => RequestAnswer::from_json(value),
+            Reply::Failed(problem) => Err(problem.clone()),
+            Reply::Plain(_) => continue,
+            // Exit 2 does not decide a PermissionRequest (as in Claude Code): only the JSON does.
+            Reply::Block(_) | Reply::NonBlocking(_) => {
+                decided.warnings.push(format!(
+                    "the PermissionRequest hook {name} exited without a decision; use hookSpecificOutput.decision"
+                ));
+                continue;
+            }
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(problem) => {
+                match ran.hook.on_error {
+                    OnError::Deny => {
+                        denial.get_or_insert_with(|| deny(name, format!(
+                            "the PermissionRequest hook {name} failed ({problem}); warden denies calls whose policy hooks fail"
+                        )));
+                    }
+                    OnError::Ignore => decided.warnings.push(format!(
+                        "the PermissionRequest hook {name} failed and is ignored (on-error = \"ignore\"): {problem}"
+                    )),
+                }
+                continue;
+            }
+        };
+        if let Some(message) = answer.common.system_message.clone() {
+            decided
+                .system_messages
+                .push(cap_text(message, stages.session_dir, name));
+        }
+        if let Some(reason) = answer.common.stop.clone() {
+            decided.stop.get_or_insert(reason);
+        }
+        match answer.allow {
+            Some(false) => {
+                if answer.interrupt {
+                    decided
+                        .stop
+                        .get_or_insert_with(|| format!("the PermissionRequest hook {name} interrupted the run"));
+                }
+                let message = answer
+                    .message
+                    .unwrap_or_else(|| "denied by a PermissionRequest hook".to_owned());
+                denial.get_or_insert_with(|| {
+                    deny(name, cap_text(message, stages.session_dir, name))
+                });
+            }
+            Some(true) => {
+                for ignored in &answer.ignored_updates {
+                    decided.warnings.push(format!(
+                        "the PermissionRequest hook {name}'s updatedPermissions entry {ignored}"
+                    ));
+                }
+                match &allowed {
+                    Some((first, earlier)) if earlier.updated_input != answer.updated_input => {
+                        denial.get_or_insert_with(|| {
+                            deny(name, format!(
+                                "the PermissionRequest hooks {first} and {name} allowed different inputs; warden denies the call rather than choose one"
+                            ))
+                        });
+                    }
+                    Some(_) => {}
+                    None => allowed = Some((name.clone(), answer)),
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(denial) = denial {
+        return Some(denial);
+    }
+    let (hook, answer) = allowed?;
+    if let Some(updated) = answer.updated_input {
+        if let Err(failure) = super::schema::check(tool, &updated) {
+            return Some(deny(
+                &hook,
+                format!(
+                    "the PermissionRequest hook {hook} allowed a rewritten input that breaks the tool's schema: {}",
+                    failure.message
+                ),
+            ));
+        }
+        decided.input = updated;
+        decided.rewritten_by = Some(hook.clone());
+        // The rewrite is checked again: a deny rule denies it, an ask rule asks a human.
+        let (again, _) = evaluate(&stages.decide_context(), tool, &decided.input, None);
+        match (&again.verdict, &again.decided_by) {
+            (Verdict::Deny, _) => return Some(again),
+            (Verdict::Ask, DecidedBy::AskRule { .. } | DecidedBy::ProtectedPath { .. }) => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    let mut added = Vec::new();
+    let policy = stages.policy;
+    for text in &answer.add_rules {
+        match Rule::parse(text, RuleKind::Allow, RuleSource::Session, policy.context()) {
+            Ok(rule) => {
+                policy.add_session_rule(rule);
+                added.push(text.clone());
+            }
+            Err(error) => decided.warnings.push(format!(
+                "the PermissionRequest hook {hook} suggested the invalid rule {text:?}: {error}"
+            )),
+        }
+    }
+    if !added.is_empty() {
+        (stages.on_approval)(&added);
+    }
+    Some(Decision {
+        verdict: Verdict::Allow,
+        decided_by: DecidedBy::PermissionHook { hook: hook.clone() },
+        reason: if added.is_empty() {
+            format!("allowed by the PermissionRequest hook {hook}")
+        } else {
+            format!(
+                "allowed by the PermissionRequest hook {hook}, which added the session rules {}",
+                added.join(", ")
+            )
+        },
+    })
+}
+
+/// Runs the PermissionDenied hooks; `retry: true` tells the model it may try again.
+async fn denied_hooks(
+    stages: &Stages<'_>,
+    base: &EventBase<'_>,
+    tool: &RegisteredTool,
+    decided: &mut Decided,
+) {
+    let mut event = base.event(HookEvent::PermissionDenied, &decided.input);
+    event["reason"] = decided.decision.reason.clone().into();
+    let call = CallRef {
+        spec: &tool.spec,
+        input: &decided.input,
+        tool_use_id: Some(base.tool_use_id),
+    };
+    let env = stages.hook_env();
+    let ran = stages
+        .hooks
+        .run(&env, HookEvent::PermissionDenied, None, Some(call), &event)
+        .await;
+    for ran in ran {
+        let name = &ran.hook.name;
+        let answer = match ran.reply {
+            Reply::Answer(value) => DeniedAnswer::from_json(&value),
+            Reply::Plain(_) => continue,
+            Reply::Block(problem) | Reply::NonBlocking(problem) | Reply::Failed(problem) => {
+                Err(problem)
+            }
+        };
+        match answer {
+            Ok(answer) => {
+                if answer.retry {
+                    decided.notes.push(format!(
+                        "[PermissionDenied hook {name}] you may retry this call"
+                    ));
+                }
+                if let Some(context) = answer.additional_context {
+                    let context = cap_text(context, stages.session_dir, name);
+                    decided
+                        .notes
+                        .push(format!("[PermissionDenied hook {name}] {context}"));
+                }
+                if let Some(message) = answer.common.system_message {
+                    decided
+                        .system_messages
+                        .push(cap_text(message, stages.session_dir, name));
+                }
+            }
+            Err(problem) => decided
+                .warnings
+                .push(format!("the PermissionDenied hook {name} failed: {problem}")),
+        }
     }
 }
 
@@ -131,7 +419,6 @@ fn ask(
         reason: asked.reason.clone(),
         suggestions: suggest_rule(name, target),
     };
-    // PermissionRequest hooks (the hooks issue) answer here, before the prompter.
     match context.prompter.ask(&request) {
         PromptAnswer::Allow => Decision {
             verdict: Verdict::Allow,

@@ -32,6 +32,8 @@ pub enum ErrorKind {
     HookStopped,
     /// A PreToolUse hook deferred the call to the caller.
     Deferred,
+    /// PreToolUse hooks rewrote the input in different ways; the call is denied.
+    HookConflict,
     /// The permission decision refused the call.
     PermissionDenied,
     /// The tool reported an error or crashed.
@@ -55,6 +57,7 @@ impl ErrorKind {
             ErrorKind::ValidationFailed => "validation_failed",
             ErrorKind::HookStopped => "hook_stopped",
             ErrorKind::Deferred => "deferred",
+            ErrorKind::HookConflict => "hook_conflict",
             ErrorKind::PermissionDenied => "permission_denied",
             ErrorKind::ToolFailed => "tool_failed",
             ErrorKind::Timeout => "timeout",
@@ -137,6 +140,24 @@ pub struct Outcome {
     pub duration_ms: u64,
     /// The checkpoint saved before the tool changed a file (`warden rewind --to N`).
     pub checkpoint: Option<u64>,
+    /// Messages hooks addressed to the user (`systemMessage`), never shown to the model.
+    pub system_messages: Vec<String>,
+    /// A hook or monitor asked to stop the agent after this call, with this reason.
+    pub stop: Option<String>,
+    /// The call a PreToolUse hook deferred, stored in the session for
+    /// `warden call --resume-deferred ID`.
+    pub deferred: Option<DeferredCall>,
+}
+
+/// A deferred call: what the caller needs to resume it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct DeferredCall {
+    /// The `tool_use` id.
+    pub id: String,
+    /// The tool name as requested.
+    pub name: String,
+    /// The input as requested.
+    pub input: serde_json::Value,
 }
 
 /// What dispatch returns: the block for the model and the structured outcome.

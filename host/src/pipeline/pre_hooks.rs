@@ -1,33 +1,44 @@
-//! Stage 5: PreToolUse hooks, in registration order. Each sees the input as rewritten by the hooks
-//! before it. Votes combine most-restrictive-first (deny > defer > ask > allow) and the central
-//! decision settles them (a defer becomes `deferred` only after grant and hook-deny checks);
-//! `continue: false` stops the call at once (`hook_stopped`). A hook that fails or answers
-//! malformed JSON counts as a deny vote: warden fails closed.
+//! Stage 5: PreToolUse hooks. Every matching hook runs in parallel, each in its own sandbox, and
+//! sees the same input. Their answers combine deterministically, in load order:
+//!
+//! - `continue: false` stops the call at once (`hook_stopped`), whatever else was said;
+//! - votes: deny > defer > ask > allow, the first hook winning among equals; the central decision
+//!   settles them (a hook `allow` never beats a deny or ask rule);
+//! - `updatedInput`: applied when every rewriting hook returned the same input; two different
+//!   rewrites deny the call (`hook_conflict`) rather than pick one;
+//! - `additionalContext`: all kept, in load order, each capped at 10,000 characters.
+//!
+//! A hook that fails (trap, timeout, malformed answer, a command that cannot start) votes deny
+//! unless it is declared `on-error = "ignore"`; a command's exit 2 votes deny with its stderr.
 
 use serde_json::{Value, json};
 
+use super::Stages;
 use super::outcome::{ErrorKind, Failure};
-use crate::hooks::{HookEvent, HookSet, PreAnswer};
+use crate::hooks::{CallRef, HookEvent, OnError, PreAnswer, Reply, cap_text};
 use crate::permissions::{HookVote, VoteKind};
-
-/// Characters kept of one hook's additional context.
-pub(crate) const MAX_CONTEXT_CHARS: usize = 10_000;
+use crate::registry::ToolSpec;
 
 /// What the PreToolUse hooks decided together.
 #[derive(Debug, Default)]
 pub(crate) struct PreOutcome {
-    /// The rewritten input and the hook that rewrote it last.
+    /// The rewritten input and the hooks that rewrote it.
     pub(crate) updated_input: Option<(Value, String)>,
     /// The combined vote.
     pub(crate) vote: Option<HookVote>,
-    /// Context to add next to the result.
+    /// Context to add next to the result, in load order.
     pub(crate) additional_context: Vec<String>,
+    /// Messages for the user.
+    pub(crate) system_messages: Vec<String>,
+    /// Failures that were ignored and answers that were not used.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Identifies the call for hook events.
 pub(crate) struct EventBase<'a> {
     pub(crate) session_id: &'a str,
     pub(crate) cwd: &'a str,
+    pub(crate) permission_mode: &'a str,
     pub(crate) tool_use_id: &'a str,
     pub(crate) tool_name: &'a str,
 }
@@ -38,7 +49,7 @@ impl EventBase<'_> {
         json!({
             "session_id": self.session_id,
             "cwd": self.cwd,
-            "permission_mode": "default",
+            "permission_mode": self.permission_mode,
             "hook_event_name": event.as_str(),
             "tool_name": self.tool_name,
             "tool_input": tool_input,
@@ -47,76 +58,125 @@ impl EventBase<'_> {
     }
 }
 
-/// Runs every matching PreToolUse hook.
-pub(crate) fn run(
-    hooks: &HookSet,
+/// Runs every matching PreToolUse hook. `allow_defer` is false when the call is one of several in
+/// its batch: a defer vote is then ignored with a warning.
+pub(crate) async fn run(
+    stages: &Stages<'_>,
     base: &EventBase<'_>,
+    spec: &ToolSpec,
     input: &Value,
+    allow_defer: bool,
 ) -> Result<PreOutcome, Failure> {
     let mut outcome = PreOutcome::default();
-    let mut current = input.clone();
-    for hook in hooks.matching(HookEvent::PreToolUse, base.tool_name) {
-        let event = base.event(HookEvent::PreToolUse, &current);
-        let answer = hook
-            .handle(&event)
-            .and_then(|value| PreAnswer::from_json(&value));
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(error) => {
+    let event = base.event(HookEvent::PreToolUse, input);
+    let call = CallRef {
+        spec,
+        input,
+        tool_use_id: Some(base.tool_use_id),
+    };
+    let env = stages.hook_env();
+    let ran = stages
+        .hooks
+        .run(&env, HookEvent::PreToolUse, None, Some(call), &event)
+        .await;
+    let mut rewrites: Vec<(String, Value)> = Vec::new();
+    for ran in &ran {
+        let hook = ran.hook;
+        let name = &hook.name;
+        let failed = |problem: String, outcome: &mut PreOutcome| match hook.on_error {
+            OnError::Deny => combine(
+                &mut outcome.vote,
+                HookVote {
+                    kind: VoteKind::Deny,
+                    hook: name.clone(),
+                    reason: Some(format!(
+                        "the PreToolUse hook {name} failed ({problem}); warden denies calls whose policy hooks fail (declare the hook on-error = \"ignore\" to let such calls through)"
+                    )),
+                },
+            ),
+            OnError::Ignore => outcome.warnings.push(format!(
+                "the PreToolUse hook {name} failed and is ignored (on-error = \"ignore\"): {problem}"
+            )),
+        };
+        let answer = match &ran.reply {
+            Reply::Answer(value) => match PreAnswer::from_json(value) {
+                Ok(answer) => answer,
+                Err(problem) => {
+                    failed(problem, &mut outcome);
+                    continue;
+                }
+            },
+            Reply::Failed(problem) => {
+                failed(problem.clone(), &mut outcome);
+                continue;
+            }
+            Reply::Block(reason) => {
                 combine(
                     &mut outcome.vote,
                     HookVote {
                         kind: VoteKind::Deny,
-                        hook: hook.name().to_owned(),
-                        reason: Some(format!(
-                            "the PreToolUse hook {} failed ({error}); warden denies calls whose policy hooks fail",
-                            hook.name()
-                        )),
+                        hook: name.clone(),
+                        reason: Some(cap_text(reason.clone(), stages.session_dir, name)),
                     },
                 );
                 continue;
             }
+            Reply::NonBlocking(problem) => {
+                outcome
+                    .warnings
+                    .push(format!("the PreToolUse hook {name}: {problem}"));
+                continue;
+            }
+            Reply::Plain(_) => continue,
         };
-        if let Some(reason) = answer.stop {
+        if let Some(reason) = answer.common.stop {
+            let reason = cap_text(reason, stages.session_dir, name);
             return Err(Failure::new(
                 ErrorKind::HookStopped,
-                format!(
-                    "the PreToolUse hook {} stopped the run: {reason}",
-                    hook.name()
-                ),
+                format!("the PreToolUse hook {name} stopped the run: {reason}"),
             ));
         }
-        if answer.defer {
-            // A vote, not an exit: grant violations and other hooks' denials still take precedence.
-            combine(
-                &mut outcome.vote,
-                HookVote {
-                    kind: VoteKind::Defer,
-                    hook: hook.name().to_owned(),
-                    reason: None,
-                },
-            );
-            continue;
-        }
-        if let Some(input) = answer.updated_input {
-            current = input.clone();
-            outcome.updated_input = Some((input, hook.name().to_owned()));
+        if let Some(message) = answer.common.system_message {
+            outcome
+                .system_messages
+                .push(cap_text(message, stages.session_dir, name));
         }
         if let Some((kind, reason)) = answer.vote {
-            combine(
-                &mut outcome.vote,
-                HookVote {
-                    kind,
-                    hook: hook.name().to_owned(),
-                    reason,
-                },
-            );
+            if kind == VoteKind::Defer && !allow_defer {
+                outcome.warnings.push(format!(
+                    "the PreToolUse hook {name} deferred the call, which is ignored: only a batch of one call can be deferred"
+                ));
+            } else {
+                combine(
+                    &mut outcome.vote,
+                    HookVote {
+                        kind,
+                        hook: name.clone(),
+                        reason: reason.map(|reason| cap_text(reason, stages.session_dir, name)),
+                    },
+                );
+            }
+        }
+        if let Some(input) = answer.updated_input {
+            rewrites.push((name.clone(), input));
         }
         if let Some(context) = answer.additional_context {
             outcome
                 .additional_context
-                .push(context.chars().take(MAX_CONTEXT_CHARS).collect());
+                .push(cap_text(context, stages.session_dir, name));
         }
+    }
+    if let Some((first, input)) = rewrites.first() {
+        if let Some((other, _)) = rewrites.iter().find(|(_, other)| other != input) {
+            return Err(Failure::new(
+                ErrorKind::HookConflict,
+                format!(
+                    "the PreToolUse hooks {first} and {other} rewrote the input differently; warden denies the call rather than choose one"
+                ),
+            ));
+        }
+        let names: Vec<&str> = rewrites.iter().map(|(name, _)| name.as_str()).collect();
+        outcome.updated_input = Some((input.clone(), names.join(", ")));
     }
     Ok(outcome)
 }

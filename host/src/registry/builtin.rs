@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{ComponentKind, Sandbox};
 use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
 use crate::sandbox::limits::Limits;
 
@@ -74,7 +74,7 @@ pub(super) async fn load(
     for (crate_dir, wasm) in EMBEDDED_COMPONENTS {
         let label = format!("built-in component {crate_dir}");
         let component = ComponentEntry {
-            loaded: sandbox.load(wasm, &label)?,
+            loaded: sandbox.load(wasm, &label, ComponentKind::Tool)?,
             grants: grants_for(crate_dir),
             limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,
@@ -83,4 +83,10 @@ pub(super) async fn load(
         tools.extend(load::describe(sandbox, Arc::new(component), &label).await?);
     }
     Ok(tools)
+}
+
+/// The example hooks and monitors shipped in the binary: (crate directory name, artifact file name,
+/// component bytes, `warden.toml`).
+pub(crate) fn example_extensions() -> &'static [(&'static str, &'static str, &'static [u8], &'static str)] {
+    EMBEDDED_EXTENSIONS
 }

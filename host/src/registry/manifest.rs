@@ -9,7 +9,26 @@
 //! component = "example.wasm"
 //! grants = { fs = [{ path = "${WORKSPACE}", access = "read" }], env = ["LANG"], net = ["https://api.example.com"] }
 //! limits = { memory_mib = 64, timeout_ms = 5000 }
+//!
+//! [[hooks]]
+//! component = "guard.wasm"
+//! events = ["PreToolUse"]
+//! matcher = "Bash"
+//! if = "Bash(rm *)"
+//! timeout = 5
+//! on-error = "deny"
+//! config = { protect = ["/srv"] }
+//!
+//! [[monitors]]
+//! component = "audit.wasm"
+//! events = ["tool_started", "tool_finished"]
+//! config = { path = "${PLUGIN_DATA}/audit.jsonl" }
+//! grants = { fs = [{ path = "${PLUGIN_DATA}", access = "read-write" }] }
 //! ```
+//!
+//! Hooks and monitors may be granted files and environment variables, never `process` or `net`:
+//! their worlds import neither, and a policy hook that could act would be a tool without a
+//! permission decision.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -20,6 +39,9 @@ use crate::sandbox::limits::DeclaredLimits;
 
 /// The manifest file name in a plugin directory.
 pub(crate) const MANIFEST_FILE: &str = "warden.toml";
+
+/// The longest timeout a hook or monitor may declare, in seconds (Claude Code's hook ceiling).
+const MAX_EXTENSION_TIMEOUT_SECONDS: f64 = 600.0;
 
 /// A manifest that could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +68,8 @@ pub(crate) struct Manifest {
     pub(crate) path: PathBuf,
     pub(crate) plugin: PluginMeta,
     pub(crate) tools: Vec<ToolComponent>,
+    pub(crate) hooks: Vec<HookComponent>,
+    pub(crate) monitors: Vec<MonitorComponent>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +78,73 @@ struct RawManifest {
     plugin: PluginMeta,
     #[serde(default, rename = "tool")]
     tools: Vec<ToolComponent>,
+    #[serde(default)]
+    hooks: Vec<HookComponent>,
+    #[serde(default)]
+    monitors: Vec<MonitorComponent>,
+}
+
+/// `[[hooks]]`: one hook component, the events it handles and how its failures count.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct HookComponent {
+    /// Path of the `.wasm` file, relative to the plugin directory.
+    pub(crate) component: PathBuf,
+    /// A name for listings and decisions (default: the plugin name and the entry's position).
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+    /// Hook event names (`PreToolUse`, ...).
+    pub(crate) events: Vec<String>,
+    /// Which tools (Claude Code's matcher syntax); absent means all.
+    #[serde(default)]
+    pub(crate) matcher: Option<String>,
+    /// One permission rule the call must touch for the hook to run, e.g. `Bash(git *)`.
+    #[serde(default, rename = "if")]
+    pub(crate) condition: Option<String>,
+    /// Seconds the hook may take (default 30).
+    #[serde(default)]
+    pub(crate) timeout: Option<f64>,
+    /// What a failure counts as for policy events: `deny` (default) or `ignore`.
+    #[serde(default)]
+    pub(crate) on_error: Option<String>,
+    /// Passed to the hook as `config` in every event.
+    #[serde(default)]
+    pub(crate) config: Option<toml::Value>,
+    /// What the hook may touch (files and environment only).
+    #[serde(default)]
+    pub(crate) grants: Grants,
+    /// Limits that lower the operator's.
+    #[serde(default)]
+    pub(crate) limits: DeclaredLimits,
+}
+
+/// `[[monitors]]`: one monitor component and the lifecycle events it observes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct MonitorComponent {
+    /// Path of the `.wasm` file, relative to the plugin directory.
+    pub(crate) component: PathBuf,
+    /// A name for listings (default: the plugin name and the entry's position).
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+    /// Lifecycle event kinds to deliver (`tool_started`, ...); absent means all.
+    #[serde(default)]
+    pub(crate) events: Option<Vec<String>>,
+    /// Seconds one event may take (default 5).
+    #[serde(default)]
+    pub(crate) timeout: Option<f64>,
+    /// Events that may wait for the monitor before new ones are dropped (default 1024).
+    #[serde(default)]
+    pub(crate) queue: Option<usize>,
+    /// Passed to the monitor as `config` in every event.
+    #[serde(default)]
+    pub(crate) config: Option<toml::Value>,
+    /// What the monitor may touch (files and environment only).
+    #[serde(default)]
+    pub(crate) grants: Grants,
+    /// Limits that lower the operator's.
+    #[serde(default)]
+    pub(crate) limits: DeclaredLimits,
 }
 
 /// `[plugin]`: who the plugin is.
@@ -121,21 +212,26 @@ impl Manifest {
                 ),
             ));
         }
-        if raw.tools.is_empty() {
+        if raw.tools.is_empty() && raw.hooks.is_empty() && raw.monitors.is_empty() {
             return Err(ManifestError::at(
                 path,
-                "the manifest lists no [[tool]] components".to_owned(),
+                "the manifest lists no [[tool]], [[hooks]] or [[monitors]] components".to_owned(),
             ));
         }
-        for tool in &raw.tools {
-            if let Some(problem) = tool.limits.problem() {
+        let components = raw
+            .tools
+            .iter()
+            .map(|tool| (&tool.component, &tool.limits))
+            .chain(raw.hooks.iter().map(|hook| (&hook.component, &hook.limits)))
+            .chain(raw.monitors.iter().map(|m| (&m.component, &m.limits)));
+        for (component, limits) in components {
+            if let Some(problem) = limits.problem() {
                 return Err(ManifestError::at(
                     path,
-                    format!("component {}: {problem}", tool.component.display()),
+                    format!("component {}: {problem}", component.display()),
                 ));
             }
-            let inside = tool
-                .component
+            let inside = component
                 .components()
                 .all(|part| matches!(part, Component::Normal(_)));
             if !inside {
@@ -143,8 +239,80 @@ impl Manifest {
                     path,
                     format!(
                         "component path {} must be relative to the plugin directory, without '..'",
-                        tool.component.display()
+                        component.display()
                     ),
+                ));
+            }
+        }
+        let extensions = raw
+            .hooks
+            .iter()
+            .map(|hook| ("hook", &hook.component, &hook.grants, hook.timeout))
+            .chain(
+                raw.monitors
+                    .iter()
+                    .map(|m| ("monitor", &m.component, &m.grants, m.timeout)),
+            );
+        for (kind, component, grants, timeout) in extensions {
+            let at = |message: String| {
+                ManifestError::at(path, format!("{kind} {}: {message}", component.display()))
+            };
+            if !grants.process.is_empty() || !grants.net.is_empty() {
+                return Err(at(
+                    "hooks and monitors may be granted fs and env only, not process or net".to_owned(),
+                ));
+            }
+            if let Some(seconds) = timeout
+                && !(seconds > 0.0 && seconds <= MAX_EXTENSION_TIMEOUT_SECONDS)
+            {
+                return Err(at(format!(
+                    "timeout must be more than 0 and at most {MAX_EXTENSION_TIMEOUT_SECONDS} seconds, not {seconds}"
+                )));
+            }
+        }
+        for hook in &raw.hooks {
+            let at = |message: String| {
+                ManifestError::at(path, format!("hook {}: {message}", hook.component.display()))
+            };
+            if hook.events.is_empty() {
+                return Err(at("events must name at least one hook event".to_owned()));
+            }
+            for event in &hook.events {
+                if crate::hooks::HookEvent::parse(event).is_none() {
+                    return Err(at(format!(
+                        "unknown hook event {event:?}; warden's events are {}",
+                        crate::hooks::HookEvent::names()
+                    )));
+                }
+            }
+            if let Some(on_error) = &hook.on_error
+                && !matches!(on_error.as_str(), "deny" | "ignore")
+            {
+                return Err(at(format!(
+                    "on-error must be \"deny\" or \"ignore\", not {on_error:?}"
+                )));
+            }
+            if let Some(matcher) = &hook.matcher {
+                crate::hooks::Matcher::parse(matcher).map_err(|error| at(error.to_string()))?;
+            }
+        }
+        for monitor in &raw.monitors {
+            for event in monitor.events.iter().flatten() {
+                if !crate::hooks::MONITOR_EVENTS.contains(&event.as_str()) {
+                    return Err(ManifestError::at(
+                        path,
+                        format!(
+                            "monitor {}: unknown lifecycle event {event:?}; the kinds are {}",
+                            monitor.component.display(),
+                            crate::hooks::MONITOR_EVENTS.join(", ")
+                        ),
+                    ));
+                }
+            }
+            if monitor.queue == Some(0) {
+                return Err(ManifestError::at(
+                    path,
+                    format!("monitor {}: queue must be at least 1", monitor.component.display()),
                 ));
             }
         }
@@ -152,6 +320,8 @@ impl Manifest {
             path: path.to_path_buf(),
             plugin: raw.plugin,
             tools: raw.tools,
+            hooks: raw.hooks,
+            monitors: raw.monitors,
         })
     }
 }
@@ -196,7 +366,35 @@ limits = { memory_mib = 64 }
                 "[plugin]\nname = \"Demo!\"\n[[tool]]\ncomponent = \"x.wasm\"\n",
                 "plugin name",
             ),
-            ("[plugin]\nname = \"demo\"\n", "no [[tool]]"),
+            ("[plugin]\nname = \"demo\"\n", "no [[tool]], [[hooks]] or [[monitors]]"),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"Stop\"]\n",
+                "unknown hook event \"Stop\"",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\non-error = \"allow\"\n",
+                "on-error must be",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\nmatcher = \"Edit(\"\n",
+                "not a valid regular expression",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\ngrants = { process = [{ program = \"/bin/sh\" }] }\n",
+                "fs and env only",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\ntimeout = 0\n",
+                "timeout must be",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[monitors]]\ncomponent = \"m.wasm\"\nevents = [\"tool_begun\"]\n",
+                "unknown lifecycle event",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\nbogus = 1\n",
+                "line 6",
+            ),
             (
                 "[plugin]\nname = \"demo\"\n[[tool]]\ncomponent = \"../x.wasm\"\n",
                 "relative",

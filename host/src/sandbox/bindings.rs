@@ -9,7 +9,34 @@ mod generated {
     });
 }
 
+/// The hook world, sharing the tool world's `types` and `host` so one `Host` implementation serves
+/// every kind of component.
+mod generated_hook {
+    wasmtime::component::bindgen!({
+        world: "hook-plugin",
+        path: "../wit",
+        with: {
+            "warden:plugin/types": super::generated::warden::plugin::types,
+            "warden:plugin/host": super::generated::warden::plugin::host,
+        },
+    });
+}
+
+/// The monitor world, sharing `types` and `host` likewise.
+mod generated_monitor {
+    wasmtime::component::bindgen!({
+        world: "monitor-plugin",
+        path: "../wit",
+        with: {
+            "warden:plugin/types": super::generated::warden::plugin::types,
+            "warden:plugin/host": super::generated::warden::plugin::host,
+        },
+    });
+}
+
 pub(crate) use generated::ToolPluginPre;
+pub(crate) use generated_hook::HookPluginPre;
+pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
 pub(crate) use generated::warden::plugin::process::{
     Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,

@@ -15,8 +15,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{
     CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished, ProcessHost,
-    TaskStatus, ToolPluginPre, WitToolError, WitToolOutput, WitToolSpec,
+    TaskStatus, WitToolError, WitToolOutput, WitToolSpec,
 };
+use super::ComponentPre;
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
 use super::hidden::{HiddenPaths, HidingFs, PathView};
@@ -54,6 +55,8 @@ pub(crate) enum GuestRequest {
         input: String,
         ctx: CallContext,
     },
+    /// A hook's `handle(event)`.
+    Hook { event: String },
 }
 
 /// What the guest answered.
@@ -61,6 +64,8 @@ pub(crate) enum GuestReply {
     Specs(Vec<WitToolSpec>),
     Validated(Result<(), String>),
     Called(Result<WitToolOutput, WitToolError>),
+    /// A hook's or monitor's answer: JSON text, or its own error.
+    Answered(Result<String, String>),
 }
 
 /// Why a guest invocation did not produce an answer.
@@ -146,6 +151,14 @@ pub(crate) struct CallState {
 }
 
 impl CallState {
+    /// Gives a resident instance a fresh deadline and a clean slate of per-event counters.
+    pub(super) fn rearm(&mut self, timeout: Duration) {
+        self.deadline = far_deadline(timeout);
+        self.stopped = None;
+        self.log_lines = 0;
+        self.progress.clear();
+    }
+
     /// True when `path` is absolute, without `..`, inside the call's granted directories and not
     /// hidden: the only paths the read record answers about or takes records for.
     fn visible(&self, path: &str) -> bool {
@@ -359,7 +372,7 @@ impl ResourceLimiter for CallLimiter {
 /// and the call ends with `timeout` while the host keeps serving.
 pub(crate) async fn run(
     engine: &Engine,
-    pre: &ToolPluginPre<CallState>,
+    pre: &ComponentPre,
     abandoned: &Arc<AtomicUsize>,
     setup: CallSetup<'_>,
     request: GuestRequest,
@@ -373,67 +386,20 @@ pub(crate) async fn run(
             net: NetOutcome::default(),
         };
     }
-    let cancel = setup.cancel;
-    let stdout = CappedPipe::new(setup.limits.stdio_bytes);
-    let stderr = CappedPipe::new(setup.limits.stdio_bytes);
-    let wasi = match wasi::build_context(setup.grants, &stdout, &stderr) {
-        Ok(wasi) => wasi,
-        Err(message) => {
+    let cancel = Arc::clone(&setup.cancel);
+    let timeout = setup.limits.timeout;
+    let may_record = matches!(request, GuestRequest::Call { .. });
+    let (store, stderr) = match new_store(engine, setup, may_record) {
+        Ok(built) => built,
+        Err(failure) => {
             return GuestRun {
-                reply: Err(GuestFailure::Setup(message)),
+                reply: Err(failure),
                 progress: Vec::new(),
                 net: NetOutcome::default(),
             };
         }
     };
-    let timeout = setup.limits.timeout;
-    let read_roots = setup
-        .grants
-        .dirs
-        .iter()
-        .map(|(dir, _)| dir.clone())
-        .collect();
-    let may_record = matches!(request, GuestRequest::Call { .. });
-    let deadline = far_deadline(timeout);
-    let state = CallState {
-        wasi,
-        table: ResourceTable::new(),
-        limiter: CallLimiter {
-            memory_bytes: setup.limits.memory_bytes,
-            memory_in_use: 0,
-            refused: None,
-        },
-        cancel: Arc::clone(&cancel),
-        deadline,
-        stopped: None,
-        log_lines: 0,
-        progress: Vec::new(),
-        label: setup.label.to_owned(),
-        fs_view: PathView::new(setup.files.hidden.clone(), setup.files.write_scope.clone()),
-        reads: setup.files.reads.clone(),
-        read_roots,
-        may_record,
-        process: if may_record { setup.process } else { None },
-        http: WasiHttpCtx::new(),
-        http_hooks: HttpHooks::new(setup.net, deadline),
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limiter);
-    // The deadline must be set before instantiation, which already runs guest code.
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut context| {
-        let state = context.data_mut();
-        if state.cancel.load(Ordering::Relaxed) {
-            state.stopped = Some(Stop::Cancelled);
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        if Instant::now() >= state.deadline {
-            state.stopped = Some(Stop::Timeout);
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        Ok(UpdateDeadline::Continue(1))
-    });
-
+    let mut store = store;
     let pre = pre.clone();
     let mut guest = tokio::task::spawn_blocking(move || {
         let result = invoke(&mut store, &pre, request);
@@ -478,6 +444,65 @@ pub(crate) async fn run(
     }
 }
 
+/// A fresh store for one guest under `setup`, with its epoch deadline armed, and the guest's stderr
+/// capture. `may_record`: the guest may take read records and use `process` (only `call` may).
+pub(super) fn new_store(
+    engine: &Engine,
+    setup: CallSetup<'_>,
+    may_record: bool,
+) -> Result<(Store<CallState>, CappedPipe), GuestFailure> {
+    let stdout = CappedPipe::new(setup.limits.stdio_bytes);
+    let stderr = CappedPipe::new(setup.limits.stdio_bytes);
+    let wasi = wasi::build_context(setup.grants, &stdout, &stderr).map_err(GuestFailure::Setup)?;
+    let timeout = setup.limits.timeout;
+    let read_roots = setup
+        .grants
+        .dirs
+        .iter()
+        .map(|(dir, _)| dir.clone())
+        .collect();
+    let deadline = far_deadline(timeout);
+    let state = CallState {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: CallLimiter {
+            memory_bytes: setup.limits.memory_bytes,
+            memory_in_use: 0,
+            refused: None,
+        },
+        cancel: setup.cancel,
+        deadline,
+        stopped: None,
+        log_lines: 0,
+        progress: Vec::new(),
+        label: setup.label.to_owned(),
+        fs_view: PathView::new(setup.files.hidden.clone(), setup.files.write_scope.clone()),
+        reads: setup.files.reads.clone(),
+        read_roots,
+        may_record,
+        process: if may_record { setup.process } else { None },
+        http: WasiHttpCtx::new(),
+        http_hooks: HttpHooks::new(setup.net, deadline),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    // The deadline must be set before instantiation, which already runs guest code.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut context| {
+        let state = context.data_mut();
+        if state.cancel.load(Ordering::Relaxed) {
+            state.stopped = Some(Stop::Cancelled);
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        if Instant::now() >= state.deadline {
+            state.stopped = Some(Stop::Timeout);
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        Ok(UpdateDeadline::Continue(1))
+    });
+    Ok((store, stderr))
+}
+
 /// Gives up on a guest stuck in a host call. Its thread (and pool slot) are freed when the call
 /// returns; until then it counts against [`MAX_ABANDONED`].
 fn abandon(
@@ -499,7 +524,7 @@ fn abandon(
 }
 
 /// `now + timeout`, or about a century from now when that overflows.
-fn far_deadline(timeout: Duration) -> Instant {
+pub(super) fn far_deadline(timeout: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(timeout)
         .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
@@ -508,27 +533,49 @@ fn far_deadline(timeout: Duration) -> Instant {
 
 fn invoke(
     store: &mut Store<CallState>,
-    pre: &ToolPluginPre<CallState>,
+    pre: &ComponentPre,
     request: GuestRequest,
 ) -> wasmtime::Result<GuestReply> {
-    let instance = pre.instantiate(&mut *store)?;
-    let tool = instance.warden_plugin_tool();
-    Ok(match request {
-        GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store)?),
-        GuestRequest::Validate {
-            tool: name,
-            input,
-            ctx,
-        } => GuestReply::Validated(tool.call_validate_input(&mut *store, &name, &input, &ctx)?),
-        GuestRequest::Call {
-            tool: name,
-            input,
-            ctx,
-        } => GuestReply::Called(tool.call_call(&mut *store, &name, &input, &ctx)?),
-    })
+    match pre {
+        ComponentPre::Tool(pre) => {
+            let instance = pre.instantiate(&mut *store)?;
+            let tool = instance.warden_plugin_tool();
+            Ok(match request {
+                GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store)?),
+                GuestRequest::Validate {
+                    tool: name,
+                    input,
+                    ctx,
+                } => GuestReply::Validated(
+                    tool.call_validate_input(&mut *store, &name, &input, &ctx)?,
+                ),
+                GuestRequest::Call {
+                    tool: name,
+                    input,
+                    ctx,
+                } => GuestReply::Called(tool.call_call(&mut *store, &name, &input, &ctx)?),
+                GuestRequest::Hook { .. } => {
+                    wasmtime::bail!("a tool component has no hook export")
+                }
+            })
+        }
+        ComponentPre::Hook(pre) => {
+            let GuestRequest::Hook { event } = request else {
+                wasmtime::bail!("a hook component only handles hook events");
+            };
+            let instance = pre.instantiate(&mut *store)?;
+            let answer = instance
+                .warden_plugin_hook()
+                .call_handle(&mut *store, &event)?;
+            Ok(GuestReply::Answered(answer))
+        }
+        ComponentPre::Monitor(_) => {
+            wasmtime::bail!("a monitor runs resident, one instance per session (see resident.rs)")
+        }
+    }
 }
 
-fn classify(
+pub(super) fn classify(
     state: &CallState,
     error: &wasmtime::Error,
     timeout: Duration,

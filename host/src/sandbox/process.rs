@@ -6,6 +6,7 @@
 //! runs, and holds on its own: nothing in a tool's input can switch the confinement off.
 
 mod confine;
+pub(crate) mod oneshot;
 mod spool;
 mod syscalls;
 
@@ -27,9 +28,9 @@ use super::grants::ProcessGrant;
 
 /// Environment variables children inherit from the host (with `LC_*`); everything else is
 /// dropped, so a secret in the host's environment never reaches a command.
-const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
+pub(crate) const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
 /// `PATH` when the host has none.
-const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// How long to wait for output to drain after a child's group is gone.
 const DRAIN: Duration = Duration::from_secs(2);
 /// How often a waiting run looks at cancellation.
@@ -216,6 +217,11 @@ impl Shell {
     }
 
     /// The current shell directory.
+    /// How children are confined: the operator's choice.
+    pub(crate) fn sandbox_mode(&self) -> ProcessSandbox {
+        self.config.sandbox
+    }
+
     pub(crate) fn cwd(&self) -> PathBuf {
         self.cwd
             .lock()

@@ -22,6 +22,10 @@ pub struct Settings {
     /// `allowPrivateNetworkHosts`: hosts outgoing HTTP may reach at private or loopback
     /// addresses, spelled as URLs read them (`localhost`, `127.0.0.1`, `[::1]`).
     pub allow_private_network_hosts: Vec<String>,
+    /// `hooks`: command hooks (loaded only from trusted scopes).
+    pub hooks: Vec<super::HookSetting>,
+    /// `disableAllHooks`.
+    pub disable_all_hooks: Option<bool>,
 }
 
 /// `permissions` in a settings file.
@@ -61,6 +65,8 @@ const TOP_KEYS: &[&str] = &[
     "trustedWorkspaces",
     "respectGitignore",
     "allowPrivateNetworkHosts",
+    "hooks",
+    "disableAllHooks",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -141,6 +147,12 @@ impl Settings {
                             })?;
                         settings.allow_private_network_hosts.push(canonical);
                     }
+                }
+                "hooks" => settings.hooks = super::hooks::parse(value, path, warnings)?,
+                "disableAllHooks" => {
+                    settings.disable_all_hooks = Some(value.as_bool().ok_or_else(|| {
+                        error("\"disableAllHooks\" must be true or false".to_owned())
+                    })?);
                 }
                 "$schema" => {}
                 other => warnings.push(format!(
@@ -309,7 +321,7 @@ mod tests {
         }
         let mut warnings = Vec::new();
         let settings = Settings::parse(
-            r#"{"model": "x", "hooks": {}, "permissions": {"allow": ["Read"], "disableAutoMode": "disable"}}"#,
+            r#"{"model": "x", "env": {}, "permissions": {"allow": ["Read"], "disableAutoMode": "disable"}}"#,
             path,
             &mut warnings,
         )

@@ -44,6 +44,20 @@ pub(crate) struct Loaded {
     pub(crate) respect_gitignore: bool,
     /// `allowPrivateNetworkHosts` of every trusted scope.
     pub(crate) allow_private_hosts: Vec<String>,
+    /// Every scope's hooks, each with whether its scope is trusted to run code.
+    pub(crate) hooks: Vec<ScopedHook>,
+    /// The scope whose `disableAllHooks: true` turned configured hooks off.
+    pub(crate) hooks_disabled_by: Option<String>,
+}
+
+/// A settings hook and the scope it came from.
+#[derive(Debug, Clone)]
+pub(crate) struct ScopedHook {
+    pub(crate) setting: super::HookSetting,
+    pub(crate) source: RuleSource,
+    /// `--settings` and user settings are the operator's own; project and local settings count
+    /// only in a trusted workspace.
+    pub(crate) trusted: bool,
 }
 
 /// `$XDG_CONFIG_HOME/warden/settings.json`, else `~/.config/warden/settings.json`.
@@ -138,8 +152,22 @@ pub(crate) fn load(
     let mut bypass_disabled_by = None;
     let mut respect_gitignore = None;
     let mut allow_private_hosts: Vec<String> = Vec::new();
+    let mut hooks = Vec::new();
+    let mut hooks_disabled: Option<(bool, String)> = None;
     for scope in &scopes {
         respect_gitignore = respect_gitignore.or(scope.settings.respect_gitignore);
+        let scope_trusted = !scope.needs_trust || trusted;
+        hooks.extend(scope.settings.hooks.iter().map(|setting| ScopedHook {
+            setting: setting.clone(),
+            source: scope.source.clone(),
+            trusted: scope_trusted,
+        }));
+        if scope_trusted
+            && hooks_disabled.is_none()
+            && let Some(disabled) = scope.settings.disable_all_hooks
+        {
+            hooks_disabled = Some((disabled, scope.source.to_string()));
+        }
         let permissions = &scope.settings.permissions;
         let untrusted = scope.needs_trust && !trusted;
         // It widens what components may reach, so an untrusted workspace cannot set it.
@@ -244,6 +272,10 @@ pub(crate) fn load(
         trusted,
         respect_gitignore: respect_gitignore.unwrap_or(true),
         allow_private_hosts,
+        hooks,
+        hooks_disabled_by: hooks_disabled
+            .filter(|(disabled, _)| *disabled)
+            .map(|(_, source)| source),
     })
 }
 

@@ -1,0 +1,551 @@
+//! Loading hooks and monitors from their trusted sources, and saying why any configured one was not
+//! loaded: plugin manifests' `[[hooks]]` and `[[monitors]]` (plugins the operator enabled with
+//! `--plugins`), and the `hooks` blocks of settings files (`--settings` and user settings always;
+//! project and local settings only in a trusted workspace). `disableAllHooks: true` in a trusted
+//! scope turns every configured hook and monitor off (library hooks stay).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::command::CommandHook;
+use super::monitors::{DEFAULT_QUEUE, MonitorSpec};
+use super::wasm::WasmHook;
+use super::{DEFAULT_HOOK_TIMEOUT, Handler, HookEntry, HookEvent, HookSet, Matcher, OnError};
+use crate::Error;
+use crate::permissions::{Rule, RuleContext, RuleKind, RuleSource};
+use crate::registry::{Extension, ExtensionEntry, ManifestError, RegistryError};
+use crate::sandbox::grants::GrantContext;
+use crate::sandbox::{FileAccess, ResidentSetup, Sandbox};
+use crate::settings::SettingsError;
+
+pub(crate) use crate::settings::ScopedHook as SettingsHook;
+
+/// The default time a monitor may take per event.
+const DEFAULT_MONITOR_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a command hook may touch, resolved to host paths. Reading the system directories is
+/// always allowed (programs must start); the rest is what settings grant.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CommandGrants {
+    /// Readable directories: the workspace plus `grants.read`.
+    pub read: Vec<PathBuf>,
+    /// Writable directories (`grants.write`); none by default.
+    pub write: Vec<PathBuf>,
+    /// Environment variables passed through (`grants.env`).
+    pub env: Vec<String>,
+    /// True when the command keeps the host's network (`grants.network`).
+    pub network: bool,
+}
+
+impl CommandGrants {
+    fn describe(&self) -> String {
+        let paths = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = vec![format!("read {}", paths(&self.read))];
+        if !self.write.is_empty() {
+            parts.push(format!("write {}", paths(&self.write)));
+        }
+        if !self.env.is_empty() {
+            parts.push(format!("env {}", self.env.join(", ")));
+        }
+        parts.push(if self.network { "network" } else { "no network" }.to_owned());
+        parts.join("; ")
+    }
+}
+
+/// A loaded hook, as `warden hooks` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookInfo {
+    /// Its name in decisions and warnings.
+    pub name: String,
+    /// `wasm`, `command` or `in-process`.
+    pub kind: &'static str,
+    /// Where it was configured.
+    pub source: String,
+    /// True: its source is trusted to run code (only trusted hooks load).
+    pub trusted: bool,
+    /// The events it handles.
+    pub events: Vec<&'static str>,
+    /// Its matcher as written (`*` for all).
+    pub matcher: String,
+    /// How the matcher is read: `all`, `names` or `regex`.
+    pub matcher_kind: &'static str,
+    /// The registered tools the matcher selects (for tool events).
+    pub covers: Vec<String>,
+    /// Its `if` rule.
+    pub condition: Option<String>,
+    /// Its timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// What a failure counts as on policy events.
+    pub on_error: OnError,
+    /// What it may touch, in words.
+    pub grants: String,
+    /// The command line (command hooks).
+    pub command: Option<String>,
+}
+
+/// A loaded monitor, as `warden hooks` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MonitorInfo {
+    /// Its name.
+    pub name: String,
+    /// Where it was configured.
+    pub source: String,
+    /// The event kinds it receives (`None`: all).
+    pub events: Option<Vec<String>>,
+    /// Events that may wait for it before new ones are dropped.
+    pub queue: usize,
+    /// Its timeout per event in milliseconds.
+    pub timeout_ms: u64,
+    /// What it may touch, in words.
+    pub grants: String,
+}
+
+/// A configured hook or monitor that was not loaded, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedExtension {
+    /// Where it is configured (file and position).
+    pub source: String,
+    /// What it is (`command hook PreToolUse`, `http hook`, ...).
+    pub what: String,
+    /// Why it was not loaded.
+    pub reason: String,
+}
+
+/// Every hook and monitor: loaded, and configured but skipped.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExtensionsReport {
+    /// Loaded hooks, in the order their contexts are reported.
+    pub hooks: Vec<HookInfo>,
+    /// Loaded monitors.
+    pub monitors: Vec<MonitorInfo>,
+    /// Configured hooks and monitors that were not loaded.
+    pub skipped: Vec<SkippedExtension>,
+    /// The scope whose `disableAllHooks: true` turned configured hooks off.
+    pub disabled_by: Option<String>,
+}
+
+/// What loading reads.
+pub(crate) struct LoadInput<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) extensions: &'a [Extension],
+    pub(crate) settings_hooks: &'a [SettingsHook],
+    pub(crate) disabled_by: Option<&'a str>,
+    pub(crate) rules: &'a RuleContext,
+    pub(crate) grant_context: &'a GrantContext,
+    pub(crate) files: &'a FileAccess,
+}
+
+/// What loading produced.
+pub(crate) struct Loaded {
+    pub(crate) hooks: HookSet,
+    pub(crate) monitors: Vec<MonitorSpec>,
+    /// Monitors' descriptions, for the report.
+    pub(crate) monitor_infos: Vec<MonitorInfo>,
+    pub(crate) skipped: Vec<SkippedExtension>,
+}
+
+/// Loads every hook and monitor `input` names. A malformed `if` rule or matcher is an error naming
+/// its file; an untrusted, unsupported or disabled one is skipped with a reason.
+pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
+    let mut loaded = Loaded {
+        hooks: HookSet::default(),
+        monitors: Vec::new(),
+        monitor_infos: Vec::new(),
+        skipped: Vec::new(),
+    };
+    if let Some(scope) = input.disabled_by {
+        let reason = format!("disableAllHooks is true in {scope}");
+        for extension in input.extensions {
+            loaded.skipped.push(SkippedExtension {
+                source: extension_source(extension),
+                what: extension_what(extension),
+                reason: reason.clone(),
+            });
+        }
+        for hook in input.settings_hooks {
+            loaded.skipped.push(SkippedExtension {
+                source: settings_source(hook),
+                what: format!("{} hook {}", hook.setting.kind, hook.setting.event),
+                reason: reason.clone(),
+            });
+        }
+        return Ok(loaded);
+    }
+    for extension in input.extensions {
+        match &extension.entry {
+            ExtensionEntry::Hook(_) => loaded.hooks.push(plugin_hook(input, extension)?),
+            ExtensionEntry::Monitor(_) => {
+                let (spec, info) = plugin_monitor(input, extension)?;
+                loaded.monitors.push(spec);
+                loaded.monitor_infos.push(info);
+            }
+        }
+    }
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for hook in input.settings_hooks {
+        let setting = &hook.setting;
+        let source = settings_source(hook);
+        let what = format!("{} hook {}", setting.kind, setting.event);
+        let skip = |reason: String| SkippedExtension {
+            source: source.clone(),
+            what: what.clone(),
+            reason,
+        };
+        if !hook.trusted {
+            loaded.skipped.push(skip(
+                "this workspace has not been trusted, so its settings cannot run hooks (pass --trust-workspace, or list the workspace in trustedWorkspaces in your user settings)".to_owned(),
+            ));
+            continue;
+        }
+        let Some(event) = HookEvent::parse(&setting.event) else {
+            loaded.skipped.push(skip(format!(
+                "warden has no {} event; its hook events are {}",
+                setting.event,
+                HookEvent::names()
+            )));
+            continue;
+        };
+        if setting.kind != "command" {
+            loaded.skipped.push(skip(format!(
+                "warden runs command hooks (and WASM hooks from plugins), not {} hooks",
+                setting.kind
+            )));
+            continue;
+        }
+        let command = setting.command.clone().unwrap_or_default();
+        let key = format!(
+            "{}\u{0}{:?}\u{0}{command}\u{0}{:?}",
+            setting.event, setting.matcher, setting.condition
+        );
+        if let Some(first) = seen.get(&key) {
+            loaded.skipped.push(skip(format!(
+                "the same handler is configured in {first}; it runs once"
+            )));
+            continue;
+        }
+        seen.insert(key, source.clone());
+        loaded
+            .hooks
+            .push(settings_hook(input, hook, event, command, &source)?);
+    }
+    Ok(loaded)
+}
+
+fn extension_source(extension: &Extension) -> String {
+    format!("plugin {} ({})", extension.plugin, extension.dir.display())
+}
+
+fn extension_what(extension: &Extension) -> String {
+    match &extension.entry {
+        ExtensionEntry::Hook(hook) => format!("hook {}", hook.component.display()),
+        ExtensionEntry::Monitor(monitor) => format!("monitor {}", monitor.component.display()),
+    }
+}
+
+fn settings_source(hook: &SettingsHook) -> String {
+    format!("{} {}", hook.source, hook.setting.position)
+}
+
+fn manifest_error(extension: &Extension, message: String) -> Error {
+    Error::Registry(RegistryError::Manifest(ManifestError::at(
+        &extension.dir.join("warden.toml"),
+        message,
+    )))
+}
+
+fn condition(
+    text: Option<&str>,
+    source: RuleSource,
+    rules: &RuleContext,
+) -> Result<Option<Rule>, String> {
+    text.map(|text| {
+        Rule::parse(text, RuleKind::Deny, source, rules)
+            .map_err(|error| format!("the hook's `if` rule is invalid: {error}"))
+    })
+    .transpose()
+}
+
+fn seconds(value: Option<f64>, default: Duration) -> Duration {
+    value.map_or(default, Duration::from_secs_f64)
+}
+
+fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry, Error> {
+    let ExtensionEntry::Hook(entry) = &extension.entry else {
+        return Err(manifest_error(extension, "not a hook entry".to_owned()));
+    };
+    let error = |message: String| {
+        manifest_error(
+            extension,
+            format!("hook {}: {message}", entry.component.display()),
+        )
+    };
+    let events = entry
+        .events
+        .iter()
+        .map(|name| {
+            HookEvent::parse(name).ok_or_else(|| error(format!("unknown hook event {name:?}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let matcher = match &entry.matcher {
+        Some(text) => Matcher::parse(text).map_err(|problem| error(problem.to_string()))?,
+        None => Matcher::all(),
+    };
+    let condition = condition(
+        entry.condition.as_deref(),
+        RuleSource::Settings(Some(extension.dir.join("warden.toml"))),
+        input.rules,
+    )
+    .map_err(error)?;
+    let on_error = OnError::parse(entry.on_error.as_deref())
+        .ok_or_else(|| error("on-error must be \"deny\" or \"ignore\"".to_owned()))?;
+    let config = entry
+        .config
+        .as_ref()
+        .map(|config| expand_config(config, input.grant_context, &extension.plugin_data))
+        .transpose()
+        .map_err(error)?;
+    let name = entry
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}/hooks[{}]", extension.plugin, extension.index));
+    Ok(HookEntry {
+        name,
+        source: extension_source(extension),
+        events,
+        matcher,
+        condition,
+        timeout: seconds(entry.timeout, DEFAULT_HOOK_TIMEOUT),
+        on_error,
+        grants: entry.grants.describe(),
+        handler: Handler::Wasm(Arc::new(WasmHook {
+            component: Arc::clone(&extension.loaded),
+            grants: entry.grants.clone(),
+            limits: extension.limits,
+            config,
+            plugin_data: Some(extension.plugin_data.clone()),
+            label: extension.label.clone(),
+        })),
+    })
+}
+
+fn plugin_monitor(
+    input: &LoadInput<'_>,
+    extension: &Extension,
+) -> Result<(MonitorSpec, MonitorInfo), Error> {
+    let ExtensionEntry::Monitor(entry) = &extension.entry else {
+        return Err(manifest_error(extension, "not a monitor entry".to_owned()));
+    };
+    let error = |message: String| {
+        manifest_error(
+            extension,
+            format!("monitor {}: {message}", entry.component.display()),
+        )
+    };
+    let config = entry
+        .config
+        .as_ref()
+        .map(|config| expand_config(config, input.grant_context, &extension.plugin_data))
+        .transpose()
+        .map_err(error)?;
+    let context = GrantContext {
+        plugin_data: Some(extension.plugin_data.clone()),
+        tmp: None,
+        session_results: None,
+        ..input.grant_context.clone()
+    };
+    if entry.grants.uses_plugin_data() {
+        std::fs::create_dir_all(&extension.plugin_data).map_err(|problem| {
+            error(format!(
+                "cannot create the plugin data directory {}: {problem}",
+                extension.plugin_data.display()
+            ))
+        })?;
+    }
+    let timeout = seconds(entry.timeout, DEFAULT_MONITOR_TIMEOUT);
+    let mut limits = extension.limits;
+    limits.timeout = timeout;
+    let name = entry
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}/monitors[{}]", extension.plugin, extension.index));
+    let resident = input
+        .sandbox
+        .resident(
+            &extension.loaded,
+            ResidentSetup {
+                grants: entry.grants.resolve(&context, false),
+                limits,
+                label: extension.label.clone(),
+                files: input.files.clone(),
+            },
+        )
+        .ok_or_else(|| error("the component is not a monitor".to_owned()))?;
+    let queue = entry.queue.unwrap_or(DEFAULT_QUEUE);
+    let info = MonitorInfo {
+        name: name.clone(),
+        source: extension_source(extension),
+        events: entry.events.clone(),
+        queue,
+        timeout_ms: super::run::millis(timeout),
+        grants: entry.grants.describe(),
+    };
+    Ok((
+        MonitorSpec {
+            name,
+            resident,
+            filter: entry.events.clone(),
+            queue,
+            config,
+        },
+        info,
+    ))
+}
+
+fn settings_hook(
+    input: &LoadInput<'_>,
+    hook: &SettingsHook,
+    event: HookEvent,
+    command: String,
+    source: &str,
+) -> Result<HookEntry, Error> {
+    let setting = &hook.setting;
+    let file = match &hook.source {
+        RuleSource::User(path)
+        | RuleSource::Project(path)
+        | RuleSource::Local(path)
+        | RuleSource::Settings(Some(path)) => path.clone(),
+        _ => PathBuf::from("--settings JSON"),
+    };
+    let error = |message: String| {
+        Error::Settings(SettingsError {
+            path: file.clone(),
+            message: format!("{}: {message}", setting.position),
+        })
+    };
+    let matcher = match &setting.matcher {
+        Some(text) => Matcher::parse(text).map_err(|problem| error(problem.to_string()))?,
+        None => Matcher::all(),
+    };
+    let condition =
+        condition(setting.condition.as_deref(), hook.source.clone(), input.rules).map_err(error)?;
+    let workspace = &input.grant_context.workspace;
+    let resolve = |list: &[String], name: &str| -> Result<Vec<PathBuf>, Error> {
+        list.iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let path = resolve_path(text, workspace, input.rules.home.as_deref());
+                std::fs::canonicalize(&path).map_err(|problem| {
+                    error(format!(
+                        "grants.{name}[{index}] {}: {problem}",
+                        path.display()
+                    ))
+                })
+            })
+            .collect()
+    };
+    let mut read = vec![workspace.clone()];
+    read.extend(resolve(&setting.read, "read")?);
+    let grants = CommandGrants {
+        read,
+        write: resolve(&setting.write, "write")?,
+        env: setting.env.clone(),
+        network: setting.network,
+    };
+    Ok(HookEntry {
+        name: format!("{}:{}", hook.source.label(), setting.position),
+        source: source.to_owned(),
+        events: vec![event],
+        matcher,
+        condition,
+        timeout: seconds(setting.timeout, DEFAULT_HOOK_TIMEOUT),
+        on_error: OnError::parse(setting.on_error.as_deref()).unwrap_or_default(),
+        grants: grants.describe(),
+        handler: Handler::Command(Arc::new(CommandHook { command, grants })),
+    })
+}
+
+/// `${WORKSPACE}`, `~` and relative paths, made absolute.
+fn resolve_path(text: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
+    if let Some(rest) = text.strip_prefix("${WORKSPACE}") {
+        return workspace.join(rest.trim_start_matches('/'));
+    }
+    if let (Some(rest), Some(home)) = (text.strip_prefix("~/"), home) {
+        return home.join(rest);
+    }
+    if text == "~"
+        && let Some(home) = home
+    {
+        return home.to_path_buf();
+    }
+    workspace.join(text)
+}
+
+/// The manifest's `config` as JSON, with `${WORKSPACE}` and `${PLUGIN_DATA}` in its strings
+/// replaced by the host paths (the guest cannot know them otherwise).
+fn expand_config(
+    config: &toml::Value,
+    context: &GrantContext,
+    plugin_data: &Path,
+) -> Result<Value, String> {
+    let mut value = serde_json::to_value(config)
+        .map_err(|error| format!("config cannot be read as JSON: {error}"))?;
+    let workspace = context.workspace.to_string_lossy().into_owned();
+    let data = plugin_data.to_string_lossy().into_owned();
+    fn walk(value: &mut Value, workspace: &str, data: &str) {
+        match value {
+            Value::String(text) => {
+                *text = text
+                    .replace("${WORKSPACE}", workspace)
+                    .replace("${PLUGIN_DATA}", data);
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, workspace, data)),
+            Value::Object(map) => map.values_mut().for_each(|item| walk(item, workspace, data)),
+            _ => {}
+        }
+    }
+    walk(&mut value, &workspace, &data);
+    Ok(value)
+}
+
+/// How `warden hooks` lists `entry`; `tools` are the registered tool names.
+pub(crate) fn describe(entry: &HookEntry, tools: &[&str]) -> HookInfo {
+    let command = match &entry.handler {
+        Handler::Command(command) => Some(command.command.clone()),
+        _ => None,
+    };
+    let tool_events = entry.events.iter().any(|event| event.is_tool_event());
+    HookInfo {
+        name: entry.name.clone(),
+        kind: entry.handler.kind(),
+        source: entry.source.clone(),
+        trusted: true,
+        events: entry.events.iter().map(|event| event.as_str()).collect(),
+        matcher: entry.matcher.to_string(),
+        matcher_kind: entry.matcher.kind(),
+        covers: if tool_events {
+            tools
+                .iter()
+                .filter(|tool| entry.matcher.matches(tool))
+                .map(|tool| (*tool).to_owned())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        condition: entry.condition.as_ref().map(|rule| rule.text().to_owned()),
+        timeout_ms: super::run::millis(entry.timeout),
+        on_error: entry.on_error,
+        grants: entry.grants.clone(),
+        command,
+    }
+}

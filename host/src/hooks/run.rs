@@ -1,0 +1,167 @@
+//! Running hooks: which hooks an event selects (event, matcher, `if`), running all of them in
+//! parallel, each in its own sandbox under its own deadline, and reducing what each produced to a
+//! [`Reply`]. What the replies mean together is the pipeline stage's business.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Handler, HookEntry, HookEvent, HookSet, Monitors};
+use crate::permissions::RuleContext;
+use crate::registry::ToolSpec;
+use crate::sandbox::grants::GrantContext;
+use crate::sandbox::process::ProcessSandbox;
+use crate::sandbox::{FileAccess, Sandbox};
+
+/// What hooks need from the runtime.
+pub(crate) struct HookEnv<'a> {
+    pub(crate) sandbox: &'a Sandbox,
+    /// The runtime's grant context (workspace, additional directories).
+    pub(crate) grant_context: &'a GrantContext,
+    /// Hidden paths, for WASM hooks' file access.
+    pub(crate) files: &'a FileAccess,
+    /// How command hooks are confined (the operator's choice, as for Bash).
+    pub(crate) process_sandbox: ProcessSandbox,
+    pub(crate) monitors: &'a Monitors,
+    /// For `if` rules.
+    pub(crate) rules: &'a RuleContext,
+}
+
+/// The call a tool event is about.
+#[derive(Clone, Copy)]
+pub(crate) struct CallRef<'a> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) input: &'a Value,
+    pub(crate) tool_use_id: Option<&'a str>,
+}
+
+/// What one hook produced.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Reply {
+    /// A JSON answer (a WASM or in-process hook's, or a command's exit 0 with JSON stdout).
+    Answer(Value),
+    /// A command's exit 0 with plain (non-JSON) stdout: no decision.
+    Plain(String),
+    /// A command's exit 2: block, with stderr as the reason.
+    Block(String),
+    /// A command's other exit codes: a non-blocking error, reported.
+    NonBlocking(String),
+    /// A trap, timeout, start failure, or an answer that is not JSON.
+    Failed(String),
+}
+
+impl Reply {
+    /// A word for lifecycle events.
+    pub(crate) fn outcome(&self) -> &'static str {
+        match self {
+            Reply::Answer(_) => "answered",
+            Reply::Plain(_) => "plain",
+            Reply::Block(_) => "blocked",
+            Reply::NonBlocking(_) => "error",
+            Reply::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One hook's reply.
+pub(crate) struct Ran<'h> {
+    pub(crate) hook: &'h HookEntry,
+    pub(crate) reply: Reply,
+}
+
+impl HookSet {
+    /// The hooks `event` selects, in load order. For tool events the matcher reads the tool name
+    /// and `if` must touch the call; for SessionStart and SessionEnd the matcher reads `subject`
+    /// (the source or reason); PostToolBatch ignores matchers.
+    pub(crate) fn selected(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        call: Option<CallRef<'_>>,
+        rules: &RuleContext,
+    ) -> Vec<&HookEntry> {
+        self.entries()
+            .iter()
+            .filter(|hook| hook.events.contains(&event))
+            .filter(|hook| {
+                if event.is_tool_event() {
+                    call.is_some_and(|call| hook.matcher.matches(&call.spec.name))
+                } else {
+                    event == HookEvent::PostToolBatch
+                        || subject.is_none_or(|subject| hook.matcher.matches(subject))
+                }
+            })
+            .filter(|hook| match &hook.condition {
+                None => true,
+                // `if` applies to tool events only; elsewhere such a hook never runs (as in
+                // Claude Code).
+                Some(rule) => call.is_some_and(|call| {
+                    event.is_tool_event()
+                        && crate::permissions::touches(rule, call.spec, call.input, rules)
+                }),
+            })
+            .collect()
+    }
+
+    /// Runs every hook `event` selects, in parallel, and returns their replies in load order.
+    pub(crate) async fn run<'h>(
+        &'h self,
+        env: &HookEnv<'_>,
+        event: HookEvent,
+        subject: Option<&str>,
+        call: Option<CallRef<'_>>,
+        payload: &Value,
+    ) -> Vec<Ran<'h>> {
+        let selected = self.selected(event, subject, call, env.rules);
+        if selected.is_empty() {
+            return Vec::new();
+        }
+        let tool_use_id = call.and_then(|call| call.tool_use_id);
+        let runs = selected
+            .into_iter()
+            .map(|hook| run_one(env, hook, event, payload, tool_use_id));
+        futures_util::future::join_all(runs).await
+    }
+}
+
+async fn run_one<'h>(
+    env: &HookEnv<'_>,
+    hook: &'h HookEntry,
+    event: HookEvent,
+    payload: &Value,
+    tool_use_id: Option<&str>,
+) -> Ran<'h> {
+    env.monitors.emit(
+        "hook_started",
+        json!({
+            "hook": hook.name,
+            "hook_event_name": event.as_str(),
+            "tool_use_id": tool_use_id,
+        }),
+    );
+    let started = Instant::now();
+    let reply = match &hook.handler {
+        Handler::InProcess(handler) => match handler.handle(payload) {
+            Ok(answer) => Reply::Answer(answer),
+            Err(error) => Reply::Failed(error),
+        },
+        Handler::Wasm(wasm) => wasm.run(env, payload, hook.timeout).await,
+        Handler::Command(command) => command.run(env, event, payload, hook.timeout).await,
+    };
+    env.monitors.emit(
+        "hook_response",
+        json!({
+            "hook": hook.name,
+            "hook_event_name": event.as_str(),
+            "tool_use_id": tool_use_id,
+            "outcome": reply.outcome(),
+            "duration_ms": millis(started.elapsed()),
+        }),
+    );
+    Ran { hook, reply }
+}
+
+/// Whole milliseconds, saturating.
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

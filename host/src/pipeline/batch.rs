@@ -1,0 +1,110 @@
+//! Closing a batch: the `tool_use` blocks of one assistant message have all finished, so the
+//! PostToolBatch hooks see every call with the result content the model will see, and may add
+//! context or stop the agent loop (`decision: "block"` or `continue: false`). Monitors get
+//! `batch_finished`. Running the calls themselves is the caller's business.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::Stages;
+use super::outcome::Dispatch;
+use crate::hooks::{HookEvent, PostAnswer, Reply, cap_text};
+
+/// What a batch produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchDispatch {
+    /// One result per call, in the order of the calls.
+    pub results: Vec<Dispatch>,
+    /// Context PostToolBatch hooks added, in hook order.
+    pub additional_context: Vec<String>,
+    /// Messages hooks addressed to the user.
+    pub system_messages: Vec<String>,
+    /// Why the agent loop should stop, when a hook or a call asked it to.
+    pub stop: Option<String>,
+    /// PostToolBatch hooks that failed.
+    pub warnings: Vec<String>,
+}
+
+/// Runs the PostToolBatch hooks over `results` and tells the monitors.
+pub(crate) async fn finish_batch(stages: &Stages<'_>, results: Vec<Dispatch>) -> BatchDispatch {
+    let mut batch = BatchDispatch {
+        stop: results.iter().find_map(|result| result.outcome.stop.clone()),
+        results,
+        additional_context: Vec::new(),
+        system_messages: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let ids: Vec<&str> = batch
+        .results
+        .iter()
+        .map(|result| result.outcome.tool_use_id.as_str())
+        .collect();
+    if stages.hooks.handles(HookEvent::PostToolBatch) {
+        let calls: Vec<Value> = batch
+            .results
+            .iter()
+            .map(|result| {
+                json!({
+                    "tool_name": result.outcome.tool.as_deref().unwrap_or(&result.outcome.requested),
+                    "tool_input": result.outcome.input,
+                    "tool_use_id": result.outcome.tool_use_id,
+                    "tool_response": serde_json::to_value(&result.block.content).unwrap_or_default(),
+                })
+            })
+            .collect();
+        let payload = json!({
+            "session_id": stages.session_id,
+            "cwd": stages.grant_context.workspace.to_string_lossy(),
+            "permission_mode": stages.policy.mode.as_str(),
+            "hook_event_name": HookEvent::PostToolBatch.as_str(),
+            "tool_calls": calls,
+        });
+        let env = stages.hook_env();
+        let ran = stages
+            .hooks
+            .run(&env, HookEvent::PostToolBatch, None, None, &payload)
+            .await;
+        for ran in ran {
+            let name = &ran.hook.name;
+            let answer = match ran.reply {
+                Reply::Answer(value) => PostAnswer::from_json(&value),
+                Reply::Plain(_) => continue,
+                Reply::Block(reason) => Ok(PostAnswer {
+                    feedback: Some(reason),
+                    ..PostAnswer::default()
+                }),
+                Reply::NonBlocking(problem) | Reply::Failed(problem) => Err(problem),
+            };
+            match answer {
+                Ok(answer) => {
+                    if let Some(context) = answer.additional_context {
+                        batch
+                            .additional_context
+                            .push(cap_text(context, stages.session_dir, name));
+                    }
+                    if let Some(message) = answer.common.system_message {
+                        batch
+                            .system_messages
+                            .push(cap_text(message, stages.session_dir, name));
+                    }
+                    let stop = answer.common.stop.or(answer.feedback);
+                    if batch.stop.is_none()
+                        && let Some(reason) = stop
+                    {
+                        batch.stop = Some(format!(
+                            "the PostToolBatch hook {name} stopped the loop: {}",
+                            cap_text(reason, stages.session_dir, name)
+                        ));
+                    }
+                }
+                Err(problem) => batch
+                    .warnings
+                    .push(format!("the PostToolBatch hook {name} failed: {problem}")),
+            }
+        }
+    }
+    stages
+        .monitors
+        .emit("batch_finished", json!({ "tool_use_ids": ids }));
+    batch
+}

@@ -1,0 +1,158 @@
+//! One confined program run with its own stdin, stdout and stderr: what a command hook needs
+//! (JSON in on stdin, JSON out on stdout, a reason on stderr, meaning in the exit code).
+//!
+//! It uses the same confinement as Bash's commands (`confine.rs`: Landlock, a network namespace,
+//! seccomp, rlimits, its own process group) with the directories the caller names, and kills the
+//! whole group at the deadline and when the program ends.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::confine::{Confinement, ResourceLimits};
+use super::{KernelSupport, ProcessSandbox, kill_group, spawn_on_spawner};
+
+/// How long to wait for the pipes to drain after the program's group is gone.
+const DRAIN: Duration = Duration::from_millis(500);
+
+/// One program to run.
+pub(crate) struct OneShot {
+    /// Absolute program path.
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    /// Written to the program's stdin, which is then closed.
+    pub(crate) stdin: Vec<u8>,
+    pub(crate) cwd: PathBuf,
+    /// The whole environment (nothing is inherited).
+    pub(crate) env: Vec<(String, String)>,
+    /// Directories readable besides the system ones.
+    pub(crate) read_dirs: Vec<PathBuf>,
+    /// Directories readable and writable.
+    pub(crate) write_dirs: Vec<PathBuf>,
+    /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
+    pub(crate) network: bool,
+    pub(crate) timeout: Duration,
+    pub(crate) sandbox: ProcessSandbox,
+    /// Bytes kept of stdout and of stderr each; the rest is read and dropped.
+    pub(crate) output_cap: usize,
+}
+
+/// How the run ended.
+#[derive(Debug, Default)]
+pub(crate) struct OneShotOutput {
+    /// The exit status; `None` when a signal ended it.
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) timed_out: bool,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+}
+
+/// Runs `spec` to completion (or its deadline). `Err` means it could not start.
+pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
+    let sandboxed = match spec.sandbox {
+        ProcessSandbox::Unsandboxed => false,
+        ProcessSandbox::Unavailable => {
+            return Err("the process sandbox is unavailable (forced off)".to_owned());
+        }
+        ProcessSandbox::Required => {
+            if let Some(missing) = KernelSupport::probe().missing() {
+                return Err(format!(
+                    "{missing}; run `warden doctor`, or pass --unsandboxed-process"
+                ));
+            }
+            true
+        }
+    };
+    let confinement = Confinement {
+        read_dirs: spec.read_dirs.clone(),
+        write_dirs: spec.write_dirs.clone(),
+        isolate_network: !spec.network,
+        limits: ResourceLimits {
+            cpu_seconds: spec.timeout.as_secs().saturating_add(5),
+            ..ResourceLimits::default()
+        },
+        sandboxed,
+    };
+    let prepared = confinement.prepare(None)?;
+    let mut command = std::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().cloned())
+        .current_dir(&spec.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            prepared.apply_in_child()
+        });
+    }
+    let mut child = spawn_on_spawner(command)
+        .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = spec.stdin;
+        // A program that never reads must not block the host: the writer has its own thread.
+        let _ = std::thread::Builder::new()
+            .name("warden-hook-stdin".into())
+            .spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+    }
+    let stdout = reader(child.stdout.take(), spec.output_cap);
+    let stderr = reader(child.stderr.take(), spec.output_cap);
+    let (sender, exited) = mpsc::channel();
+    let waiter = std::thread::Builder::new()
+        .name("warden-hook-wait".into())
+        .spawn(move || {
+            let _ = sender.send(child.wait());
+        });
+    if waiter.is_err() {
+        kill_group(group);
+        return Err("cannot start a thread to wait for the hook".to_owned());
+    }
+    let (status, timed_out) = match exited.recv_timeout(spec.timeout) {
+        Ok(status) => (status.ok(), false),
+        Err(_) => {
+            kill_group(group);
+            (exited.recv_timeout(DRAIN).ok().and_then(Result::ok), true)
+        }
+    };
+    // Leftovers of the program die with it.
+    kill_group(group);
+    Ok(OneShotOutput {
+        exit_code: status.and_then(|status| status.code()),
+        timed_out,
+        stdout: stdout.recv_timeout(DRAIN).unwrap_or_default(),
+        stderr: stderr.recv_timeout(DRAIN).unwrap_or_default(),
+    })
+}
+
+/// Reads `pipe` to its end on a thread, keeping at most `cap` bytes.
+fn reader<R: std::io::Read + Send + 'static>(pipe: Option<R>, cap: usize) -> mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    let Some(mut pipe) = pipe else {
+        let _ = sender.send(Vec::new());
+        return receiver;
+    };
+    let _ = std::thread::Builder::new()
+        .name("warden-hook-output".into())
+        .spawn(move || {
+            let mut kept = Vec::new();
+            let mut buffer = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => {
+                        let room = cap.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buffer[..read.min(room)]);
+                    }
+                }
+            }
+            let _ = sender.send(kept);
+        });
+    receiver
+}

@@ -1,0 +1,105 @@
+//! A monitor's instance, kept for a whole session: monitors count, chain hashes and remember,
+//! so a fresh store per event (as for tools and hooks) would make every monitor stateless.
+//!
+//! Each event still runs under a fresh epoch deadline and the component's memory limit. A trap,
+//! timeout or exhausted limit poisons the store, so the instance is dropped and the next event
+//! starts a new one. The owner runs it on its own thread: a stuck monitor blocks only itself.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use wasmtime::{Engine, Store};
+
+use super::bindings::{MonitorPlugin, MonitorPluginPre};
+use super::call::{self, CallSetup, CallState, FileAccess, GuestFailure};
+use super::grants::ResolvedGrants;
+use super::limits::Limits;
+use super::pipe::CappedPipe;
+
+/// What a resident instance runs with (owned: it outlives any one call).
+#[derive(Clone)]
+pub(crate) struct ResidentSetup {
+    pub(crate) grants: ResolvedGrants,
+    pub(crate) limits: Limits,
+    pub(crate) label: String,
+    pub(crate) files: FileAccess,
+}
+
+/// A monitor instance that lives across events.
+pub(crate) struct Resident {
+    engine: Engine,
+    pre: MonitorPluginPre<CallState>,
+    setup: ResidentSetup,
+    live: Option<Live>,
+    /// Instances created so far (1 after the first event; more after failures).
+    pub(crate) instances: u32,
+}
+
+struct Live {
+    store: Store<CallState>,
+    instance: MonitorPlugin,
+    stderr: CappedPipe,
+}
+
+impl Resident {
+    pub(super) fn new(engine: &Engine, pre: MonitorPluginPre<CallState>, setup: ResidentSetup) -> Self {
+        Self {
+            engine: engine.clone(),
+            pre,
+            setup,
+            live: None,
+            instances: 0,
+        }
+    }
+
+    /// Delivers one event; the outer `Err` is a failure of the instance (dropped afterwards), the
+    /// inner result is the monitor's own answer.
+    pub(crate) fn observe(&mut self, event: &String) -> Result<Result<String, String>, GuestFailure> {
+        let timeout = self.setup.limits.timeout;
+        let live = match self.live.take() {
+            Some(live) => live,
+            None => self.instantiate()?,
+        };
+        let Live {
+            mut store,
+            instance,
+            stderr,
+        } = live;
+        store.data_mut().rearm(timeout);
+        store.set_epoch_deadline(1);
+        match instance.warden_plugin_monitor().call_observe(&mut store, event) {
+            Ok(answer) => {
+                self.live = Some(Live {
+                    store,
+                    instance,
+                    stderr,
+                });
+                Ok(answer)
+            }
+            Err(error) => Err(call::classify(store.data(), &error, timeout, &stderr)),
+        }
+    }
+
+    fn instantiate(&mut self) -> Result<Live, GuestFailure> {
+        let setup = CallSetup {
+            grants: &self.setup.grants,
+            limits: self.setup.limits,
+            cancel: Arc::new(AtomicBool::new(false)),
+            label: &self.setup.label,
+            files: &self.setup.files,
+            process: None,
+            net: None,
+        };
+        let (mut store, stderr) = call::new_store(&self.engine, setup, false)?;
+        self.instances = self.instances.saturating_add(1);
+        let timeout = self.setup.limits.timeout;
+        match self.pre.instantiate(&mut store) {
+            Ok(instance) => Ok(Live {
+                store,
+                instance,
+                stderr,
+            }),
+            Err(error) => Err(call::classify(store.data(), &error, timeout, &stderr)),
+        }
+    }
+}
