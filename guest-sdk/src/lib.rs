@@ -1,9 +1,17 @@
-//! Write warden tools in Rust.
+//! Write warden tools, hooks and monitors in Rust.
 //!
 //! A tool is a type implementing [`Tool`]: its input is a struct deriving `Deserialize` and
 //! `JsonSchema`, from which the SDK derives the JSON Schema the model sees and into which it
 //! deserializes each call's input. [`export!`] turns one or more tools into a `warden:plugin`
 //! component; build the crate as a `cdylib` for `wasm32-wasip2`.
+//!
+//! A hook ([`hook::Hook`], exported with [`export_hook!`]) is policy code the host runs at
+//! lifecycle events, Claude Code style: it can allow, deny or rewrite a call before it runs and
+//! add context after. A monitor ([`monitor::Monitor`], exported with [`export_monitor!`]) observes
+//! every event of a session and may cancel a call or halt the session. Each is its own component:
+//! one crate exports tools, a hook or a monitor. [`log`] and [`progress`] work in all three.
+//!
+//! # Tools
 //!
 //! ```no_run
 //! use warden_sdk::{Context, Output, Tool, ToolError};
@@ -33,6 +41,80 @@
 //!
 //! warden_sdk::export!(Shout);
 //! ```
+//!
+//! # Hooks
+//!
+//! A hook gets the event as JSON and answers JSON; [`hook`] builds the usual answers. Deserialize
+//! the fields you need into your own types; the host sends more than any one hook reads.
+//!
+//! ```no_run
+//! use serde::Deserialize;
+//! use serde_json::Value;
+//! use warden_sdk::hook::{self, Hook};
+//!
+//! /// The fields of a Bash `PreToolUse` event this hook reads.
+//! #[derive(Deserialize)]
+//! struct Event {
+//!     tool_input: BashInput,
+//! }
+//!
+//! #[derive(Deserialize)]
+//! struct BashInput {
+//!     command: String,
+//! }
+//!
+//! /// Refuses every Bash command that mentions `shutdown`.
+//! struct NoShutdown;
+//!
+//! impl Hook for NoShutdown {
+//!     fn handle(event: Value) -> Result<Value, String> {
+//!         let event: Event = serde_json::from_value(event).map_err(|error| error.to_string())?;
+//!         if event.tool_input.command.contains("shutdown") {
+//!             return Ok(hook::deny("shutting the machine down is not allowed"));
+//!         }
+//!         Ok(hook::no_objection())
+//!     }
+//! }
+//!
+//! warden_sdk::export_hook!(NoShutdown);
+//! ```
+//!
+//! # Monitors
+//!
+//! A monitor gets every event of the session in order and answers [`monitor::ok`],
+//! [`monitor::cancel`] or [`monitor::halt`]. Its instance lives for the session, so it may keep
+//! state in statics.
+//!
+//! ```no_run
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//!
+//! use serde::Deserialize;
+//! use serde_json::Value;
+//! use warden_sdk::monitor::{self, Monitor};
+//!
+//! /// The field of every event this monitor reads.
+//! #[derive(Deserialize)]
+//! struct Event {
+//!     event: String,
+//! }
+//!
+//! /// Stops the session when the model starts its 101st tool call.
+//! struct Budget;
+//!
+//! static STARTED: AtomicU64 = AtomicU64::new(0);
+//!
+//! impl Monitor for Budget {
+//!     fn observe(event: Value) -> Result<Value, String> {
+//!         let event: Event = serde_json::from_value(event).map_err(|error| error.to_string())?;
+//!         if event.event == "tool_started" && STARTED.fetch_add(1, Ordering::Relaxed) >= 100 {
+//!             return Ok(monitor::halt("the session used its budget of 100 tool calls"));
+//!         }
+//!         Ok(monitor::ok())
+//!     }
+//! }
+//!
+//! warden_sdk::export_monitor!(Budget);
+//! ```
 #![warn(missing_docs)]
 
 // Lets generated code name `::warden_sdk` both here and in tool crates.
@@ -45,6 +127,8 @@ pub use schemars::JsonSchema;
 #[doc(hidden)]
 pub mod __private;
 pub mod files;
+pub mod hook;
+pub mod monitor;
 pub mod process;
 
 /// The side-effect class of a tool; the host's permission engine and default mode read it.
@@ -250,5 +334,51 @@ macro_rules! export {
         }
 
         $crate::__private::export_component!(__WardenToolComponent);
+    };
+}
+
+/// Exports the [`hook::Hook`] type `$hook` as a `warden:plugin/hook-plugin` component.
+///
+/// Use it once per crate: `warden_sdk::export_hook!(BashGuard);`. The event text is parsed before
+/// [`hook::Hook::handle`] runs (an event that is not JSON becomes the hook's `err`) and its answer
+/// is serialized.
+#[macro_export]
+macro_rules! export_hook {
+    ($hook:ty $(,)?) => {
+        #[doc(hidden)]
+        struct __WardenHookComponent;
+
+        impl $crate::__private::HookGuest for __WardenHookComponent {
+            fn handle(
+                event: ::std::string::String,
+            ) -> ::std::result::Result<::std::string::String, ::std::string::String> {
+                <$hook as $crate::hook::Hook>::handle_text(event)
+            }
+        }
+
+        $crate::__private::export_hook_component!(__WardenHookComponent);
+    };
+}
+
+/// Exports the [`monitor::Monitor`] type `$monitor` as a `warden:plugin/monitor-plugin` component.
+///
+/// Use it once per crate: `warden_sdk::export_monitor!(Audit);`. The event text is parsed before
+/// [`monitor::Monitor::observe`] runs (an event that is not JSON becomes the monitor's `err`) and
+/// its answer is serialized.
+#[macro_export]
+macro_rules! export_monitor {
+    ($monitor:ty $(,)?) => {
+        #[doc(hidden)]
+        struct __WardenMonitorComponent;
+
+        impl $crate::__private::MonitorGuest for __WardenMonitorComponent {
+            fn observe(
+                event: ::std::string::String,
+            ) -> ::std::result::Result<::std::string::String, ::std::string::String> {
+                $crate::__private::observe::<$monitor>(&event)
+            }
+        }
+
+        $crate::__private::export_monitor_component!(__WardenMonitorComponent);
     };
 }
