@@ -2,9 +2,12 @@
 //!
 //! Exit codes: 0 success, 1 an error result, 2 a usage or configuration error.
 
+mod audit;
 mod call;
 mod check;
 mod doctor;
+mod example;
+mod hooks;
 mod rewind;
 mod tools;
 
@@ -29,6 +32,9 @@ Examples:
   echo '{\"file_path\":\"notes.md\"}' | warden call Read --input -
   warden --plugins ./my-plugin --allowedTools MyTool call MyTool --input '{}'
   warden tools --format anthropic
+  warden hooks --settings .claude/settings.json
+  warden example hook-bash-guard ./guard && warden --plugins ./guard call Bash --input '{\"command\":\"rm -rf ~\"}'
+  warden audit verify ~/.local/state/warden/<digest>/.plugin-data/audit/audit.jsonl
   warden check Read --input '{\"file_path\":\".env\"}' --disallowedTools 'Read(.env)'
   warden --permission-mode acceptEdits --settings .claude/settings.json call Echo --input '{}'";
 
@@ -58,6 +64,12 @@ enum Command {
     Rewind(rewind::RewindArgs),
     /// Report what this machine supports for sandboxing child processes.
     Doctor(doctor::DoctorArgs),
+    /// List loaded hooks and monitors, what each matcher selects, and why any was not loaded.
+    Hooks(hooks::HooksArgs),
+    /// Verify the hash chain of an audit monitor's log.
+    Audit(audit::AuditArgs),
+    /// List the shipped example hooks and monitors, or write one as a plugin directory.
+    Example(example::ExampleArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -178,6 +190,12 @@ impl Cli {
                     Ok(check::run(&runtime, args, input).await)
                 }
                 Command::Doctor(args) => Ok(doctor::run(&args)),
+                Command::Hooks(args) => {
+                    let runtime = self.global.runtime().await?;
+                    hooks::run(&runtime, &args)
+                }
+                Command::Audit(args) => Ok(audit::run(&args)),
+                Command::Example(args) => example::run(&args),
                 Command::Rewind(args) => {
                     let workspace = self.global.workspace()?;
                     rewind::run(

@@ -1,4 +1,9 @@
-//! `warden call TOOL [--input JSON | --input -]`.
+//! `warden call TOOL [--input JSON | --input -]` and `warden call --resume-deferred ID`.
+//!
+//! The call is a session's whole life in one process: SessionStart hooks, the call as a batch of
+//! one (so PostToolBatch hooks run and a PreToolUse `defer` counts), SessionEnd hooks. What hooks
+//! say to the user (`systemMessage`, SessionStart context, warnings) goes to stderr; stdout holds
+//! only the tool_result (or, with `--outcome`, the structured record).
 
 use std::io::Read as _;
 use std::process::ExitCode;
@@ -7,13 +12,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use clap::Args;
 
-use warden::{ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse};
+use warden::{
+    BatchDispatch, ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse,
+};
 
 /// Arguments of `warden call`.
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
     /// The tool name as a model would write it.
-    tool: String,
+    #[arg(required_unless_present = "resume_deferred")]
+    tool: Option<String>,
+    /// Resume the call a PreToolUse hook deferred (its tool_use id), through the whole pipeline
+    /// again; use the same --session.
+    #[arg(long = "resume-deferred", value_name = "ID", conflicts_with_all = ["tool", "input", "id"])]
+    resume_deferred: Option<String>,
     /// The input object as JSON, or `-` to read it from stdin (default `{}`).
     #[arg(long, value_name = "JSON")]
     input: Option<String>,
@@ -47,25 +59,56 @@ pub(crate) fn read_input_arg(input: Option<&str>) -> anyhow::Result<String> {
     }
 }
 
-/// Runs the call, prints the result and returns the exit code (0 success, 1 error result).
+/// Runs the call, prints the result and returns the exit code (0 success, 1 error result, 2 no
+/// such deferred call).
 pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> ExitCode {
+    let started = runtime.start_session().await;
+    for text in started.system_messages.iter().chain(&started.warnings) {
+        eprintln!("warden: {text}");
+    }
+    for context in &started.additional_context {
+        eprintln!("warden: SessionStart context: {context}");
+    }
+    let code = match &args.resume_deferred {
+        Some(id) => match runtime.resume_deferred(id).await {
+            Some(batch) => print_batch(&batch, args.outcome),
+            None => {
+                let waiting: Vec<String> = runtime
+                    .session()
+                    .deferred()
+                    .into_iter()
+                    .map(|call| call.id)
+                    .collect();
+                eprintln!(
+                    "warden: session {} holds no deferred call {id:?} (deferred calls: {})",
+                    runtime.session().id(),
+                    if waiting.is_empty() { "none".to_owned() } else { waiting.join(", ") }
+                );
+                ExitCode::from(2)
+            }
+        },
+        None => run_new(runtime, &args, input).await,
+    };
+    let ended = runtime.end_session("other").await;
+    for warning in &ended.warnings {
+        eprintln!("warden: warning: {warning}");
+    }
+    code
+}
+
+async fn run_new(runtime: &Runtime, args: &CallArgs, input: String) -> ExitCode {
     let id = args.id.clone().unwrap_or_else(generated_id);
-    let printed = match serde_json::from_str::<serde_json::Value>(&input) {
+    let tool = args.tool.clone().unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(&input) {
         Ok(value) => {
-            let dispatch = runtime
-                .dispatch(ToolUse {
+            let batch = runtime
+                .dispatch_batch(vec![ToolUse {
                     id,
-                    name: args.tool.clone(),
+                    name: tool,
                     input: value,
-                })
+                }])
                 .await;
-            let is_error = dispatch.block.is_error;
-            let json = if args.outcome {
-                serde_json::json!({ "tool_result": dispatch.block, "outcome": dispatch.outcome })
-            } else {
-                serde_json::to_value(&dispatch.block).unwrap_or_default()
-            };
-            (json, is_error)
+            print_batch(&batch, args.outcome)
         }
         Err(error) => {
             // Malformed JSON is the caller's input problem: an error result, like any bad input.
@@ -84,11 +127,48 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
             } else {
                 serde_json::to_value(&block).unwrap_or_default()
             };
-            (json, true)
+            println!("{json}");
+            ExitCode::from(1)
         }
+    }
+}
+
+/// Prints the batch's one result; hook messages for the user go to stderr.
+fn print_batch(batch: &BatchDispatch, outcome: bool) -> ExitCode {
+    let Some(dispatch) = batch.results.first() else {
+        return ExitCode::from(1);
     };
-    println!("{}", printed.0);
-    if printed.1 {
+    for text in dispatch
+        .outcome
+        .system_messages
+        .iter()
+        .chain(&batch.system_messages)
+    {
+        eprintln!("warden: {text}");
+    }
+    for warning in dispatch.outcome.warnings.iter().chain(&batch.warnings) {
+        eprintln!("warden: warning: {warning}");
+    }
+    if let Some(stop) = &batch.stop {
+        eprintln!("warden: stop: {stop}");
+    }
+    let json = if outcome {
+        serde_json::json!({
+            "tool_result": dispatch.block,
+            "outcome": dispatch.outcome,
+            "batch": {
+                "additional_context": batch.additional_context,
+                "stop": batch.stop,
+            },
+        })
+    } else {
+        for context in &batch.additional_context {
+            eprintln!("warden: PostToolBatch context: {context}");
+        }
+        serde_json::to_value(&dispatch.block).unwrap_or_default()
+    };
+    println!("{json}");
+    if dispatch.block.is_error {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
