@@ -34,9 +34,9 @@ pub use answer::{Common, DeniedAnswer, PostAnswer, PreAnswer, RequestAnswer, Ses
 pub use load::{CommandGrants, ExtensionsReport, HookInfo, MonitorInfo, SkippedExtension};
 pub use matcher::{Matcher, MatcherError};
 
-pub use monitors::MonitorStats;
 pub use audit::{AuditError, AuditSummary, verify_audit_log};
 pub use examples::{example_names, write_example};
+pub use monitors::MonitorStats;
 
 pub(crate) use capped::cap_text;
 pub(crate) use command::CommandHook;
@@ -250,6 +250,8 @@ impl HookSet {
 
     /// True when some hook handles `event`.
     pub(crate) fn handles(&self, event: HookEvent) -> bool {
-        self.entries.iter().any(|entry| entry.events.contains(&event))
+        self.entries
+            .iter()
+            .any(|entry| entry.events.contains(&event))
     }
 }

@@ -36,8 +36,8 @@ mod wildcard;
 pub use hooks::{
     AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
     ExtensionsReport, FnHook, Hook, HookEvent, HookInfo, Matcher, MatcherError, MonitorInfo,
-    MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer,
-    SkippedExtension, example_names, verify_audit_log, write_example,
+    MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer, SkippedExtension,
+    example_names, verify_audit_log, write_example,
 };
 pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
 pub use permissions::{
@@ -74,7 +74,8 @@ pub use session::{
     RewindReport, Session, SessionError, Skipped,
 };
 pub use settings::{
-    HookSetting, PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput, user_settings_path,
+    HookSetting, PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput,
+    user_settings_path,
 };
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call

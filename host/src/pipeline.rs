@@ -311,10 +311,7 @@ async fn run(
             let message = match stages.session.defer(&deferred) {
                 Ok(()) => format!(
                     "{} The call is saved in session {}; resume it with `warden call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
-                    decision.reason,
-                    stages.session_id,
-                    stages.session_id,
-                    call.id
+                    decision.reason, stages.session_id, stages.session_id, call.id
                 ),
                 Err(error) => format!(
                     "{} It could not be saved for resuming: {error}",
@@ -375,10 +372,9 @@ async fn run(
                 .clone()
                 .unwrap_or_else(|| response_text(&executed.content));
             outcome.structured = structured;
-            let post = post_hooks::after_success(
-                stages, &base, &tool.spec, &input, &response, elapsed_ms,
-            )
-            .await;
+            let post =
+                post_hooks::after_success(stages, &base, &tool.spec, &input, &response, elapsed_ms)
+                    .await;
             outcome.warnings.extend(post.warnings);
             outcome.system_messages.extend(post.system_messages);
             if outcome.stop.is_none() {

@@ -296,7 +296,9 @@ impl Registry {
                 );
             for (index, entry) in entries {
                 let (component, kind, declared) = match &entry {
-                    ExtensionEntry::Hook(hook) => (&hook.component, ComponentKind::Hook, &hook.limits),
+                    ExtensionEntry::Hook(hook) => {
+                        (&hook.component, ComponentKind::Hook, &hook.limits)
+                    }
                     ExtensionEntry::Monitor(monitor) => {
                         (&monitor.component, ComponentKind::Monitor, &monitor.limits)
                     }
@@ -322,7 +324,11 @@ impl Registry {
                     )
                 })?;
                 let component = ComponentEntry {
-                    loaded: sandbox.load(&wasm, &wasm_path.display().to_string(), ComponentKind::Tool)?,
+                    loaded: sandbox.load(
+                        &wasm,
+                        &wasm_path.display().to_string(),
+                        ComponentKind::Tool,
+                    )?,
                     grants: entry.grants.clone(),
                     limits: config.operator_limits.narrowed_by(&entry.limits),
                     source: ToolSource::Plugin {

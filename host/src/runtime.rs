@@ -414,14 +414,18 @@ impl Runtime {
                 Ok(answer) => {
                     let session_dir = self.session.dir();
                     if let Some(context) = answer.additional_context {
-                        report
-                            .additional_context
-                            .push(crate::hooks::cap_text(context, session_dir, &name));
+                        report.additional_context.push(crate::hooks::cap_text(
+                            context,
+                            session_dir,
+                            &name,
+                        ));
                     }
                     if let Some(message) = answer.common.system_message {
-                        report
-                            .system_messages
-                            .push(crate::hooks::cap_text(message, session_dir, &name));
+                        report.system_messages.push(crate::hooks::cap_text(
+                            message,
+                            session_dir,
+                            &name,
+                        ));
                     }
                     if report.stop.is_none() {
                         report.stop = answer.common.stop;

@@ -224,14 +224,16 @@ async fn a_change_while_the_call_waits_is_caught_by_the_call() {
     read(&runtime, "a.txt").await;
     // The hook runs after validation and before the call, like a user taking time to approve.
     let hook_target = target.clone();
-    runtime.add_hook(
-        HookEvent::PreToolUse,
-        "Edit",
-        Arc::new(FnHook::new("meddler", move |_event: &Value| {
-            std::fs::write(&hook_target, "alpha, rewritten\n").map_err(|e| e.to_string())?;
-            Ok(json!({}))
-        })),
-    );
+    runtime
+        .add_hook(
+            HookEvent::PreToolUse,
+            "Edit",
+            Arc::new(FnHook::new("meddler", move |_event: &Value| {
+                std::fs::write(&hook_target, "alpha, rewritten\n").map_err(|e| e.to_string())?;
+                Ok(json!({}))
+            })),
+        )
+        .expect("valid matcher");
     let result = edit(&runtime, "a.txt", "alpha", "beta").await;
     let text = tool_error(&result, "changed_since_read");
     assert!(

@@ -35,11 +35,13 @@ async fn echo_with_pre_hook(
 }
 
 fn answering(runtime: &mut Runtime, event: HookEvent, matcher: &str, name: &str, answer: Value) {
-    runtime.add_hook(
-        event,
-        matcher,
-        Arc::new(FnHook::new(name, move |_event: &Value| Ok(answer.clone()))),
-    );
+    runtime
+        .add_hook(
+            event,
+            matcher,
+            Arc::new(FnHook::new(name, move |_event: &Value| Ok(answer.clone()))),
+        )
+        .expect("valid matcher");
 }
 
 /// Asserts that the PreToolUse hook `hook` settled the decision of `result`.
@@ -73,7 +75,7 @@ async fn pre_hook_sees_claude_code_event_and_rewrites_input() {
             record.lock().unwrap().push(event.clone());
             Ok(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"text": "rewritten"}}}))
         })),
-    );
+    ).expect("valid matcher");
     let result = call(&runtime, "Echo", json!({"text": "original", "count": "3"})).await;
     let echoed: Value = serde_json::from_str(&ok_text(&result)).unwrap();
     assert_eq!(echoed["text"], "rewritten");
@@ -216,11 +218,13 @@ async fn hook_stop_ends_the_call_and_defer_is_settled_by_the_decision() {
 async fn a_failing_or_malformed_pre_hook_fails_closed() {
     let fixture = Fixture::new();
     let mut runtime = echo_runtime(&fixture, &["Echo"], &[]).await;
-    runtime.add_hook(
-        HookEvent::PreToolUse,
-        "Echo",
-        Arc::new(FnHook::new("broken", |_: &Value| Err("boom".to_owned()))),
-    );
+    runtime
+        .add_hook(
+            HookEvent::PreToolUse,
+            "Echo",
+            Arc::new(FnHook::new("broken", |_: &Value| Err("boom".to_owned()))),
+        )
+        .expect("valid matcher");
     answering(
         &mut runtime,
         HookEvent::PreToolUse,
@@ -254,7 +258,7 @@ async fn post_hooks_see_the_response_and_add_context() {
                 record.lock().unwrap().push(event.clone());
                 Ok(json!({"hookSpecificOutput": {"additionalContext": format!("seen {}", event["hook_event_name"].as_str().unwrap())}}))
             })),
-        );
+        ).expect("valid matcher");
     }
     let ok = call(&runtime, "Echo", json!({"text": "x"})).await;
     assert!(
@@ -310,14 +314,16 @@ async fn hooks_see_absolute_paths_for_path_tools() {
     let mut runtime = fixture.runtime(&[], |_| {}).await;
     let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
     let record = Arc::clone(&seen);
-    runtime.add_hook(
-        HookEvent::PreToolUse,
-        "Read",
-        Arc::new(FnHook::new("observer", move |event: &Value| {
-            record.lock().unwrap().push(event["tool_input"].clone());
-            Ok(json!({}))
-        })),
-    );
+    runtime
+        .add_hook(
+            HookEvent::PreToolUse,
+            "Read",
+            Arc::new(FnHook::new("observer", move |event: &Value| {
+                record.lock().unwrap().push(event["tool_input"].clone());
+                Ok(json!({}))
+            })),
+        )
+        .expect("valid matcher");
     let result = call(&runtime, "Read", json!({"file_path": "docs/a.md"})).await;
     assert!(ok_text(&result).contains("hello"));
     let expected = fixture.workspace().join("docs/a.md").display().to_string();

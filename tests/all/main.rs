@@ -3,10 +3,13 @@
 
 mod bash;
 mod cli;
+mod command_hooks;
 mod edit;
 mod files;
 mod grants;
+mod hook_plugins;
 mod hooks;
+mod monitors;
 mod notebook;
 mod permissions;
 mod pipeline;
@@ -33,6 +36,8 @@ mod tested {
     pub(crate) use crate::bash::redteam_process;
     pub(crate) use crate::files::files_write_scope;
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
+    pub(crate) use crate::hook_plugins::hooks_scripted;
+    pub(crate) use crate::monitors::monitors_scripted;
     pub(crate) use crate::permissions::perm_standins;
     pub(crate) use crate::pipeline::pipeline_echo;
     pub(crate) use crate::redteam::{

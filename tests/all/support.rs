@@ -76,6 +76,25 @@ impl Fixture {
         dir
     }
 
+    /// A plugin directory named `name` holding `guest` as `ext.wasm` and a manifest whose body
+    /// after `[plugin]` is `body` (`[[hooks]]` and `[[monitors]]` tables naming `ext.wasm`).
+    pub(crate) fn extension_plugin(&self, name: &str, guest: &str, body: &str) -> PathBuf {
+        let dir = self.root.path().join("plugins").join(name);
+        std::fs::create_dir_all(&dir).expect("create plugin dir");
+        std::fs::copy(guest, dir.join("ext.wasm")).expect("copy guest");
+        std::fs::write(
+            dir.join("warden.toml"),
+            format!("[plugin]\nname = \"{name}\"\n\n{body}\n"),
+        )
+        .expect("write manifest");
+        dir
+    }
+
+    /// The fixture's root directory (holds `workspace`, `state`, `outside`, `plugins`).
+    pub(crate) fn root(&self) -> &Path {
+        self.root.path()
+    }
+
     /// A runtime configuration for this fixture.
     pub(crate) fn config(&self) -> RuntimeConfig {
         let mut config = RuntimeConfig::new(self.workspace());

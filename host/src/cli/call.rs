@@ -12,9 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use clap::Args;
 
-use warden::{
-    BatchDispatch, ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse,
-};
+use warden::{BatchDispatch, ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse};
 
 /// Arguments of `warden call`.
 #[derive(Debug, Args)]
@@ -82,7 +80,11 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
                 eprintln!(
                     "warden: session {} holds no deferred call {id:?} (deferred calls: {})",
                     runtime.session().id(),
-                    if waiting.is_empty() { "none".to_owned() } else { waiting.join(", ") }
+                    if waiting.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        waiting.join(", ")
+                    }
                 );
                 ExitCode::from(2)
             }

@@ -88,7 +88,10 @@ fn print_report(report: &ExtensionsReport) {
     if !report.skipped.is_empty() {
         println!("Not loaded:");
         for skipped in &report.skipped {
-            println!("  {} ({}): {}", skipped.what, skipped.source, skipped.reason);
+            println!(
+                "  {} ({}): {}",
+                skipped.what, skipped.source, skipped.reason
+            );
         }
     }
 }

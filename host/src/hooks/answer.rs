@@ -443,8 +443,10 @@ mod tests {
 
         assert_eq!(RequestAnswer::from_json(&json!({})).unwrap().allow, None);
         assert!(
-            RequestAnswer::from_json(&json!({"hookSpecificOutput": {"decision": {"behavior": "maybe"}}}))
-                .is_err()
+            RequestAnswer::from_json(
+                &json!({"hookSpecificOutput": {"decision": {"behavior": "maybe"}}})
+            )
+            .is_err()
         );
     }
 

@@ -21,7 +21,13 @@ pub(crate) fn cap_text(text: String, session_dir: &Path, label: &str) -> String 
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let safe: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(80)
         .collect();
     let path = session_dir.join("hook-output").join(format!(
@@ -56,7 +62,11 @@ mod tests {
         let long = "é".repeat(MAX_HOOK_TEXT_CHARS + 1);
         let capped = cap_text(long.clone(), dir.path(), "hook/one:context");
         assert!(capped.starts_with(&"é".repeat(PREVIEW_CHARS)));
-        let path = capped.rsplit("all of it is in ").next().unwrap().trim_end_matches(']');
+        let path = capped
+            .rsplit("all of it is in ")
+            .next()
+            .unwrap()
+            .trim_end_matches(']');
         assert!(path.contains("hook_one_context"), "{path}");
         assert_eq!(std::fs::read_to_string(path).unwrap(), long);
     }

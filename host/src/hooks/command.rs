@@ -57,7 +57,9 @@ impl CommandHook {
         };
         let output = match tokio::task::spawn_blocking(move || oneshot::run(spec)).await {
             Ok(Ok(output)) => output,
-            Ok(Err(error)) => return Reply::Failed(format!("the command could not start: {error}")),
+            Ok(Err(error)) => {
+                return Reply::Failed(format!("the command could not start: {error}"));
+            }
             Err(error) => return Reply::Failed(format!("the command's thread failed: {error}")),
         };
         if output.timed_out {

@@ -58,7 +58,14 @@ impl CommandGrants {
         if !self.env.is_empty() {
             parts.push(format!("env {}", self.env.join(", ")));
         }
-        parts.push(if self.network { "network" } else { "no network" }.to_owned());
+        parts.push(
+            if self.network {
+                "network"
+            } else {
+                "no network"
+            }
+            .to_owned(),
+        );
         parts.join("; ")
     }
 }
@@ -437,8 +444,12 @@ fn settings_hook(
         Some(text) => Matcher::parse(text).map_err(|problem| error(problem.to_string()))?,
         None => Matcher::all(),
     };
-    let condition =
-        condition(setting.condition.as_deref(), hook.source.clone(), input.rules).map_err(error)?;
+    let condition = condition(
+        setting.condition.as_deref(),
+        hook.source.clone(),
+        input.rules,
+    )
+    .map_err(error)?;
     let workspace = &input.grant_context.workspace;
     let resolve = |list: &[String], name: &str| -> Result<Vec<PathBuf>, Error> {
         list.iter()
@@ -509,8 +520,12 @@ fn expand_config(
                     .replace("${WORKSPACE}", workspace)
                     .replace("${PLUGIN_DATA}", data);
             }
-            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, workspace, data)),
-            Value::Object(map) => map.values_mut().for_each(|item| walk(item, workspace, data)),
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|item| walk(item, workspace, data)),
+            Value::Object(map) => map
+                .values_mut()
+                .for_each(|item| walk(item, workspace, data)),
             _ => {}
         }
     }

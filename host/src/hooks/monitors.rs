@@ -160,7 +160,11 @@ pub(crate) struct Monitors {
 
 impl Monitors {
     /// Starts one thread per monitor.
-    pub(crate) fn start(specs: Vec<MonitorSpec>, session_id: &str, controls: &Arc<Controls>) -> Self {
+    pub(crate) fn start(
+        specs: Vec<MonitorSpec>,
+        session_id: &str,
+        controls: &Arc<Controls>,
+    ) -> Self {
         if specs.is_empty() {
             return Self::default();
         }
@@ -329,9 +333,10 @@ impl Worker {
             Some("cancel") => {
                 self.counters.actions.fetch_add(1, Ordering::Relaxed);
                 let id = answer["tool_use_id"].as_str().unwrap_or_default();
-                let cancelled = self
-                    .controls
-                    .cancel(id, format!("monitor {} cancelled the call: {reason}", self.name));
+                let cancelled = self.controls.cancel(
+                    id,
+                    format!("monitor {} cancelled the call: {reason}", self.name),
+                );
                 if !cancelled {
                     tracing::info!(
                         "monitor {} asked to cancel {id:?}, which is not running",
@@ -341,8 +346,10 @@ impl Worker {
             }
             Some("halt") => {
                 self.counters.actions.fetch_add(1, Ordering::Relaxed);
-                self.controls
-                    .halt(format!("monitor {} halted the session: {reason}", self.name));
+                self.controls.halt(format!(
+                    "monitor {} halted the session: {reason}",
+                    self.name
+                ));
             }
             Some(other) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);

@@ -98,7 +98,11 @@ pub(crate) fn describe(failure: &GuestFailure) -> String {
             format!("the hook timed out after {} ms", timeout.as_millis())
         }
         GuestFailure::Cancelled => "the hook was cancelled".to_owned(),
-        GuestFailure::ResourceExhausted(message) => format!("the hook ran out of resources: {message}"),
-        GuestFailure::Setup(message) => format!("the hook's sandbox could not be set up: {message}"),
+        GuestFailure::ResourceExhausted(message) => {
+            format!("the hook ran out of resources: {message}")
+        }
+        GuestFailure::Setup(message) => {
+            format!("the hook's sandbox could not be set up: {message}")
+        }
     }
 }

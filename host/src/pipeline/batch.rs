@@ -28,7 +28,9 @@ pub struct BatchDispatch {
 /// Runs the PostToolBatch hooks over `results` and tells the monitors.
 pub(crate) async fn finish_batch(stages: &Stages<'_>, results: Vec<Dispatch>) -> BatchDispatch {
     let mut batch = BatchDispatch {
-        stop: results.iter().find_map(|result| result.outcome.stop.clone()),
+        stop: results
+            .iter()
+            .find_map(|result| result.outcome.stop.clone()),
         results,
         additional_context: Vec::new(),
         system_messages: Vec::new(),
@@ -48,7 +50,7 @@ pub(crate) async fn finish_batch(stages: &Stages<'_>, results: Vec<Dispatch>) ->
                     "tool_name": result.outcome.tool.as_deref().unwrap_or(&result.outcome.requested),
                     "tool_input": result.outcome.input,
                     "tool_use_id": result.outcome.tool_use_id,
-                    "tool_response": serde_json::to_value(&result.block.content).unwrap_or_default(),
+                    "tool_response": result.block.text(),
                 })
             })
             .collect();

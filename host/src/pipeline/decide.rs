@@ -230,16 +230,15 @@ async fn request_hooks(
         match answer.allow {
             Some(false) => {
                 if answer.interrupt {
-                    decided
-                        .stop
-                        .get_or_insert_with(|| format!("the PermissionRequest hook {name} interrupted the run"));
+                    decided.stop.get_or_insert_with(|| {
+                        format!("the PermissionRequest hook {name} interrupted the run")
+                    });
                 }
                 let message = answer
                     .message
                     .unwrap_or_else(|| "denied by a PermissionRequest hook".to_owned());
-                denial.get_or_insert_with(|| {
-                    deny(name, cap_text(message, stages.session_dir, name))
-                });
+                denial
+                    .get_or_insert_with(|| deny(name, cap_text(message, stages.session_dir, name)));
             }
             Some(true) => {
                 for ignored in &answer.ignored_updates {
@@ -365,9 +364,9 @@ async fn denied_hooks(
                         .push(cap_text(message, stages.session_dir, name));
                 }
             }
-            Err(problem) => decided
-                .warnings
-                .push(format!("the PermissionDenied hook {name} failed: {problem}")),
+            Err(problem) => decided.warnings.push(format!(
+                "the PermissionDenied hook {name} failed: {problem}"
+            )),
         }
     }
 }

@@ -58,7 +58,15 @@ pub(crate) async fn after_failure(
     event["error"] = middle_cut(error).into();
     event["is_interrupt"] = interrupted.into();
     event["duration_ms"] = duration_ms.into();
-    run(stages, HookEvent::PostToolUseFailure, spec, input, base, &event).await
+    run(
+        stages,
+        HookEvent::PostToolUseFailure,
+        spec,
+        input,
+        base,
+        &event,
+    )
+    .await
 }
 
 /// `text`, cut in the middle past [`MAX_ERROR_CHARS`] with a marker saying how much.

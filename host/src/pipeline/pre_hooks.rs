@@ -83,7 +83,8 @@ pub(crate) async fn run(
     for ran in &ran {
         let hook = ran.hook;
         let name = &hook.name;
-        let failed = |problem: String, outcome: &mut PreOutcome| match hook.on_error {
+        let failed = |problem: String, outcome: &mut PreOutcome| {
+            match hook.on_error {
             OnError::Deny => combine(
                 &mut outcome.vote,
                 HookVote {
@@ -97,6 +98,7 @@ pub(crate) async fn run(
             OnError::Ignore => outcome.warnings.push(format!(
                 "the PreToolUse hook {name} failed and is ignored (on-error = \"ignore\"): {problem}"
             )),
+        }
         };
         let answer = match &ran.reply {
             Reply::Answer(value) => match PreAnswer::from_json(value) {

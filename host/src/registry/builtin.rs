@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
-use crate::sandbox::{ComponentKind, Sandbox};
 use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
 use crate::sandbox::limits::Limits;
+use crate::sandbox::{ComponentKind, Sandbox};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
@@ -87,6 +87,7 @@ pub(super) async fn load(
 
 /// The example hooks and monitors shipped in the binary: (crate directory name, artifact file name,
 /// component bytes, `warden.toml`).
-pub(crate) fn example_extensions() -> &'static [(&'static str, &'static str, &'static [u8], &'static str)] {
+pub(crate) fn example_extensions()
+-> &'static [(&'static str, &'static str, &'static [u8], &'static str)] {
     EMBEDDED_EXTENSIONS
 }

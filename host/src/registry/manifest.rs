@@ -259,7 +259,8 @@ impl Manifest {
             };
             if !grants.process.is_empty() || !grants.net.is_empty() {
                 return Err(at(
-                    "hooks and monitors may be granted fs and env only, not process or net".to_owned(),
+                    "hooks and monitors may be granted fs and env only, not process or net"
+                        .to_owned(),
                 ));
             }
             if let Some(seconds) = timeout
@@ -272,7 +273,10 @@ impl Manifest {
         }
         for hook in &raw.hooks {
             let at = |message: String| {
-                ManifestError::at(path, format!("hook {}: {message}", hook.component.display()))
+                ManifestError::at(
+                    path,
+                    format!("hook {}: {message}", hook.component.display()),
+                )
             };
             if hook.events.is_empty() {
                 return Err(at("events must name at least one hook event".to_owned()));
@@ -312,7 +316,10 @@ impl Manifest {
             if monitor.queue == Some(0) {
                 return Err(ManifestError::at(
                     path,
-                    format!("monitor {}: queue must be at least 1", monitor.component.display()),
+                    format!(
+                        "monitor {}: queue must be at least 1",
+                        monitor.component.display()
+                    ),
                 ));
             }
         }
@@ -366,7 +373,10 @@ limits = { memory_mib = 64 }
                 "[plugin]\nname = \"Demo!\"\n[[tool]]\ncomponent = \"x.wasm\"\n",
                 "plugin name",
             ),
-            ("[plugin]\nname = \"demo\"\n", "no [[tool]], [[hooks]] or [[monitors]]"),
+            (
+                "[plugin]\nname = \"demo\"\n",
+                "no [[tool]], [[hooks]] or [[monitors]]",
+            ),
             (
                 "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"Stop\"]\n",
                 "unknown hook event \"Stop\"",

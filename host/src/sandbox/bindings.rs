@@ -35,8 +35,6 @@ mod generated_monitor {
 }
 
 pub(crate) use generated::ToolPluginPre;
-pub(crate) use generated_hook::HookPluginPre;
-pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
 pub(crate) use generated::warden::plugin::process::{
     Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,
@@ -46,6 +44,8 @@ pub(crate) use generated::warden::plugin::types::{
     CallContext, CapabilityClass as WitCapabilityClass, Content as WitContent,
     ToolError as WitToolError, ToolOutput as WitToolOutput, ToolSpec as WitToolSpec,
 };
+pub(crate) use generated_hook::HookPluginPre;
+pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 
 /// Adds the `warden:plugin/host` import to `linker`.
 pub(crate) fn add_host_to_linker<T: Host + Send + 'static>(

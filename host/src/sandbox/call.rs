@@ -13,11 +13,11 @@ use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, 
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::ComponentPre;
 use super::bindings::{
     CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished, ProcessHost,
     TaskStatus, WitToolError, WitToolOutput, WitToolSpec,
 };
-use super::ComponentPre;
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
 use super::hidden::{HiddenPaths, HidingFs, PathView};
@@ -546,9 +546,12 @@ fn invoke(
                     tool: name,
                     input,
                     ctx,
-                } => GuestReply::Validated(
-                    tool.call_validate_input(&mut *store, &name, &input, &ctx)?,
-                ),
+                } => GuestReply::Validated(tool.call_validate_input(
+                    &mut *store,
+                    &name,
+                    &input,
+                    &ctx,
+                )?),
                 GuestRequest::Call {
                     tool: name,
                     input,

@@ -42,7 +42,11 @@ struct Live {
 }
 
 impl Resident {
-    pub(super) fn new(engine: &Engine, pre: MonitorPluginPre<CallState>, setup: ResidentSetup) -> Self {
+    pub(super) fn new(
+        engine: &Engine,
+        pre: MonitorPluginPre<CallState>,
+        setup: ResidentSetup,
+    ) -> Self {
         Self {
             engine: engine.clone(),
             pre,
@@ -54,7 +58,10 @@ impl Resident {
 
     /// Delivers one event; the outer `Err` is a failure of the instance (dropped afterwards), the
     /// inner result is the monitor's own answer.
-    pub(crate) fn observe(&mut self, event: &String) -> Result<Result<String, String>, GuestFailure> {
+    pub(crate) fn observe(
+        &mut self,
+        event: &String,
+    ) -> Result<Result<String, String>, GuestFailure> {
         let timeout = self.setup.limits.timeout;
         let live = match self.live.take() {
             Some(live) => live,
@@ -67,7 +74,10 @@ impl Resident {
         } = live;
         store.data_mut().rearm(timeout);
         store.set_epoch_deadline(1);
-        match instance.warden_plugin_monitor().call_observe(&mut store, event) {
+        match instance
+            .warden_plugin_monitor()
+            .call_observe(&mut store, event)
+        {
             Ok(answer) => {
                 self.live = Some(Live {
                     store,

@@ -78,7 +78,9 @@ pub(crate) fn parse(
     let mut hooks = Vec::new();
     for (event, groups) in events {
         let Value::Array(groups) = groups else {
-            return Err(error(format!("hooks.{event} must be an array of matcher groups")));
+            return Err(error(format!(
+                "hooks.{event} must be an array of matcher groups"
+            )));
         };
         for (group_index, group) in groups.iter().enumerate() {
             let at = format!("hooks.{event}[{group_index}]");
@@ -167,7 +169,9 @@ fn handler_setting(
         for (key, value) in grants {
             let list = |name: &str| -> Result<Vec<String>, SettingsError> {
                 let Value::Array(items) = value else {
-                    return Err(error(format!("{at}.grants.{name} must be an array of strings")));
+                    return Err(error(format!(
+                        "{at}.grants.{name} must be an array of strings"
+                    )));
                 };
                 items
                     .iter()
@@ -265,8 +269,14 @@ mod tests {
     fn wrong_types_name_the_position() {
         let cases = [
             (json!([]), "\"hooks\" must be an object"),
-            (json!({"PreToolUse": {}}), "hooks.PreToolUse must be an array"),
-            (json!({"PreToolUse": [{"hooks": {}}]}), "hooks.PreToolUse[0].hooks must be"),
+            (
+                json!({"PreToolUse": {}}),
+                "hooks.PreToolUse must be an array",
+            ),
+            (
+                json!({"PreToolUse": [{"hooks": {}}]}),
+                "hooks.PreToolUse[0].hooks must be",
+            ),
             (
                 json!({"PreToolUse": [{"hooks": [{"type": "command"}]}]}),
                 "hooks.PreToolUse[0].hooks[0].command must be",

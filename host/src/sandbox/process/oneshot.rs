@@ -132,7 +132,10 @@ pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
 }
 
 /// Reads `pipe` to its end on a thread, keeping at most `cap` bytes.
-fn reader<R: std::io::Read + Send + 'static>(pipe: Option<R>, cap: usize) -> mpsc::Receiver<Vec<u8>> {
+fn reader<R: std::io::Read + Send + 'static>(
+    pipe: Option<R>,
+    cap: usize,
+) -> mpsc::Receiver<Vec<u8>> {
     let (sender, receiver) = mpsc::channel();
     let Some(mut pipe) = pipe else {
         let _ = sender.send(Vec::new());
