@@ -372,31 +372,34 @@ async fn if_rules_and_matchers_select_calls() {
     assert!(unanchored.matches("NotebookEdit"));
 }
 
-/// A hook runs in its own sandbox: without grants it cannot read a file outside the workspace
-/// or see the host's environment; with them it can.
+/// A hook runs in its own sandbox: without grants it cannot read the workspace or see the host's
+/// environment; its grants open exactly what they name, and nothing outside the workspace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_reaches_only_what_its_grants_name() {
     let fixture = Fixture::new();
+    let inside = fixture.write("inside.txt", "INSIDE-text\n");
     let secret = fixture.outside().join("secret.txt");
-    let probe = json!({"behaviour": "probe", "path": secret.display().to_string(), "env": "PATH"});
-    let grants = format!(
-        "grants = {{ fs = [{{ path = \"{}\", access = \"read\" }}], env = [\"PATH\"] }}",
-        fixture.outside().display()
-    );
+    let probe = |path: &std::path::Path| json!({"behaviour": "probe", "path": path.display().to_string(), "env": "PATH"});
+    let grants =
+        "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }], env = [\"PATH\"] }";
     let tables = [
-        hook("bare", &["PreToolUse"], "Echo", probe.clone(), ""),
-        hook("granted", &["PreToolUse"], "Picky", probe, &grants),
+        hook("bare", &["PreToolUse"], "Echo", probe(&inside), ""),
+        hook("granted", &["PreToolUse"], "Picky", probe(&inside), grants),
+        hook("escaping", &["PreToolUse"], "Picky", probe(&secret), grants),
     ];
     let runtime = with_hooks(&fixture, &tables, allow_echo).await;
     let bare = call(&runtime, "Echo", json!({"text": "x"})).await;
     let context = bare.outcome.additional_context.join("\n");
     assert!(context.contains("read: error:"), "{context}");
     assert!(context.contains("env: unset"), "{context}");
-    assert!(!context.contains("TOPSECRET"), "{context}");
+    assert!(!context.contains("INSIDE"), "{context}");
     let granted = call(&runtime, "Picky", json!({"word": "x"})).await;
-    let context = granted.outcome.additional_context.join("\n");
-    assert!(context.contains("read: ok:TOPSECRET-outside"), "{context}");
-    assert!(context.contains("env: set:"), "{context}");
+    let context = granted.outcome.additional_context;
+    assert_eq!(context.len(), 2, "{context:?}");
+    assert!(context[0].contains("read: ok:INSIDE-text"), "{context:?}");
+    assert!(context[0].contains("env: set:"), "{context:?}");
+    assert!(context[1].contains("read: error:"), "{context:?}");
+    assert!(!context[1].contains("TOPSECRET"), "{context:?}");
 }
 
 /// A deferred call is stored in the session and resumed through the whole pipeline, PreToolUse

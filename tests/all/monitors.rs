@@ -20,11 +20,19 @@ fn monitor(config: Value, extra: &str) -> String {
     )
 }
 
-fn record_grant(dir: &Path) -> String {
-    format!(
-        "grants = {{ fs = [{{ path = \"{}\", access = \"read-write\" }}] }}",
-        dir.display()
-    )
+/// The grant that lets the monitor write its record in the plugin's data directory.
+const RECORD_GRANT: &str =
+    "grants = { fs = [{ path = \"${PLUGIN_DATA}\", access = \"read-write\" }] }";
+
+/// The record file `name` in the `monitors` plugin's data directory of `fixture`'s session.
+fn record_file(runtime: &Runtime, name: &str) -> std::path::PathBuf {
+    runtime
+        .session()
+        .dir()
+        .parent()
+        .unwrap()
+        .join(".plugin-data/monitors")
+        .join(name)
 }
 
 async fn with_monitor(
@@ -56,12 +64,12 @@ fn recorded(path: &Path) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 pub(crate) async fn monitors_scripted() {
     let fixture = Fixture::new();
-    let log = fixture.outside().join("events.jsonl");
     let table = monitor(
-        json!({"record": log.display().to_string()}),
-        &record_grant(&fixture.outside()),
+        json!({"record": "${PLUGIN_DATA}/events.jsonl"}),
+        RECORD_GRANT,
     );
     let runtime = with_monitor(&fixture, table, |_| {}).await;
+    let log = record_file(&runtime, "events.jsonl");
     runtime.start_session().await;
     let batch = runtime
         .dispatch_batch(vec![
@@ -104,7 +112,7 @@ pub(crate) async fn monitors_scripted() {
     assert_eq!(events[4]["tool_use_id"], "two");
     assert_eq!(events[4]["error_kind"], "validation_failed");
     assert_eq!(events[5]["tool_use_ids"], json!(["one", "two"]));
-    assert!(events.iter().all(|e| e["config"]["record"].is_string()));
+    assert_eq!(events[0]["config"]["record"], log.display().to_string());
     assert!(
         events
             .iter()
@@ -161,15 +169,18 @@ async fn a_monitor_halts_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_monitor_drops_and_counts_events() {
     let fixture = Fixture::new();
-    let log = fixture.outside().join("slow.jsonl");
     let table = monitor(
-        json!({"record": log.display().to_string(), "sleep_ms": 300}),
-        &format!("queue = 1\n{}", record_grant(&fixture.outside())),
+        json!({"record": "${PLUGIN_DATA}/slow.jsonl", "sleep_ms": 300}),
+        &format!("queue = 1\n{RECORD_GRANT}"),
     );
     let runtime = with_monitor(&fixture, table, |_| {}).await;
+    let log = record_file(&runtime, "slow.jsonl");
     for _ in 0..5 {
         ok_text(&call(&runtime, "Echo", json!({"text": "x"})).await);
     }
+    // Let the queue drain, so the next event is delivered and carries the count of the missed.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    ok_text(&call(&runtime, "Echo", json!({"text": "after"})).await);
     let ended = runtime.end_session("other").await;
     let stats = &ended.monitors[0];
     assert!(stats.dropped > 0, "{stats:?}");
