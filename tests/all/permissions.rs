@@ -673,7 +673,6 @@ fn a_claude_code_settings_file_loads_unchanged() {
     for key in [
         "\"model\"",
         "\"env\"",
-        "\"hooks\"",
         "disableAutoMode",
         "../docs/",
     ] {
