@@ -670,12 +670,7 @@ fn a_claude_code_settings_file_loads_unchanged() {
     assert_eq!(printed["decision"], "allow", "{printed}");
     assert_eq!(printed["source"], "settings");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    for key in [
-        "\"model\"",
-        "\"env\"",
-        "disableAutoMode",
-        "../docs/",
-    ] {
+    for key in ["\"model\"", "\"env\"", "disableAutoMode", "../docs/"] {
         assert!(stderr.contains(key), "{key}: {stderr}");
     }
     assert_eq!(

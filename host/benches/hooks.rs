@@ -1,0 +1,113 @@
+//! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, four in
+//! parallel, one sandboxed command hook), and what a monitor costs the pipeline.
+//!
+//! `cargo bench -p warden --bench hooks` prints Markdown rows for `BENCHMARKS.md`.
+
+#[allow(dead_code, reason = "each benchmark uses a different part")]
+mod common;
+
+use std::path::Path;
+
+use common::bench;
+use serde_json::json;
+use warden::{Runtime, RuntimeConfig};
+
+fn main() {
+    common::block_on(run());
+}
+
+/// A plugin directory holding the scripted test hook with `tables`.
+fn hook_plugin(dir: &Path, name: &str, tables: &str) -> std::path::PathBuf {
+    let plugin = dir.join(name);
+    std::fs::create_dir_all(&plugin).expect("plugin dir");
+    std::fs::copy(warden_test_guests::HOOKS_SCRIPTED, plugin.join("ext.wasm")).expect("copy");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        format!("[plugin]\nname = \"{name}\"\n\n{tables}"),
+    )
+    .expect("manifest");
+    plugin
+}
+
+fn hook_table(index: usize) -> String {
+    format!(
+        "[[hooks]]\ncomponent = \"ext.wasm\"\nname = \"h{index}\"\nevents = [\"PreToolUse\"]\nmatcher = \"Read\"\nconfig = {{ behaviour = \"answer\" }}\n\n"
+    )
+}
+
+async fn run() {
+    let (root, workspace) = common::temp_workspace();
+    std::fs::write(workspace.join("notes.md"), "hello\n".repeat(20)).expect("file");
+    let config = |plugins: Vec<std::path::PathBuf>, settings: Option<String>| {
+        let mut config = RuntimeConfig::new(&workspace);
+        config.state_dir = Some(root.path().join("state"));
+        config.cache_dir = Some(root.path().join("cache"));
+        config.plugin_dirs = plugins;
+        config.settings_json = settings.into_iter().collect();
+        config
+    };
+    let one = hook_plugin(root.path(), "one", &hook_table(0));
+    let four = hook_plugin(
+        root.path(),
+        "four",
+        &(0..4).map(hook_table).collect::<String>(),
+    );
+    let audit = root.path().join("audit");
+    warden::write_example("monitor-audit", &audit).expect("audit example");
+    let command = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "exit 0"}]}]}})
+    .to_string();
+    let runtimes: Vec<(&str, Runtime)> = vec![
+        (
+            "no hooks",
+            Runtime::new(config(Vec::new(), None))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "1 WASM PreToolUse hook",
+            Runtime::new(config(vec![one], None))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "4 WASM PreToolUse hooks (parallel)",
+            Runtime::new(config(vec![four], None))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "1 command hook (`exit 0`, process sandbox)",
+            Runtime::new(config(Vec::new(), Some(command)))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "audit monitor (every event hashed and appended)",
+            Runtime::new(config(vec![audit], None))
+                .await
+                .expect("runtime"),
+        ),
+    ];
+    println!("| what one iteration does | p50 | p99 | mean | per second |");
+    println!("|---|---|---|---|---|");
+    let input = json!({"file_path": "notes.md"});
+    for (label, runtime) in &runtimes {
+        bench(
+            runtime,
+            &format!("full pipeline, `Read` of a small file, {label}"),
+            "Read",
+            &input,
+            300,
+        )
+        .await;
+    }
+    let (_, monitored) = &runtimes[4];
+    let report = monitored.end_session("other").await;
+    for stats in report.monitors {
+        println!(
+            "\naudit monitor: {} events delivered, {} dropped, {} failures",
+            stats.delivered, stats.dropped, stats.failures
+        );
+    }
+}
