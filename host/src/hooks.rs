@@ -41,7 +41,7 @@ pub use monitors::MonitorStats;
 pub(crate) use capped::cap_text;
 pub(crate) use command::CommandHook;
 pub(crate) use load::{LoadInput, describe, load};
-pub(crate) use monitors::{Controls, MONITOR_EVENTS, Monitors};
+pub(crate) use monitors::{Controls, MAX_QUEUE, MONITOR_EVENTS, Monitors, monitor_input};
 pub(crate) use run::{CallRef, HookEnv, Reply};
 pub(crate) use wasm::WasmHook;
 

@@ -207,6 +207,7 @@ async fn run(
     limit: &mut usize,
 ) -> StageResult<Success> {
     if let Some(reason) = stages.controls.halted() {
+        outcome.stop = Some(reason.clone());
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
     }
     let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
@@ -253,19 +254,25 @@ async fn run(
         tool_use_id: &call.id,
         tool_name: &tool.spec.name,
     };
-    let pre = plain(pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await)?;
+    let pre = match pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await {
+        Ok(pre) => pre,
+        Err(failure) => {
+            if failure.kind == ErrorKind::HookStopped {
+                outcome.stop = Some(failure.message.clone());
+            }
+            return Err((failure, Vec::new()));
+        }
+    };
     outcome.warnings.extend(pre.warnings);
     outcome.system_messages.extend(pre.system_messages);
     let mut notes: Vec<String> = pre
         .additional_context
         .iter()
-        .map(|context| format!("[PreToolUse hook] {context}"))
+        .map(|(hook, context)| format!("[PreToolUse hook {hook}] {context}"))
         .collect();
     let hooked_input = input.clone();
     let input = match pre.updated_input {
-        Some((rewritten, hook)) => {
-            outcome.input = Some(rewritten.clone());
-            outcome.input_rewritten_by = Some(hook.clone());
+        Some((mut rewritten, hook)) => {
             schema::check(&tool, &rewritten).map_err(|mut failure| {
                 failure.message = format!(
                     "after the PreToolUse hook {hook} rewrote it: {}",
@@ -273,6 +280,18 @@ async fn run(
                 );
                 (failure, Vec::new())
             })?;
+            // The rewrite's path is made absolute too: what later hooks, rules and monitors see
+            // stays what Claude Code's hooks see. (validate-input is not run again; see the WIT.)
+            if let Some(field) = tool.path_field() {
+                coerce::absolutize_path(
+                    &mut rewritten,
+                    field,
+                    &stages.grant_context.workspace,
+                    stages.home,
+                );
+            }
+            outcome.input = Some(rewritten.clone());
+            outcome.input_rewritten_by = Some(hook);
             rewritten
         }
         None => input,
@@ -333,7 +352,7 @@ async fn run(
         serde_json::json!({
             "tool_use_id": call.id,
             "tool_name": tool.spec.name,
-            "tool_input": input,
+            "tool_input": crate::hooks::monitor_input(&input),
         }),
     );
     let started = Instant::now();

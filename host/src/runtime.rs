@@ -310,7 +310,9 @@ impl Runtime {
             rules: policy.context(),
             grant_context: &grant_context,
             files: &files,
+            process_sandbox: config.process_sandbox,
         })?;
+        warnings.extend(extensions.warnings);
         for skipped in &extensions.skipped {
             warnings.push(format!(
                 "{} ({}) was not loaded: {}",
@@ -459,7 +461,12 @@ impl Runtime {
         }
         self.monitors
             .emit("session_end", serde_json::json!({ "reason": reason }));
-        let monitors = self.monitors.close(std::time::Duration::from_secs(5));
+        let closing = self.monitors.clone();
+        // Waiting for monitors blocks; keep it off the async workers.
+        let monitors =
+            tokio::task::spawn_blocking(move || closing.close(std::time::Duration::from_secs(5)))
+                .await
+                .unwrap_or_default();
         for stats in &monitors {
             if stats.dropped > 0 {
                 report.warnings.push(format!(
@@ -508,7 +515,7 @@ impl Runtime {
             .map(|ran| {
                 let answer = match ran.reply {
                     crate::hooks::Reply::Answer(answer) => {
-                        crate::hooks::SessionAnswer::from_json(&answer)
+                        crate::hooks::SessionAnswer::from_json(&answer, event)
                     }
                     crate::hooks::Reply::Plain(text) => Ok(crate::hooks::SessionAnswer {
                         // Plain stdout of a SessionStart command is context, as in Claude Code.

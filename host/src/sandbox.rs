@@ -41,7 +41,8 @@ pub(crate) struct Sandbox {
     cache: cache::ComponentCache,
     /// Guests abandoned while stuck in a host call and not yet returned.
     abandoned: Arc<AtomicUsize>,
-    _ticker: engine::EpochTicker,
+    /// Shared with resident monitors, whose deadlines must keep firing as long as they live.
+    ticker: Arc<engine::EpochTicker>,
 }
 
 /// A component compiled and linked, ready to be instantiated per call.
@@ -136,7 +137,7 @@ impl Sandbox {
             linker,
             cache,
             abandoned: Arc::default(),
-            _ticker: ticker,
+            ticker: Arc::new(ticker),
         })
     }
 
@@ -200,7 +201,12 @@ impl Sandbox {
         setup: ResidentSetup,
     ) -> Option<Resident> {
         match &component.pre {
-            ComponentPre::Monitor(pre) => Some(Resident::new(&self.engine, pre.clone(), setup)),
+            ComponentPre::Monitor(pre) => Some(Resident::new(
+                &self.engine,
+                Arc::clone(&self.ticker),
+                pre.clone(),
+                setup,
+            )),
             _ => None,
         }
     }

@@ -133,6 +133,8 @@ async fn host_sockets_devices_namespaces_and_etc_secrets_stay_out_of_reach() {
         (perl.as_str(), "socket: Permission denied"),
         ("mknod device c 1 3", "Operation not permitted"),
         ("unshare -n true", "Operation not permitted"),
+        // A process that left the group would outlive the group kill.
+        ("setsid sleep 1", "Operation not permitted"),
         ("cat /etc/shadow", "Permission denied"),
     ];
     for (command, expected) in probes {

@@ -79,6 +79,27 @@ async fn command_hooks_follow_the_exit_code_contract() {
             Some("failed and is ignored"),
         ),
         ("plain", "echo just text", json!({}), None, None),
+        (
+            "timeout",
+            "sleep 5",
+            json!({"timeout": 0.5}),
+            Some("timed out after 500 ms"),
+            None,
+        ),
+        (
+            "0-broken-json",
+            "echo '{\"hookSpecificOutput\": '",
+            json!({}),
+            Some("not valid JSON"),
+            None,
+        ),
+        (
+            "1-broken-json",
+            "echo '{\"hookSpecificOutput\": '; exit 1",
+            json!({}),
+            Some("not a valid JSON object"),
+            None,
+        ),
     ];
     for (label, command, extra, denied, warned) in cases {
         let fixture = Fixture::new();
@@ -142,13 +163,17 @@ printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext
     let confined = call(&runtime, "Echo", json!({"text": "x"})).await;
     assert_eq!(
         confined.outcome.additional_context,
-        ["[PreToolUse hook] no-outside read-inside no-write no-env"]
+        [
+            "[PreToolUse hook settings:hooks.PreToolUse[0].hooks[0]] no-outside read-inside no-write no-env"
+        ]
     );
     assert!(!fixture.workspace().join("pwned").exists());
     let widened = call(&runtime, "Picky", json!({"word": "x"})).await;
     assert_eq!(
         widened.outcome.additional_context,
-        ["[PreToolUse hook] read-outside read-inside wrote warden"]
+        [
+            "[PreToolUse hook settings:hooks.PreToolUse[1].hooks[0]] read-outside read-inside wrote warden"
+        ]
     );
 }
 
@@ -251,4 +276,70 @@ async fn malformed_hook_settings_are_configuration_errors() {
         };
         assert!(error.contains(expected), "{settings_json}: {error}");
     }
+}
+
+/// A command hook has no network unless its grants say so: it cannot reach a server the test
+/// runs on the host's loopback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_hooks_have_no_network_unless_granted() {
+    let fixture = Fixture::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = format!(
+        r#"if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then c=connected; else c=isolated; fi
+printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext":"%s"}}}}' "$c""#
+    );
+    let runtime = with_settings(
+        &fixture,
+        settings(&[
+            ("Echo", &command, json!({})),
+            ("Picky", &command, json!({"grants": {"network": true}})),
+        ]),
+    )
+    .await;
+    let isolated = call(&runtime, "Echo", json!({"text": "x"})).await;
+    assert!(
+        isolated.outcome.additional_context[0].ends_with("] isolated"),
+        "{:?}",
+        isolated.outcome.additional_context
+    );
+    let connected = call(&runtime, "Picky", json!({"word": "x"})).await;
+    assert!(
+        connected.outcome.additional_context[0].ends_with("] connected"),
+        "{:?}",
+        connected.outcome.additional_context
+    );
+}
+
+/// Only the operator's own scopes may turn hooks off: a trusted project's `disableAllHooks` is
+/// ignored with a warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_cannot_disable_the_operators_hooks() {
+    let fixture = Fixture::new();
+    fixture.write(".warden/settings.json", r#"{"disableAllHooks": true}"#);
+    let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let runtime = fixture
+        .runtime(&[echo], |config| {
+            config.allowed_tools = vec!["Echo".into()];
+            config.trust_workspace = true;
+            config.settings_json = vec![settings(&[(
+                "Echo",
+                "echo 'operator says no' >&2; exit 2",
+                json!({}),
+            )])];
+        })
+        .await;
+    assert!(
+        runtime
+            .warnings()
+            .iter()
+            .any(|w| w.contains("only --settings and user settings may turn hooks off")),
+        "{:?}",
+        runtime.warnings()
+    );
+    let text = error_text(
+        &call(&runtime, "Echo", json!({"text": "x"})).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(text.contains("operator says no"), "{text}");
 }

@@ -94,7 +94,7 @@ pub(crate) async fn hooks_scripted() {
     assert_eq!(result.outcome.additional_context.len(), 2);
     let pre: Value = serde_json::from_str(
         result.outcome.additional_context[0]
-            .strip_prefix("[PreToolUse hook] ")
+            .strip_prefix("[PreToolUse hook echoer] ")
             .unwrap(),
     )
     .unwrap();
@@ -175,7 +175,14 @@ async fn votes_combine_deny_defer_ask_allow() {
         match decided_by(&result) {
             DecidedBy::Hook { hook } => assert_eq!(hook, *winner, "{votes:?}"),
             // An ask vote goes to the prompter, and nobody can answer headless.
-            DecidedBy::NoPrompter => assert_eq!(*winner, "ask"),
+            DecidedBy::NoPrompter => {
+                assert_eq!(*winner, "ask");
+                assert!(
+                    result.block.text().contains("ask says so"),
+                    "{votes:?}: {}",
+                    result.block.text()
+                );
+            }
             other => panic!("{votes:?}: decided by {other:?}"),
         }
     }
@@ -594,6 +601,53 @@ async fn permission_request_hooks_answer_asks() {
     let result = call(&runtime, "Echo", json!({"text": "fine"})).await;
     error_text(&result, ErrorKind::PermissionDenied);
     assert!(matches!(decided_by(&result), DecidedBy::DenyRule { .. }));
+
+    // A failing PermissionRequest hook denies (unless ignored, when the ask goes on to the
+    // prompter); a hook cannot add rules for other tools.
+    let fixture = Fixture::new();
+    let tables = [
+        hook(
+            "crasher",
+            &["PermissionRequest"],
+            "Echo",
+            json!({"behaviour": "trap"}),
+            "",
+        ),
+        hook(
+            "lenient",
+            &["PermissionRequest"],
+            "Picky",
+            json!({"behaviour": "garbage"}),
+            "on-error = \"ignore\"",
+        ),
+        hook(
+            "overreach",
+            &["PermissionRequest"],
+            "Picky",
+            answer(json!({"behavior": "allow", "updatedPermissions": [
+                {"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}]})),
+            "",
+        ),
+    ];
+    let runtime = with_hooks(&fixture, &tables, |config| {
+        config.settings_json = vec![r#"{"permissions": {"ask": ["Picky"]}}"#.to_owned()];
+    })
+    .await;
+    let crashed = call(&runtime, "Echo", json!({"text": "x"})).await;
+    let text = error_text(&crashed, ErrorKind::PermissionDenied);
+    assert!(
+        text.contains("PermissionRequest hook crasher failed"),
+        "{text}"
+    );
+    let picky = call(&runtime, "Picky", json!({"word": "x"})).await;
+    ok_text(&picky);
+    let warnings = picky.outcome.warnings.join("\n");
+    assert!(
+        warnings.contains("lenient failed and is ignored"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("\"Bash\" is ignored"), "{warnings}");
+    assert!(runtime.policy().session_rules().is_empty());
 }
 
 /// PermissionDenied hooks may tell the model it can retry.

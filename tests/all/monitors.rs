@@ -157,6 +157,15 @@ async fn a_monitor_halts_the_session() {
         let result = call(&runtime, "Echo", json!({"text": "x"})).await;
         if result.error_kind() == Some(ErrorKind::HookStopped) {
             assert!(error_text(&result, ErrorKind::HookStopped).contains("scripted halt"));
+            // The caller is told to stop its loop.
+            assert!(
+                result
+                    .outcome
+                    .stop
+                    .as_deref()
+                    .unwrap()
+                    .contains("scripted halt")
+            );
             break;
         }
         assert!(Instant::now() < deadline, "the halt never arrived");
@@ -175,9 +184,16 @@ async fn a_slow_monitor_drops_and_counts_events() {
     );
     let runtime = with_monitor(&fixture, table, |_| {}).await;
     let log = record_file(&runtime, "slow.jsonl");
+    let started = Instant::now();
     for _ in 0..5 {
         ok_text(&call(&runtime, "Echo", json!({"text": "x"})).await);
     }
+    // 15 events at 300 ms each would take 4.5 s if the pipeline waited for the monitor.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the pipeline waited for the monitor: {:?}",
+        started.elapsed()
+    );
     // Let the queue drain, so the next event is delivered and carries the count of the missed.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     ok_text(&call(&runtime, "Echo", json!({"text": "after"})).await);

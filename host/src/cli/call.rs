@@ -67,6 +67,28 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
     for context in &started.additional_context {
         eprintln!("warden: SessionStart context: {context}");
     }
+    if let Some(reason) = &started.stop {
+        // A SessionStart hook ended the session before the call: the call gets its result.
+        let id = args
+            .resume_deferred
+            .clone()
+            .or_else(|| args.id.clone())
+            .unwrap_or_else(generated_id);
+        let block = ToolResultBlock::new(
+            &id,
+            ResultContent::Text(format!(
+                "{}: a SessionStart hook stopped the session: {reason}",
+                ErrorKind::HookStopped
+            )),
+            true,
+        );
+        println!("{}", serde_json::to_value(&block).unwrap_or_default());
+        let ended = runtime.end_session("other").await;
+        for warning in &ended.warnings {
+            eprintln!("warden: warning: {warning}");
+        }
+        return ExitCode::from(1);
+    }
     let code = match &args.resume_deferred {
         Some(id) => match runtime.resume_deferred(id).await {
             Some(batch) => print_batch(&batch, args.outcome),

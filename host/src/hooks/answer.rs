@@ -32,6 +32,8 @@ struct RawAnswer {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SpecificOutput {
+    /// The event the answer is for; when present it must be the event that ran the hook.
+    hook_event_name: Option<String>,
     /// PreToolUse: `allow`, `deny`, `ask` or `defer`.
     permission_decision: Option<String>,
     /// Reason for the decision.
@@ -154,7 +156,9 @@ pub struct SessionAnswer {
     pub additional_context: Option<String>,
 }
 
-fn parse(value: &Value) -> Result<(RawAnswer, Common), String> {
+/// Parses the common fields. `events` are the event names the answer may be for: an answer whose
+/// `hookEventName` names another event was written for a different event and is refused.
+fn parse(value: &Value, events: &[&str]) -> Result<(RawAnswer, Common), String> {
     if value.is_null() {
         return Ok((RawAnswer::default(), Common::default()));
     }
@@ -163,6 +167,17 @@ fn parse(value: &Value) -> Result<(RawAnswer, Common), String> {
     }
     let raw: RawAnswer = serde_json::from_value(value.clone())
         .map_err(|error| format!("invalid hook answer: {error}"))?;
+    if let Some(name) = raw
+        .hook_specific_output
+        .as_ref()
+        .and_then(|specific| specific.hook_event_name.as_deref())
+        && !events.contains(&name)
+    {
+        return Err(format!(
+            "hookSpecificOutput.hookEventName is {name:?}, but the hook ran for {}",
+            events.join(" or ")
+        ));
+    }
     let common = Common {
         stop: (raw.continue_ == Some(false)).then(|| {
             raw.stop_reason
@@ -177,16 +192,22 @@ fn parse(value: &Value) -> Result<(RawAnswer, Common), String> {
 impl PreAnswer {
     /// Interprets a PreToolUse answer.
     pub fn from_json(value: &Value) -> Result<Self, String> {
-        let (answer, common) = parse(value)?;
+        let (answer, common) = parse(value, &["PreToolUse"])?;
         let specific = answer.hook_specific_output.unwrap_or_default();
         let reason = specific.permission_decision_reason.or(answer.reason);
-        let decision = specific
-            .permission_decision
-            .or_else(|| match answer.decision.as_deref() {
-                Some("approve") => Some("allow".to_owned()),
-                Some("block") => Some("deny".to_owned()),
-                _ => None,
-            });
+        // The deprecated top-level form: `approve` or `block`; anything else is a mistake, and a
+        // mistaken policy answer must not read as "no objection".
+        let legacy = match answer.decision.as_deref() {
+            None => None,
+            Some("approve") => Some("allow".to_owned()),
+            Some("block") => Some("deny".to_owned()),
+            Some(other) => {
+                return Err(format!(
+                    "invalid decision {other:?}; PreToolUse takes hookSpecificOutput.permissionDecision (or the deprecated decision \"approve\" or \"block\")"
+                ));
+            }
+        };
+        let decision = specific.permission_decision.or(legacy);
         let vote = match decision.as_deref() {
             None => None,
             Some("allow") => Some((VoteKind::Allow, reason)),
@@ -218,7 +239,7 @@ impl PreAnswer {
 impl RequestAnswer {
     /// Interprets a PermissionRequest answer.
     pub fn from_json(value: &Value) -> Result<Self, String> {
-        let (answer, common) = parse(value)?;
+        let (answer, common) = parse(value, &["PermissionRequest"])?;
         let mut request = RequestAnswer {
             common,
             ..RequestAnswer::default()
@@ -279,7 +300,7 @@ impl RequestAnswer {
 impl DeniedAnswer {
     /// Interprets a PermissionDenied answer.
     pub fn from_json(value: &Value) -> Result<Self, String> {
-        let (answer, common) = parse(value)?;
+        let (answer, common) = parse(value, &["PermissionDenied"])?;
         let specific = answer.hook_specific_output.unwrap_or_default();
         Ok(DeniedAnswer {
             common,
@@ -290,9 +311,9 @@ impl DeniedAnswer {
 }
 
 impl PostAnswer {
-    /// Interprets a PostToolUse, PostToolUseFailure or PostToolBatch answer.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
-        let (answer, common) = parse(value)?;
+    /// Interprets an answer to `event` (PostToolUse, PostToolUseFailure or PostToolBatch).
+    pub fn from_json(value: &Value, event: super::HookEvent) -> Result<Self, String> {
+        let (answer, common) = parse(value, &[event.as_str()])?;
         let feedback = match answer.decision.as_deref() {
             Some("block") => Some(
                 answer
@@ -313,9 +334,9 @@ impl PostAnswer {
 }
 
 impl SessionAnswer {
-    /// Interprets a SessionStart or SessionEnd answer.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
-        let (answer, common) = parse(value)?;
+    /// Interprets an answer to `event` (SessionStart or SessionEnd).
+    pub fn from_json(value: &Value, event: super::HookEvent) -> Result<Self, String> {
+        let (answer, common) = parse(value, &[event.as_str()])?;
         Ok(SessionAnswer {
             common,
             additional_context: answer
@@ -389,6 +410,14 @@ mod tests {
             ),
             (json!({"continue": "no"}), Err("invalid hook answer")),
             (json!([1, 2]), Err("must be a JSON object")),
+            (
+                json!({"decision": "deny"}),
+                Err("invalid decision \"deny\""),
+            ),
+            (
+                json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "permissionDecision": "allow"}}),
+                Err("hookEventName is \"PostToolUse\""),
+            ),
         ];
         for (value, expected) in cases {
             let got = PreAnswer::from_json(&value);
@@ -402,16 +431,25 @@ mod tests {
 
     #[test]
     fn post_answers_read_block_context_and_output() {
-        let answer = PostAnswer::from_json(&json!({
-            "decision": "block",
-            "reason": "looks wrong",
-            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "note", "updatedToolOutput": "short"}
-        }))
+        let answer = PostAnswer::from_json(
+            &json!({
+                "decision": "block",
+                "reason": "looks wrong",
+                "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "note", "updatedToolOutput": "short"}
+            }),
+            crate::hooks::HookEvent::PostToolUse,
+        )
         .unwrap();
         assert_eq!(answer.feedback.as_deref(), Some("looks wrong"));
         assert_eq!(answer.additional_context.as_deref(), Some("note"));
         assert_eq!(answer.updated_output, Some(json!("short")));
-        assert!(PostAnswer::from_json(&json!({"decision": "maybe"})).is_err());
+        assert!(
+            PostAnswer::from_json(
+                &json!({"decision": "maybe"}),
+                crate::hooks::HookEvent::PostToolUse
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -459,6 +497,7 @@ mod tests {
         assert!(denied.retry);
         let session = SessionAnswer::from_json(
             &json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "branch main"}}),
+            crate::hooks::HookEvent::SessionStart,
         )
         .unwrap();
         assert_eq!(session.additional_context.as_deref(), Some("branch main"));

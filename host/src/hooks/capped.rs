@@ -51,6 +51,20 @@ pub(crate) fn cap_text(text: String, session_dir: &Path, label: &str) -> String 
     }
 }
 
+/// Characters kept of a message a hook or monitor produced about itself (an error, a stderr line,
+/// a stop or cancel reason) before it goes into warnings and results.
+const MAX_MESSAGE_CHARS: usize = 2_000;
+
+/// `text`, cut at [`MAX_MESSAGE_CHARS`] with a marker saying how much was dropped.
+pub(crate) fn clip(text: &str) -> String {
+    let length = text.chars().count();
+    if length <= MAX_MESSAGE_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
+    format!("{kept}... [{} more characters]", length - MAX_MESSAGE_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +83,12 @@ mod tests {
             .trim_end_matches(']');
         assert!(path.contains("hook_one_context"), "{path}");
         assert_eq!(std::fs::read_to_string(path).unwrap(), long);
+    }
+
+    #[test]
+    fn messages_are_clipped_with_a_marker() {
+        assert_eq!(clip("short"), "short");
+        let clipped = clip(&"x".repeat(MAX_MESSAGE_CHARS + 5));
+        assert!(clipped.ends_with("... [5 more characters]"));
     }
 }

@@ -85,15 +85,19 @@ impl CommandHook {
             Some(2) if stderr.is_empty() => {
                 Reply::Block("the hook blocked the call (exit code 2)".to_owned())
             }
-            Some(2) => Reply::Block(stderr.to_owned()),
+            Some(2) => Reply::Block(super::capped::clip(stderr)),
             Some(code @ (126 | 127)) => Reply::Failed(format!(
                 "the command could not run (exit code {code}): {}",
                 first_line(stderr)
             )),
-            // Claude Code honours a JSON answer whatever the exit code.
-            Some(_) if json_stdout && parsed().is_ok_and(|value| value.is_object()) => {
-                Reply::Answer(parsed().unwrap_or_default())
-            }
+            // Claude Code honours a JSON answer whatever the exit code; an answer that starts as
+            // JSON and breaks is a failed hook, not "no objection".
+            Some(_) if json_stdout => match parsed() {
+                Ok(answer) if answer.is_object() => Reply::Answer(answer),
+                _ => Reply::Failed(
+                    "stdout starts with '{' but is not a valid JSON object".to_owned(),
+                ),
+            },
             Some(code) => Reply::NonBlocking(format!(
                 "Failed with non-blocking status code {code}: {}",
                 first_line(stderr)
@@ -123,7 +127,9 @@ impl CommandHook {
     }
 }
 
-fn first_line(text: &str) -> &str {
-    let line = text.lines().next().unwrap_or("(no stderr)");
-    if line.is_empty() { "(no stderr)" } else { line }
+fn first_line(text: &str) -> String {
+    match text.lines().next() {
+        None | Some("") => "(no stderr)".to_owned(),
+        Some(line) => super::capped::clip(line),
+    }
 }

@@ -151,6 +151,8 @@ pub(crate) struct LoadInput<'a> {
     pub(crate) rules: &'a RuleContext,
     pub(crate) grant_context: &'a GrantContext,
     pub(crate) files: &'a FileAccess,
+    /// How command hooks will be confined (the operator's `--unsandboxed-process` applies).
+    pub(crate) process_sandbox: crate::sandbox::process::ProcessSandbox,
 }
 
 /// What loading produced.
@@ -160,6 +162,8 @@ pub(crate) struct Loaded {
     /// Monitors' descriptions, for the report.
     pub(crate) monitor_infos: Vec<MonitorInfo>,
     pub(crate) skipped: Vec<SkippedExtension>,
+    /// Loaded hooks the operator should know about (command hooks without the process sandbox).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Loads every hook and monitor `input` names. A malformed `if` rule or matcher is an error naming
@@ -170,6 +174,7 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
         monitors: Vec::new(),
         monitor_infos: Vec::new(),
         skipped: Vec::new(),
+        warnings: Vec::new(),
     };
     if let Some(scope) = input.disabled_by {
         let reason = format!("disableAllHooks is true in {scope}");
@@ -189,11 +194,30 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
         }
         return Ok(loaded);
     }
+    // Names appear in decisions and conflict messages: each must point at one extension.
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut claim = |name: &str, extension: &Extension| match names.get(name) {
+        Some(first) => Err(manifest_error(
+            extension,
+            format!(
+                "the hook or monitor name {name:?} is already used by {first}; give one of them another `name`"
+            ),
+        )),
+        None => {
+            names.insert(name.to_owned(), extension_source(extension));
+            Ok(())
+        }
+    };
     for extension in input.extensions {
         match &extension.entry {
-            ExtensionEntry::Hook(_) => loaded.hooks.push(plugin_hook(input, extension)?),
+            ExtensionEntry::Hook(_) => {
+                let hook = plugin_hook(input, extension)?;
+                claim(&hook.name, extension)?;
+                loaded.hooks.push(hook);
+            }
             ExtensionEntry::Monitor(_) => {
                 let (spec, info) = plugin_monitor(input, extension)?;
+                claim(&spec.name, extension)?;
                 loaded.monitors.push(spec);
                 loaded.monitor_infos.push(info);
             }
@@ -231,9 +255,14 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
             continue;
         }
         let command = setting.command.clone().unwrap_or_default();
+        // The same handler, field for field: a copy that differs in any way (a laxer onError,
+        // wider grants) is a different hook and runs too.
         let key = format!(
-            "{}\u{0}{:?}\u{0}{command}\u{0}{:?}",
-            setting.event, setting.matcher, setting.condition
+            "{:?}",
+            crate::settings::HookSetting {
+                position: String::new(),
+                ..setting.clone()
+            }
         );
         if let Some(first) = seen.get(&key) {
             loaded.skipped.push(skip(format!(
@@ -242,9 +271,14 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
             continue;
         }
         seen.insert(key, source.clone());
-        loaded
-            .hooks
-            .push(settings_hook(input, hook, event, command, &source)?);
+        let entry = settings_hook(input, hook, event, command, &source)?;
+        if input.process_sandbox != crate::sandbox::process::ProcessSandbox::Required {
+            loaded.warnings.push(format!(
+                "the command hook {} runs WITHOUT the process sandbox (--unsandboxed-process): it has your full rights",
+                entry.name
+            ));
+        }
+        loaded.hooks.push(entry);
     }
     Ok(loaded)
 }
@@ -332,7 +366,8 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
         events,
         matcher,
         condition,
-        timeout: seconds(entry.timeout, DEFAULT_HOOK_TIMEOUT),
+        // The entry's timeout, never past the operator's limit (manifests can only lower it).
+        timeout: seconds(entry.timeout, DEFAULT_HOOK_TIMEOUT).min(extension.limits.timeout),
         on_error,
         grants: entry.grants.describe(),
         handler: Handler::Wasm(Arc::new(WasmHook {
@@ -379,7 +414,7 @@ fn plugin_monitor(
             ))
         })?;
     }
-    let timeout = seconds(entry.timeout, DEFAULT_MONITOR_TIMEOUT);
+    let timeout = seconds(entry.timeout, DEFAULT_MONITOR_TIMEOUT).min(extension.limits.timeout);
     let mut limits = extension.limits;
     limits.timeout = timeout;
     let name = entry
@@ -473,6 +508,14 @@ fn settings_hook(
         env: setting.env.clone(),
         network: setting.network,
     };
+    let described = if input.process_sandbox == crate::sandbox::process::ProcessSandbox::Required {
+        grants.describe()
+    } else {
+        format!(
+            "UNSANDBOXED (--unsandboxed-process); would be: {}",
+            grants.describe()
+        )
+    };
     Ok(HookEntry {
         name: format!("{}:{}", hook.source.label(), setting.position),
         source: source.to_owned(),
@@ -481,7 +524,7 @@ fn settings_hook(
         condition,
         timeout: seconds(setting.timeout, DEFAULT_HOOK_TIMEOUT),
         on_error: OnError::parse(setting.on_error.as_deref()).unwrap_or_default(),
-        grants: grants.describe(),
+        grants: described,
         handler: Handler::Command(Arc::new(CommandHook { command, grants })),
     })
 }

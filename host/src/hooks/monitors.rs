@@ -45,6 +45,26 @@ pub(crate) const MONITOR_EVENTS: &[&str] = &[
 
 /// The default number of events waiting for one monitor.
 pub(crate) const DEFAULT_QUEUE: usize = 1024;
+/// The largest queue a manifest may ask for (each slot is allocated up front).
+pub(crate) const MAX_QUEUE: usize = 65_536;
+/// Bytes of a tool input carried in monitor events; a larger input is replaced by its size and
+/// SHA-256, so a queue of events stays small whatever the calls carry.
+const MAX_EVENT_INPUT_BYTES: usize = 64 << 10;
+
+/// `input` as monitor events carry it: itself, or past [`MAX_EVENT_INPUT_BYTES`] a stand-in with
+/// its size and SHA-256.
+pub(crate) fn monitor_input(input: &Value) -> Value {
+    use sha2::Digest as _;
+    let text = input.to_string();
+    if text.len() <= MAX_EVENT_INPUT_BYTES {
+        return input.clone();
+    }
+    json!({
+        "warden_truncated": true,
+        "bytes": text.len(),
+        "sha256": crate::sandbox::hex(&sha2::Sha256::digest(text.as_bytes())),
+    })
+}
 
 /// In-flight calls and the halt flag, shared by the pipeline and the monitors.
 #[derive(Default)]
@@ -67,16 +87,19 @@ impl Controls {
 
     /// Forgets `id`; returns why a monitor cancelled it, if one did.
     pub(crate) fn finish(&self, id: &str) -> Option<String> {
-        lock(&self.inflight).remove(id);
+        let mut inflight = lock(&self.inflight);
+        inflight.remove(id);
         lock(&self.reasons).remove(id)
     }
 
     /// Cancels in-flight call `id`; false when no such call is running.
     pub(crate) fn cancel(&self, id: &str, reason: String) -> bool {
-        let flag = lock(&self.inflight).get(id).cloned();
-        match flag {
+        // The reason is recorded under the in-flight lock, so a call finishing at the same moment
+        // cannot leave it behind for a later call with the same id.
+        let inflight = lock(&self.inflight);
+        match inflight.get(id) {
             Some(flag) => {
-                lock(&self.reasons).insert(id.to_owned(), reason);
+                lock(&self.reasons).insert(id.to_owned(), super::capped::clip(&reason));
                 flag.store(true, Ordering::Relaxed);
                 true
             }
@@ -86,13 +109,11 @@ impl Controls {
 
     /// Stops the session: every in-flight call is cancelled and later calls are refused.
     pub(crate) fn halt(&self, reason: String) {
+        let reason = super::capped::clip(&reason);
         lock(&self.halted).get_or_insert(reason.clone());
-        let flights: Vec<(String, Arc<AtomicBool>)> = lock(&self.inflight)
-            .iter()
-            .map(|(id, flag)| (id.clone(), Arc::clone(flag)))
-            .collect();
-        for (id, flag) in flights {
-            lock(&self.reasons).insert(id, reason.clone());
+        let inflight = lock(&self.inflight);
+        for (id, flag) in inflight.iter() {
+            lock(&self.reasons).insert(id.clone(), reason.clone());
             flag.store(true, Ordering::Relaxed);
         }
     }

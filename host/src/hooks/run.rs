@@ -51,6 +51,30 @@ pub(crate) enum Reply {
 }
 
 impl Reply {
+    /// The decision the reply carries, in one word, for lifecycle events: a PreToolUse
+    /// `permissionDecision`, a PermissionRequest `behavior`, a top-level `decision`, `stop`, or
+    /// `block` for a command's exit 2.
+    pub(crate) fn decision(&self) -> Option<String> {
+        match self {
+            Reply::Answer(answer) => {
+                if answer["continue"] == Value::Bool(false) {
+                    return Some("stop".to_owned());
+                }
+                let specific = &answer["hookSpecificOutput"];
+                [
+                    &specific["permissionDecision"],
+                    &specific["decision"]["behavior"],
+                    &answer["decision"],
+                ]
+                .into_iter()
+                .find_map(|value| value.as_str())
+                .map(|decision| decision.chars().take(32).collect())
+            }
+            Reply::Block(_) => Some("block".to_owned()),
+            _ => None,
+        }
+    }
+
     /// A word for lifecycle events.
     pub(crate) fn outcome(&self) -> &'static str {
         match self {
@@ -141,10 +165,22 @@ async fn run_one<'h>(
     );
     let started = Instant::now();
     let reply = match &hook.handler {
-        Handler::InProcess(handler) => match handler.handle(payload) {
-            Ok(answer) => Reply::Answer(answer),
-            Err(error) => Reply::Failed(error),
-        },
+        Handler::InProcess(handler) => {
+            // Off the async workers, and under the same deadline as any hook (a timed-out
+            // closure keeps its blocking thread until it returns; its answer is dropped).
+            let handler = std::sync::Arc::clone(handler);
+            let event = payload.clone();
+            let run = tokio::task::spawn_blocking(move || handler.handle(&event));
+            match tokio::time::timeout(hook.timeout, run).await {
+                Ok(Ok(Ok(answer))) => Reply::Answer(answer),
+                Ok(Ok(Err(error))) => Reply::Failed(super::capped::clip(&error)),
+                Ok(Err(error)) => Reply::Failed(format!("the hook panicked: {error}")),
+                Err(_) => Reply::Failed(format!(
+                    "the hook timed out after {} ms",
+                    hook.timeout.as_millis()
+                )),
+            }
+        }
         Handler::Wasm(wasm) => wasm.run(env, payload, hook.timeout).await,
         Handler::Command(command) => command.run(env, event, payload, hook.timeout).await,
     };
@@ -155,6 +191,7 @@ async fn run_one<'h>(
             "hook_event_name": event.as_str(),
             "tool_use_id": tool_use_id,
             "outcome": reply.outcome(),
+            "decision": reply.decision(),
             "duration_ms": millis(started.elapsed()),
         }),
     );

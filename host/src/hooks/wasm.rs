@@ -81,9 +81,10 @@ impl WasmHook {
                     text.chars().take(200).collect::<String>()
                 )),
             },
-            Ok(GuestReply::Answered(Err(message))) => {
-                Reply::Failed(format!("the hook reported an error: {message}"))
-            }
+            Ok(GuestReply::Answered(Err(message))) => Reply::Failed(format!(
+                "the hook reported an error: {}",
+                super::capped::clip(&message)
+            )),
             Ok(_) => Reply::Failed("the hook gave a reply of the wrong kind".to_owned()),
             Err(failure) => Reply::Failed(describe(&failure)),
         }

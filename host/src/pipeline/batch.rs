@@ -69,7 +69,7 @@ pub(crate) async fn finish_batch(stages: &Stages<'_>, results: Vec<Dispatch>) ->
         for ran in ran {
             let name = &ran.hook.name;
             let answer = match ran.reply {
-                Reply::Answer(value) => PostAnswer::from_json(&value),
+                Reply::Answer(value) => PostAnswer::from_json(&value, HookEvent::PostToolBatch),
                 Reply::Plain(_) => continue,
                 Reply::Block(reason) => Ok(PostAnswer {
                     feedback: Some(reason),

@@ -121,7 +121,15 @@ pub(crate) async fn run(
             }),
         );
         let suggestions = suggest_rule(&tool.spec.name, &target);
-        match request_hooks(stages, base, tool, &mut decided, &suggestions).await {
+        // A write to a protected path needs a human: no hook answers it.
+        let hooks_may_answer =
+            !matches!(decided.decision.decided_by, DecidedBy::ProtectedPath { .. });
+        let answered = if hooks_may_answer {
+            request_hooks(stages, base, tool, &mut decided, &suggestions).await
+        } else {
+            None
+        };
+        match answered {
             Some(decision) => decided.decision = decision,
             None => {
                 let (decision, target) = if decided.rewritten_by.is_some() {
@@ -225,7 +233,18 @@ async fn request_hooks(
                 .push(cap_text(message, stages.session_dir, name));
         }
         if let Some(reason) = answer.common.stop.clone() {
-            decided.stop.get_or_insert(reason);
+            let reason = cap_text(reason, stages.session_dir, name);
+            decided.stop.get_or_insert_with(|| {
+                format!("the PermissionRequest hook {name} stopped the run: {reason}")
+            });
+            // A hook that stops the run does not also let the call through.
+            denial.get_or_insert_with(|| {
+                deny(
+                    name,
+                    format!("the PermissionRequest hook {name} stopped the run"),
+                )
+            });
+            continue;
         }
         match answer.allow {
             Some(false) => {
@@ -291,6 +310,13 @@ async fn request_hooks(
     let policy = stages.policy;
     for text in &answer.add_rules {
         match Rule::parse(text, RuleKind::Allow, RuleSource::Session, policy.context()) {
+            // A hook answers for the tool it was asked about; it cannot grant other tools.
+            Ok(rule) if rule.tool() != tool.spec.name => {
+                decided.warnings.push(format!(
+                    "the PermissionRequest hook {hook}'s rule {text:?} is ignored: it may only add rules for {}",
+                    tool.spec.name
+                ));
+            }
             Ok(rule) => {
                 policy.add_session_rule(rule);
                 added.push(text.clone());
@@ -301,7 +327,8 @@ async fn request_hooks(
         }
     }
     if !added.is_empty() {
-        (stages.on_approval)(&added);
+        // Session rules only: a hook's approval is never written to a settings file.
+        stages.session.add_approved_rules(&added);
     }
     Some(Decision {
         verdict: Verdict::Allow,

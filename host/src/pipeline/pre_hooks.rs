@@ -26,8 +26,8 @@ pub(crate) struct PreOutcome {
     pub(crate) updated_input: Option<(Value, String)>,
     /// The combined vote.
     pub(crate) vote: Option<HookVote>,
-    /// Context to add next to the result, in load order.
-    pub(crate) additional_context: Vec<String>,
+    /// Context to add next to the result, in load order, with the hook that gave it.
+    pub(crate) additional_context: Vec<(String, String)>,
     /// Messages for the user.
     pub(crate) system_messages: Vec<String>,
     /// Failures that were ignored and answers that were not used.
@@ -165,7 +165,7 @@ pub(crate) async fn run(
         if let Some(context) = answer.additional_context {
             outcome
                 .additional_context
-                .push(cap_text(context, stages.session_dir, name));
+                .push((name.clone(), cap_text(context, stages.session_dir, name)));
         }
     }
     if let Some((first, input)) = rewrites.first() {

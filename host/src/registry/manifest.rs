@@ -271,6 +271,35 @@ impl Manifest {
                 )));
             }
         }
+        let names = raw
+            .hooks
+            .iter()
+            .map(|hook| (&hook.component, &hook.name))
+            .chain(raw.monitors.iter().map(|m| (&m.component, &m.name)));
+        let mut seen = std::collections::BTreeSet::new();
+        for (component, name) in names {
+            let Some(name) = name else { continue };
+            let valid = !name.is_empty()
+                && name.chars().count() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':'));
+            if !valid {
+                return Err(ManifestError::at(
+                    path,
+                    format!(
+                        "{}: name {name:?} must be 1-64 letters, digits, '-', '_', '.', '/' or ':'",
+                        component.display()
+                    ),
+                ));
+            }
+            if !seen.insert(name) {
+                return Err(ManifestError::at(
+                    path,
+                    format!("{}: the name {name:?} is used twice", component.display()),
+                ));
+            }
+        }
         for hook in &raw.hooks {
             let at = |message: String| {
                 ManifestError::at(
@@ -313,12 +342,15 @@ impl Manifest {
                     ));
                 }
             }
-            if monitor.queue == Some(0) {
+            if let Some(queue) = monitor.queue
+                && !(1..=crate::hooks::MAX_QUEUE).contains(&queue)
+            {
                 return Err(ManifestError::at(
                     path,
                     format!(
-                        "monitor {}: queue must be at least 1",
-                        monitor.component.display()
+                        "monitor {}: queue must be from 1 to {}, not {queue}",
+                        monitor.component.display(),
+                        crate::hooks::MAX_QUEUE
                     ),
                 ));
             }

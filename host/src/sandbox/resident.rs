@@ -28,6 +28,9 @@ pub(crate) struct ResidentSetup {
 /// A monitor instance that lives across events.
 pub(crate) struct Resident {
     engine: Engine,
+    /// Keeps the epoch ticking while this instance lives, even after the runtime is dropped: a
+    /// monitor spinning in guest code must still reach its deadline.
+    _ticker: Arc<super::engine::EpochTicker>,
     pre: MonitorPluginPre<CallState>,
     setup: ResidentSetup,
     live: Option<Live>,
@@ -44,10 +47,12 @@ struct Live {
 impl Resident {
     pub(super) fn new(
         engine: &Engine,
+        ticker: Arc<super::engine::EpochTicker>,
         pre: MonitorPluginPre<CallState>,
         setup: ResidentSetup,
     ) -> Self {
         Self {
+            _ticker: ticker,
             engine: engine.clone(),
             pre,
             setup,

@@ -162,11 +162,18 @@ pub(crate) fn load(
             source: scope.source.clone(),
             trusted: scope_trusted,
         }));
-        if scope_trusted
-            && hooks_disabled.is_none()
-            && let Some(disabled) = scope.settings.disable_all_hooks
-        {
-            hooks_disabled = Some((disabled, scope.source.to_string()));
+        // Only the operator's own scopes may turn hooks off: a project (trusted or not) must not
+        // switch off the operator's guards and audit monitors.
+        let operator_scope = matches!(scope.source, RuleSource::Settings(_) | RuleSource::User(_));
+        if let Some(disabled) = scope.settings.disable_all_hooks {
+            if !operator_scope {
+                warnings.push(format!(
+                    "disableAllHooks in {} is not used: only --settings and user settings may turn hooks off",
+                    scope.source
+                ));
+            } else if hooks_disabled.is_none() {
+                hooks_disabled = Some((disabled, scope.source.to_string()));
+            }
         }
         let permissions = &scope.settings.permissions;
         let untrusted = scope.needs_trust && !trusted;

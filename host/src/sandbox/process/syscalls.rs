@@ -9,6 +9,8 @@
 //! - Mounting, namespaces, modules, reboot, kexec, swap, `bpf`, `perf_event_open`, keyrings,
 //!   `userfaultfd` and file handles (`open_by_handle_at`, a classic container escape) fail with
 //!   `EPERM`.
+//! - `setsid` and `setpgid` fail with `EPERM` (the child itself calls `setsid` before the filter
+//!   is installed): a process that left the group would survive the group kill at the deadline.
 //! - Every capability is dropped, including from the bounding set, and `SECBIT_NOROOT` is locked,
 //!   so a root host's child runs without root's privileges (it still owns root's files).
 //!
@@ -74,6 +76,9 @@ fn refused() -> Vec<libc::c_long> {
         libc::SYS_fsmount,
         libc::SYS_move_mount,
         libc::SYS_open_tree,
+        // Leaving the process group would outlive the group kill at the deadline.
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
     ];
     #[cfg(target_arch = "x86_64")]
     calls.extend([libc::SYS_iopl, libc::SYS_ioperm]);
