@@ -38,7 +38,13 @@ fn print_report(report: &ExtensionsReport) {
         println!("Hooks (run in parallel; answers combine in this order):");
     }
     for hook in &report.hooks {
-        println!("  {} [{}] from {}", hook.name, hook.kind, hook.source);
+        println!(
+            "  {} [{}] from {} ({})",
+            hook.name,
+            hook.kind,
+            hook.source,
+            if hook.trusted { "trusted" } else { "untrusted" }
+        );
         println!("    events:   {}", hook.events.join(", "));
         let covers = if hook.covers.is_empty() {
             "no registered tool".to_owned()
