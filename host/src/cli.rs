@@ -9,6 +9,7 @@ mod doctor;
 mod example;
 mod hooks;
 mod rewind;
+mod run;
 mod tools;
 
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Run one tool call and print its tool_result block as JSON.
     Call(call::CallArgs),
+    /// Serve a session over newline-delimited JSON on stdin and stdout (docs/PROTOCOL.md).
+    Run(run::RunArgs),
     /// List the effective tool registry with each tool's input schema.
     Tools(tools::ToolsArgs),
     /// Report the permission decision for a call without running the tool.
@@ -180,6 +183,10 @@ impl Cli {
                     let runtime = self.global.runtime().await?;
                     Ok(call::run(&runtime, args, input).await)
                 }
+                Command::Run(args) => {
+                    let runtime = self.global.stream_runtime().await?;
+                    run::run(runtime, &args).await
+                }
                 Command::Tools(args) => {
                     let runtime = self.global.runtime().await?;
                     tools::run(&runtime, &args)
@@ -222,7 +229,24 @@ impl GlobalArgs {
         }
     }
 
+    /// A runtime for `warden run`: warnings go into the init line, and permission questions
+    /// go over the stream instead of to a terminal.
+    async fn stream_runtime(&self) -> anyhow::Result<Runtime> {
+        Ok(Runtime::new(self.config()?).await?)
+    }
+
     async fn runtime(&self) -> anyhow::Result<Runtime> {
+        let mut runtime = Runtime::new(self.config()?).await?;
+        for warning in runtime.warnings() {
+            eprintln!("warden: warning: {warning}");
+        }
+        if let Some(prompter) = TtyPrompter::from_terminal() {
+            runtime.set_prompter(std::sync::Arc::new(prompter));
+        }
+        Ok(runtime)
+    }
+
+    fn config(&self) -> anyhow::Result<RuntimeConfig> {
         let mut config = RuntimeConfig::new(self.workspace()?);
         config.checkpoints = !self.no_checkpoints;
         if self.unsandboxed_process {
@@ -267,14 +291,7 @@ impl GlobalArgs {
         } else if let Some(dir) = &self.cache_dir {
             config.cache_dir = Some(dir.clone());
         }
-        let mut runtime = Runtime::new(config).await?;
-        for warning in runtime.warnings() {
-            eprintln!("warden: warning: {warning}");
-        }
-        if let Some(prompter) = TtyPrompter::from_terminal() {
-            runtime.set_prompter(std::sync::Arc::new(prompter));
-        }
-        Ok(runtime)
+        Ok(config)
     }
 }
 

@@ -49,13 +49,14 @@ pub use pipeline::{
     AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, DeferredCall, Dispatch,
     ErrorKind, Failure, Outcome, ToolUse,
 };
-pub use protocol::{DefinitionFormat, tool_definitions};
+pub use protocol::{DefinitionFormat, StreamOptions, serve_stream, tool_definitions};
 pub use registry::{
     Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
     ToolSpec,
 };
 pub use runtime::{
-    Runtime, RuntimeConfig, SessionEndReport, SessionStartReport, ToolInfo, default_cache_dir,
+    BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, RuntimeConfig, SessionEndReport,
+    SessionStartReport, ToolInfo, default_cache_dir,
 };
 pub use sandbox::SandboxError;
 pub use sandbox::grants::{

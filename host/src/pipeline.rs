@@ -206,6 +206,15 @@ async fn run(
     outcome: &mut Outcome,
     limit: &mut usize,
 ) -> StageResult<Success> {
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err((
+            Failure::new(
+                ErrorKind::Cancelled,
+                "the call was cancelled before it started",
+            ),
+            Vec::new(),
+        ));
+    }
     if let Some(reason) = stages.controls.halted() {
         outcome.stop = Some(reason.clone());
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));

@@ -150,6 +150,7 @@ pub struct Runtime {
     net: NetRuntime,
     monitors: Monitors,
     controls: Arc<Controls>,
+    plugin_dirs: Vec<PathBuf>,
     monitor_infos: Vec<MonitorInfo>,
     skipped_extensions: Vec<SkippedExtension>,
     hooks_disabled_by: Option<String>,
@@ -158,6 +159,29 @@ pub struct Runtime {
     started: std::sync::atomic::AtomicBool,
     ended: std::sync::atomic::AtomicBool,
 }
+
+/// How [`Runtime::dispatch_batch_with`] schedules a batch.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Most calls running at once within a run of consecutive concurrency-safe calls
+    /// (default 10).
+    pub max_concurrency: usize,
+    /// Set to stop the batch: calls that have not started yet end `cancelled` at once (set it
+    /// together with [`Runtime::cancel_all`] for the ones running).
+    pub interrupt: Arc<AtomicBool>,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            interrupt: Arc::default(),
+        }
+    }
+}
+
+/// The default width of a parallel run within a batch.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
 /// What the SessionStart hooks said.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -324,6 +348,7 @@ impl Runtime {
         Ok(Self {
             monitors,
             controls,
+            plugin_dirs: config.plugin_dirs.clone(),
             monitor_infos: extensions.monitor_infos,
             skipped_extensions: extensions.skipped,
             hooks_disabled_by,
@@ -531,9 +556,20 @@ impl Runtime {
             .collect()
     }
 
+    /// Gives every lifecycle event (the monitors' events: `hook_started`, `tool_started`, ...)
+    /// to `sink` as well, on the emitting thread; `warden run` writes hook events with it.
+    pub fn set_event_sink(&self, sink: Arc<dyn Fn(&serde_json::Value) + Send + Sync>) {
+        self.monitors.set_sink(Some(sink));
+    }
+
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).
     pub fn set_prompter(&mut self, prompter: Arc<dyn Prompter>) {
         self.prompter = prompter;
+    }
+
+    /// The plugin directories in use, in load order.
+    pub fn plugin_dirs(&self) -> &[PathBuf] {
+        &self.plugin_dirs
     }
 
     /// Problems found while loading that did not stop it.
@@ -646,18 +682,63 @@ impl Runtime {
         dispatch
     }
 
-    /// Dispatches the `tool_use` blocks of one assistant message, in order, then runs the
-    /// PostToolBatch hooks over all of their results. A PreToolUse `defer` counts only in a batch
-    /// of one call.
+    /// Dispatches the `tool_use` blocks of one assistant message (see [`BatchOptions`] for how
+    /// they are scheduled), then runs the PostToolBatch hooks over all of their results, which
+    /// come back in the order of the calls. A PreToolUse `defer` counts only in a batch of one.
     pub async fn dispatch_batch(&self, calls: Vec<ToolUse>) -> BatchDispatch {
+        self.dispatch_batch_with(calls, &BatchOptions::default())
+            .await
+    }
+
+    /// [`Runtime::dispatch_batch`] with explicit scheduling and an interrupt flag.
+    pub async fn dispatch_batch_with(
+        &self,
+        calls: Vec<ToolUse>,
+        options: &BatchOptions,
+    ) -> BatchDispatch {
+        use futures_util::StreamExt as _;
         let alone = calls.len() == 1;
+        let width = options.max_concurrency.max(1);
         let mut results = Vec::with_capacity(calls.len());
-        for call in calls {
-            results.push(self.dispatch_in_batch(call, Arc::default(), alone).await);
+        let mut calls = calls.into_iter().peekable();
+        while let Some(first) = calls.next() {
+            // Consecutive concurrency-safe calls run together; any other call runs alone.
+            let mut group = vec![first];
+            if self.concurrency_safe(&group[0].name) {
+                while let Some(next) = calls.next_if(|call| self.concurrency_safe(&call.name)) {
+                    group.push(next);
+                }
+            }
+            let runs = group.into_iter().map(|call| {
+                let cancel = Arc::new(AtomicBool::new(
+                    options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
+                ));
+                self.dispatch_in_batch(call, cancel, alone)
+            });
+            let mut finished = futures_util::stream::iter(runs).buffered(width);
+            while let Some(result) = finished.next().await {
+                results.push(result);
+            }
         }
         let on_approval = |_: &[String]| {};
         let stages = self.stages(&on_approval, alone);
         pipeline::finish_batch(&stages, results).await
+    }
+
+    /// True when `name` (or the tool an alias of it names) may run in parallel with other
+    /// concurrency-safe calls. An unknown name counts as safe: its call fails at once.
+    pub fn concurrency_safe(&self, name: &str) -> bool {
+        let tool = self.registry.get(name).or_else(|| {
+            let target = self.registry.aliases().target(name)?;
+            self.registry.get(target)
+        });
+        tool.is_none_or(|tool| tool.spec.concurrency_safe)
+    }
+
+    /// Cancels every in-flight call (an interrupt); calls of a batch that have not started yet
+    /// see `options.interrupt` instead.
+    pub fn cancel_all(&self, reason: &str) {
+        self.controls.cancel_all(reason);
     }
 
     /// Resumes the deferred call `id` of this session: it goes through the whole pipeline again,

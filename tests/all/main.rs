@@ -18,6 +18,7 @@ mod redteam;
 mod registry;
 mod sandbox;
 mod search;
+mod stream;
 mod support;
 mod web_fetch;
 

@@ -111,6 +111,12 @@ impl Controls {
     pub(crate) fn halt(&self, reason: String) {
         let reason = super::capped::clip(&reason);
         lock(&self.halted).get_or_insert(reason.clone());
+        self.cancel_all(&reason);
+    }
+
+    /// Cancels every in-flight call (an interrupt), without halting the session.
+    pub(crate) fn cancel_all(&self, reason: &str) {
+        let reason = super::capped::clip(reason);
         let inflight = lock(&self.inflight);
         for (id, flag) in inflight.iter() {
             lock(&self.reasons).insert(id.clone(), reason.clone());
@@ -168,15 +174,20 @@ struct Channel {
 }
 
 struct Hub {
-    session_id: String,
-    seq: AtomicU64,
     channels: Vec<Channel>,
 }
 
-/// The session's monitors; emitting is a no-op when there are none.
+/// A host-side observer of lifecycle events (the stream-json writer), called on the emitting
+/// thread: it must be quick and must not block.
+pub(crate) type EventSink = Arc<dyn Fn(&Value) + Send + Sync>;
+
+/// The session's monitors; emitting is a no-op when there are none and no sink.
 #[derive(Clone, Default)]
 pub(crate) struct Monitors {
     hub: Option<Arc<Hub>>,
+    sink: Arc<std::sync::RwLock<Option<EventSink>>>,
+    seq: Arc<AtomicU64>,
+    session_id: Arc<str>,
 }
 
 impl Monitors {
@@ -187,7 +198,10 @@ impl Monitors {
         controls: &Arc<Controls>,
     ) -> Self {
         if specs.is_empty() {
-            return Self::default();
+            return Self {
+                session_id: session_id.into(),
+                ..Self::default()
+            };
         }
         let mut channels = Vec::new();
         for spec in specs {
@@ -220,28 +234,46 @@ impl Monitors {
             });
         }
         Self {
-            hub: Some(Arc::new(Hub {
-                session_id: session_id.to_owned(),
-                seq: AtomicU64::new(0),
-                channels,
-            })),
+            hub: Some(Arc::new(Hub { channels })),
+            sink: Arc::default(),
+            seq: Arc::default(),
+            session_id: session_id.into(),
         }
+    }
+
+    /// Sets the host-side observer every event is also given to.
+    pub(crate) fn set_sink(&self, sink: Option<EventSink>) {
+        *self
+            .sink
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = sink;
     }
 
     /// Delivers a `kind` event with `fields` to every monitor that wants it, without waiting.
     pub(crate) fn emit(&self, kind: &str, fields: Value) {
-        let Some(hub) = &self.hub else {
+        let sink = self
+            .sink
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone();
+        if self.hub.is_none() && sink.is_none() {
             return;
-        };
+        }
         let mut event = json!({
             "event": kind,
-            "seq": hub.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            "session_id": hub.session_id,
+            "seq": self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            "session_id": &*self.session_id,
             "time_ms": crate::session::unix_ms(),
         });
         if let (Some(object), Value::Object(fields)) = (event.as_object_mut(), fields) {
             object.extend(fields);
         }
+        if let Some(sink) = sink {
+            sink(&event);
+        }
+        let Some(hub) = &self.hub else {
+            return;
+        };
         for channel in &hub.channels {
             if channel
                 .filter

@@ -1,0 +1,44 @@
+//! `warden run`: a long-lived session over newline-delimited JSON on stdin and stdout
+//! (docs/PROTOCOL.md). SIGINT and SIGTERM interrupt the calls in flight, write their results and
+//! end the session cleanly.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use warden::{Runtime, StreamOptions};
+
+/// Arguments of `warden run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Most concurrency-safe calls of a batch running at once.
+    #[arg(long = "max-concurrency", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=256))]
+    max_concurrency: u64,
+    /// Write system/hook_started and system/hook_response lines.
+    #[arg(long = "include-hook-events")]
+    include_hook_events: bool,
+    /// How often a running call gets a tool_progress line, in milliseconds.
+    #[arg(long = "progress-interval-ms", value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(10..))]
+    progress_interval_ms: u64,
+}
+
+/// Serves the session until stdin ends or a signal arrives.
+pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let options = StreamOptions {
+        max_concurrency: usize::try_from(args.max_concurrency).unwrap_or(1),
+        include_hook_events: args.include_hook_events,
+        progress_interval: Duration::from_millis(args.progress_interval_ms),
+    };
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let shutdown = Box::pin(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+    });
+    let input = Box::new(std::io::BufReader::new(std::io::stdin()));
+    let output = Box::new(std::io::stdout());
+    warden::serve_stream(runtime, options, input, output, shutdown).await;
+    Ok(ExitCode::SUCCESS)
+}

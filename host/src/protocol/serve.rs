@@ -1,0 +1,359 @@
+//! `warden run`: one session driven over newline-delimited JSON (docs/PROTOCOL.md).
+//!
+//! A thread reads the input: batches go to the batch worker in order, while `control_response`,
+//! `cancel` and `interrupt` lines act at once (a batch waiting for a permission answer must not
+//! wait behind itself). The worker runs one batch at a time and writes its `user` message and
+//! `result` line when the whole batch is done. A shutdown signal interrupts the batch in flight,
+//! answers every queued batch with `cancelled` results, and ends the session cleanly.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::messages::{Inbound, batch_lines, error_line, parse_line};
+use super::prompter::{LineWriter, StreamPrompter};
+use crate::pipeline::ToolUse;
+use crate::runtime::{BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
+
+/// How `warden run` behaves.
+#[derive(Debug, Clone)]
+pub struct StreamOptions {
+    /// Most concurrency-safe calls running at once (default 10).
+    pub max_concurrency: usize,
+    /// Write `system/hook_started` and `system/hook_response` lines.
+    pub include_hook_events: bool,
+    /// How often a running call gets a `tool_progress` line (default 5 s).
+    pub progress_interval: Duration,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            include_hook_events: false,
+            progress_interval: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The batch in flight, so `interrupt` and shutdown can stop it.
+#[derive(Default)]
+struct Current {
+    interrupt: Mutex<Option<Arc<AtomicBool>>>,
+    stopping: AtomicBool,
+    /// A batch is being dispatched (its lines not yet written).
+    busy: AtomicBool,
+}
+
+impl Current {
+    fn interrupt(&self, runtime: &Runtime, reason: &str) {
+        if let Some(flag) = self
+            .interrupt
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .as_ref()
+        {
+            flag.store(true, Ordering::Relaxed);
+        }
+        runtime.cancel_all(reason);
+    }
+}
+
+/// Serves one session over `input` and `output` until the input ends or `shutdown` resolves, and
+/// returns what ending the session reported.
+pub async fn serve_stream(
+    mut runtime: Runtime,
+    options: StreamOptions,
+    input: Box<dyn BufRead + Send>,
+    output: Box<dyn Write + Send>,
+    shutdown: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+) -> SessionEndReport {
+    let output = Arc::new(Mutex::new(output));
+    let write: LineWriter = {
+        let output = Arc::clone(&output);
+        Arc::new(move |line: Value| {
+            let mut output = output.lock().unwrap_or_else(|poison| poison.into_inner());
+            // A closed stdout leaves nobody to tell; the session still ends cleanly.
+            let _ = writeln!(output, "{line}").and_then(|()| output.flush());
+        })
+    };
+    let prompter = Arc::new(StreamPrompter::new(Arc::clone(&write)));
+    runtime.set_prompter(prompter.clone());
+    let runtime = Arc::new(runtime);
+    let running: Arc<Mutex<HashMap<String, (String, Instant)>>> = Arc::default();
+    runtime.set_event_sink(event_sink(
+        Arc::clone(&write),
+        Arc::clone(&running),
+        options.include_hook_events,
+    ));
+
+    let started = runtime.start_session().await;
+    write(init_line(&runtime, &options, &started));
+
+    let current = Arc::new(Current::default());
+    let (batches, mut queued) = tokio::sync::mpsc::unbounded_channel::<(u64, Vec<ToolUse>)>();
+    spawn_reader(
+        input,
+        batches,
+        Arc::clone(&write),
+        Arc::clone(&prompter),
+        Arc::clone(&runtime),
+        Arc::clone(&current),
+    );
+    let progress = tokio::spawn(progress_ticker(
+        Arc::clone(&write),
+        Arc::clone(&running),
+        options.progress_interval,
+    ));
+
+    let worker = {
+        let runtime = Arc::clone(&runtime);
+        let current = Arc::clone(&current);
+        let write = Arc::clone(&write);
+        let width = options.max_concurrency;
+        async move {
+            let mut number = 0u64;
+            while let Some((_line, calls)) = queued.recv().await {
+                current.busy.store(true, Ordering::Relaxed);
+                number += 1;
+                let interrupt = Arc::new(AtomicBool::new(current.stopping.load(Ordering::Relaxed)));
+                *current
+                    .interrupt
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner()) = Some(Arc::clone(&interrupt));
+                let began = Instant::now();
+                let batch = runtime
+                    .dispatch_batch_with(
+                        calls,
+                        &BatchOptions {
+                            max_concurrency: width,
+                            interrupt,
+                        },
+                    )
+                    .await;
+                let elapsed = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let (user, result) = batch_lines(&batch, number, elapsed, runtime.session().id());
+                write(user);
+                write(result);
+                current.busy.store(false, Ordering::Relaxed);
+                if current.stopping.load(Ordering::Relaxed) && queued.is_empty() {
+                    break;
+                }
+            }
+        }
+    };
+    tokio::pin!(worker);
+    let mut shutdown = shutdown;
+    tokio::select! {
+        () = &mut worker => {}
+        () = &mut shutdown => {
+            current.stopping.store(true, Ordering::Relaxed);
+            current.interrupt(&runtime, "the session was interrupted (signal)");
+            prompter.close();
+            // The batch in flight ends with cancelled results and queued batches are answered
+            // the same way; an idle worker is simply left.
+            tokio::select! {
+                () = &mut worker => {}
+                () = async {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        if !current.busy.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        current.interrupt(&runtime, "the session was interrupted (signal)");
+                    }
+                } => {}
+            }
+        }
+    }
+    progress.abort();
+    prompter.close();
+    let ended = runtime.end_session("other").await;
+    write(json!({
+        "type": "system",
+        "subtype": "session_end",
+        "session_id": runtime.session().id(),
+        "warnings": ended.warnings,
+        "monitors": ended.monitors,
+    }));
+    ended
+}
+
+/// The first line: what this session offers.
+fn init_line(
+    runtime: &Runtime,
+    options: &StreamOptions,
+    started: &crate::runtime::SessionStartReport,
+) -> Value {
+    let tools: Vec<Value> = runtime
+        .tools()
+        .iter()
+        .map(|tool| {
+            json!({
+                "name": tool.spec.name,
+                "source": tool.source,
+                "read_only": tool.spec.read_only,
+                "concurrency_safe": tool.spec.concurrency_safe,
+            })
+        })
+        .collect();
+    json!({
+        "type": "system",
+        "subtype": "init",
+        "session_id": runtime.session().id(),
+        "cwd": runtime.workspace().to_string_lossy(),
+        "permission_mode": runtime.policy().mode.as_str(),
+        "tools": tools,
+        "plugins": runtime.plugin_dirs(),
+        "limits": {
+            "max_concurrency": options.max_concurrency,
+            "progress_interval_ms": u64::try_from(options.progress_interval.as_millis()).unwrap_or(u64::MAX),
+        },
+        "hooks": runtime.extensions(),
+        "session_start": started,
+        "warnings": runtime.warnings(),
+    })
+}
+
+/// Hook lifecycle events become `system` lines (when asked for); `tool_started` and
+/// `tool_finished` keep the table the progress ticker reads.
+fn event_sink(
+    write: LineWriter,
+    running: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    include_hook_events: bool,
+) -> Arc<dyn Fn(&Value) + Send + Sync> {
+    Arc::new(move |event: &Value| {
+        let id = event["tool_use_id"].as_str().unwrap_or_default().to_owned();
+        match event["event"].as_str() {
+            Some("tool_started") => {
+                let name = event["tool_name"].as_str().unwrap_or_default().to_owned();
+                running
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .insert(id, (name, Instant::now()));
+            }
+            Some("tool_finished") => {
+                running
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .remove(&id);
+            }
+            Some(kind @ ("hook_started" | "hook_response")) if include_hook_events => {
+                write(json!({
+                    "type": "system",
+                    "subtype": kind,
+                    "session_id": event["session_id"],
+                    "hook_name": event["hook"],
+                    "hook_event": event["hook_event_name"],
+                    "tool_use_id": event["tool_use_id"],
+                    "outcome": event.get("outcome"),
+                    "decision": event.get("decision"),
+                    "duration_ms": event.get("duration_ms"),
+                }));
+            }
+            _ => {}
+        }
+    })
+}
+
+/// Writes a `tool_progress` line for every call running longer than `interval`, every interval.
+async fn progress_ticker(
+    write: LineWriter,
+    running: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    interval: Duration,
+) {
+    let interval = interval.max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(interval).await;
+        let now = Instant::now();
+        let lines: Vec<Value> = running
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .iter()
+            .filter(|(_, (_, since))| now.duration_since(*since) >= interval)
+            .map(|(id, (name, since))| {
+                json!({
+                    "type": "tool_progress",
+                    "tool_use_id": id,
+                    "tool_name": name,
+                    "elapsed_time_seconds": now.duration_since(*since).as_secs_f64(),
+                })
+            })
+            .collect();
+        for line in lines {
+            write(line);
+        }
+    }
+}
+
+/// Reads input lines on their own thread until the input ends.
+fn spawn_reader(
+    input: Box<dyn BufRead + Send>,
+    batches: tokio::sync::mpsc::UnboundedSender<(u64, Vec<ToolUse>)>,
+    write: LineWriter,
+    prompter: Arc<StreamPrompter>,
+    runtime: Arc<Runtime>,
+    current: Arc<Current>,
+) {
+    let line_numbers = AtomicU64::new(0);
+    let read = move || {
+        // Lines are read as bytes: a line that is not UTF-8 is answered like any malformed line.
+        let mut input = input;
+        let mut buffer = Vec::new();
+        loop {
+            buffer.clear();
+            match input.read_until(b'\n', &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let number = line_numbers.fetch_add(1, Ordering::Relaxed) + 1;
+            let Ok(text) = std::str::from_utf8(&buffer) else {
+                write(error_line(number, "the line is not valid UTF-8"));
+                continue;
+            };
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            match parse_line(text) {
+                Ok(Inbound::Batch(calls)) => {
+                    if batches.send((number, calls)).is_err() {
+                        break;
+                    }
+                }
+                Ok(Inbound::ControlResponse { request_id, answer }) => {
+                    if !prompter.resolve(&request_id, answer) {
+                        write(error_line(
+                            number,
+                            &format!("no permission request {request_id:?} is waiting"),
+                        ));
+                    }
+                }
+                Ok(Inbound::Cancel { tool_use_id }) => {
+                    if !runtime.cancel(&tool_use_id, "cancelled by the agent loop") {
+                        write(error_line(
+                            number,
+                            &format!("no call {tool_use_id:?} is running"),
+                        ));
+                    }
+                }
+                Ok(Inbound::Interrupt) => {
+                    current.interrupt(&runtime, "interrupted by the agent loop");
+                }
+                Err(problem) => write(error_line(number, &problem)),
+            }
+        }
+        // Nobody can answer permission requests any more.
+        prompter.close();
+    };
+    if let Err(error) = std::thread::Builder::new()
+        .name("warden-stream-input".into())
+        .spawn(read)
+    {
+        tracing::error!("cannot start the input thread: {error}");
+    }
+}

@@ -1,0 +1,480 @@
+//! `warden run` driven as a child process over pipes: batches in order, permission questions over
+//! the stream, cancel, interrupt and SIGINT, malformed lines, and every line checked against
+//! `docs/protocol.schema.json`. Plus the batch scheduler through the library.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use warden::{ErrorKind, FnHook, HookEvent, ToolUse};
+use warden_test_guests::SANDBOX_SPIN;
+
+use crate::support::{Fixture, cache_dir, error_text, ok_text, warden_bin};
+
+const SCHEMA: &str = include_str!("../../docs/protocol.schema.json");
+
+/// The schema's validator for `definition` (`output` or `input`).
+fn validator(definition: &str) -> jsonschema::Validator {
+    let mut schema: Value = serde_json::from_str(SCHEMA).expect("the schema is JSON");
+    schema["$ref"] = json!(format!("#/$defs/{definition}"));
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+/// A `warden run` child.
+struct Stream {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    output: jsonschema::Validator,
+    input: jsonschema::Validator,
+}
+
+impl Stream {
+    fn start(fixture: &Fixture, global: &[&str]) -> Self {
+        Self::start_with(fixture, global, &[])
+    }
+
+    /// `warden GLOBAL... run --progress-interval-ms 100 RUN...`.
+    fn start_with(fixture: &Fixture, global: &[&str], run: &[&str]) -> Self {
+        let mut child = Command::new(warden_bin())
+            .arg("--cwd")
+            .arg(fixture.workspace())
+            .arg("--state-dir")
+            .arg(fixture.state_dir())
+            .arg("--cache-dir")
+            .arg(cache_dir())
+            .arg("--no-user-settings")
+            .args(global)
+            .arg("run")
+            .arg("--progress-interval-ms")
+            .arg("100")
+            .args(run)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start warden run");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines,
+            output: validator("output"),
+            input: validator("input"),
+        }
+    }
+
+    /// Sends a protocol message (checked against the input schema first).
+    fn send(&mut self, message: Value) {
+        assert!(
+            self.input.is_valid(&message),
+            "not a valid input line: {message}"
+        );
+        self.send_raw(&message.to_string());
+    }
+
+    fn send_raw(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{text}").expect("write a line");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next output line, checked against the output schema.
+    fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an output line within 60 s");
+        let value: Value = serde_json::from_str(&line).expect("every output line is JSON");
+        let errors: Vec<String> = self
+            .output
+            .iter_errors(&value)
+            .map(|error| format!("{error} at {}", error.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{line}\nviolates the schema: {errors:?}");
+        value
+    }
+
+    /// Reads lines until one matches `wanted`, returning it.
+    fn until(&self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self.next();
+            if wanted(&line) {
+                return line;
+            }
+        }
+    }
+
+    /// Closes stdin and returns the remaining lines and the exit code.
+    fn finish(mut self) -> (Vec<Value>, Option<i32>) {
+        self.stdin.take();
+        let mut rest = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(60)) {
+            let value: Value = serde_json::from_str(&line).expect("JSON");
+            assert!(self.output.is_valid(&value), "{line}");
+            rest.push(value);
+        }
+        let status = self.child.wait().expect("warden exits");
+        (rest, status.code())
+    }
+}
+
+fn is(kind: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |line: &Value| line["type"] == kind
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+fn assistant(blocks: Vec<Value>) -> Value {
+    json!({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
+}
+
+/// Results come back in the order of the calls, the Write runs after the reads before it and
+/// before the read after it; malformed lines are answered and the session goes on.
+#[test]
+fn a_batch_keeps_its_order_and_bad_lines_are_answered() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "alpha\n");
+    fixture.write("b.txt", "beta\n");
+    let mut stream = Stream::start(&fixture, &["--allowedTools", "Write"]);
+    let init = stream.next();
+    assert_eq!(init["subtype"], "init");
+    assert!(
+        init["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "Read")
+    );
+    stream.send_raw("this is not json");
+    stream.send_raw(r#"{"type":"tool_use","name":"Read"}"#);
+    let first = stream.next();
+    assert_eq!(
+        (first["type"].as_str(), first["line"].as_u64()),
+        (Some("error"), Some(1))
+    );
+    let second = stream.next();
+    assert_eq!(second["line"], 2);
+    assert!(second["message"].as_str().unwrap().contains("\"id\""));
+    stream.send(assistant(vec![
+        json!({"type": "text", "text": "reading"}),
+        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
+        tool_use("r2", "Read", json!({"file_path": "b.txt"})),
+        tool_use(
+            "w1",
+            "Write",
+            json!({"file_path": "c.txt", "content": "gamma\n"}),
+        ),
+        tool_use("r3", "Read", json!({"file_path": "c.txt"})),
+    ]));
+    let user = stream.until(is("user"));
+    let content = user["message"]["content"].as_array().unwrap();
+    let ids: Vec<&str> = content
+        .iter()
+        .map(|block| block["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "r2", "w1", "r3"]);
+    assert!(content[0]["content"].as_str().unwrap().contains("alpha"));
+    assert!(
+        content[3]["content"].as_str().unwrap().contains("gamma"),
+        "{user}"
+    );
+    let result = stream.next();
+    assert_eq!(result["type"], "result");
+    assert_eq!(
+        (result["batch"].as_u64(), result["num_calls"].as_u64()),
+        (Some(1), Some(4))
+    );
+    assert_eq!(result["errors"], 0);
+    // A bare tool_use block is a batch of its own.
+    stream.send(tool_use("g1", "Glob", json!({"pattern": "*.txt"})));
+    let user = stream.until(is("user"));
+    assert_eq!(user["message"]["content"][0]["tool_use_id"], "g1");
+    let (rest, code) = stream.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        rest.iter().any(|line| line["subtype"] == "session_end"),
+        "{rest:?}"
+    );
+}
+
+/// An `ask` becomes a `control_request`; the agent loop's answer decides the call.
+#[test]
+fn permission_requests_go_over_the_stream() {
+    let fixture = Fixture::new();
+    let mut stream = Stream::start(&fixture, &[]);
+    stream.next();
+    stream.send(tool_use(
+        "w1",
+        "Write",
+        json!({"file_path": "yes.txt", "content": "ok\n"}),
+    ));
+    let request = stream.until(is("control_request"));
+    assert_eq!(request["request"]["tool_name"], "Write");
+    assert_eq!(request["request"]["input"]["content"], "ok\n");
+    let id = request["request_id"].as_str().unwrap().to_owned();
+    stream.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id, "response": {"behavior": "allow"}}}));
+    let user = stream.until(is("user"));
+    assert_eq!(user["message"]["content"][0]["is_error"], false, "{user}");
+    assert!(fixture.workspace().join("yes.txt").exists());
+
+    stream.send(tool_use(
+        "w2",
+        "Write",
+        json!({"file_path": "no.txt", "content": "x"}),
+    ));
+    let request = stream.until(is("control_request"));
+    let id = request["request_id"].as_str().unwrap().to_owned();
+    stream.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": id, "response": {"behavior": "deny", "message": "not that file"}}}));
+    let user = stream.until(is("user"));
+    let block = &user["message"]["content"][0];
+    assert_eq!(block["is_error"], true);
+    assert!(
+        block["content"].as_str().unwrap().contains("not that file"),
+        "{block}"
+    );
+    let result = stream.next();
+    assert_eq!(result["denials"][0]["tool_use_id"], "w2");
+    assert!(!fixture.workspace().join("no.txt").exists());
+    // An answer nobody asked for is an error line.
+    stream.send(json!({"type": "control_response", "response": {
+        "subtype": "success", "request_id": "req_999", "response": {"behavior": "allow"}}}));
+    assert!(
+        stream.next()["message"]
+            .as_str()
+            .unwrap()
+            .contains("req_999")
+    );
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+}
+
+fn spin_plugin(fixture: &Fixture) -> String {
+    fixture
+        .plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 120000 }")
+        .display()
+        .to_string()
+}
+
+/// A `cancel` line interrupts a looping guest mid-batch; the rest of the batch still runs.
+#[test]
+fn a_cancel_line_stops_a_looping_guest_mid_batch() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "alpha\n");
+    let plugin = spin_plugin(&fixture);
+    let mut stream = Stream::start(&fixture, &["--plugins", &plugin]);
+    stream.next();
+    stream.send(assistant(vec![
+        tool_use("s1", "Spin", json!({})),
+        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
+    ]));
+    let progress = stream.until(is("tool_progress"));
+    assert_eq!(progress["tool_use_id"], "s1");
+    stream.send(json!({"type": "cancel", "tool_use_id": "s1"}));
+    let user = stream.until(is("user"));
+    let content = &user["message"]["content"];
+    assert!(
+        content[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled: "),
+        "{user}"
+    );
+    assert!(
+        content[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("agent loop")
+    );
+    assert_eq!(content[1]["is_error"], false);
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+}
+
+/// SIGINT with calls in flight: every unfinished call gets a `cancelled` result, the batch's
+/// lines are written, and the process exits cleanly.
+#[test]
+fn sigint_cancels_unfinished_calls_and_exits_cleanly() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "alpha\n");
+    let plugin = spin_plugin(&fixture);
+    let mut stream = Stream::start(&fixture, &["--plugins", &plugin]);
+    stream.next();
+    stream.send(assistant(vec![
+        tool_use("s1", "Spin", json!({})),
+        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
+    ]));
+    stream.until(is("tool_progress"));
+    let pid = i32::try_from(stream.child.id()).unwrap();
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let user = stream.until(is("user"));
+    let texts: Vec<&str> = user["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts.iter().all(|text| text.starts_with("cancelled: ")),
+        "{texts:?}"
+    );
+    assert!(texts[1].contains("before it started"), "{texts:?}");
+    let result = stream.next();
+    assert_eq!(result["errors"], 2);
+    let end = stream.next();
+    assert_eq!(end["subtype"], "session_end");
+    let status = stream.child.wait().expect("warden exits");
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Hook lines appear when asked for.
+#[test]
+fn hook_events_are_written_when_asked_for() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "alpha\n");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "exit 0"}]}]}})
+    .to_string();
+    let mut stream = Stream::start_with(
+        &fixture,
+        &["--settings", &settings],
+        &["--include-hook-events"],
+    );
+    let init = stream.next();
+    assert_eq!(init["hooks"]["hooks"][0]["kind"], "command");
+    stream.send(tool_use("r1", "Read", json!({"file_path": "a.txt"})));
+    let started = stream.until(|line| line["subtype"] == "hook_started");
+    assert_eq!(started["hook_event"], "PreToolUse");
+    assert_eq!(started["tool_use_id"], "r1");
+    let response = stream.until(|line| line["subtype"] == "hook_response");
+    assert_eq!(response["outcome"], "plain");
+    stream.until(is("result"));
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+}
+
+/// A counting barrier with a deadline: `wait` is true once `parties` callers arrived in time.
+struct Rendezvous {
+    arrived: Mutex<usize>,
+    all_here: Condvar,
+    parties: usize,
+}
+
+impl Rendezvous {
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived += 1;
+        self.all_here.notify_all();
+        let (arrived, _) = self
+            .all_here
+            .wait_timeout_while(arrived, timeout, |arrived| *arrived < self.parties)
+            .unwrap();
+        *arrived >= self.parties
+    }
+}
+
+/// Consecutive concurrency-safe calls run together (three reads meet at a rendezvous only one
+/// concurrent run could reach), and the `interrupt` flag answers calls that have not started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_safe_calls_run_together_and_an_interrupt_cancels_the_rest() {
+    let fixture = Fixture::new();
+    for name in ["a", "b", "c"] {
+        fixture.write(&format!("{name}.txt"), name);
+    }
+    let mut runtime = fixture
+        .runtime(&[], |config| config.allowed_tools = vec!["Write".into()])
+        .await;
+    let meeting = Arc::new(Rendezvous {
+        arrived: Mutex::new(0),
+        all_here: Condvar::new(),
+        parties: 3,
+    });
+    let hook_meeting = Arc::clone(&meeting);
+    runtime
+        .add_hook(
+            HookEvent::PreToolUse,
+            "Read",
+            Arc::new(FnHook::new("rendezvous", move |event: &Value| {
+                if event["tool_input"]["file_path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with("d.txt")
+                {
+                    return Ok(json!({}));
+                }
+                if hook_meeting.wait(Duration::from_secs(10)) {
+                    Ok(json!({}))
+                } else {
+                    Err("the reads did not run together".to_owned())
+                }
+            })),
+        )
+        .expect("valid matcher");
+    let calls = |names: &[(&str, &str)]| -> Vec<ToolUse> {
+        names
+            .iter()
+            .map(|(id, file)| ToolUse {
+                id: (*id).to_owned(),
+                name: if file.starts_with("write:") {
+                    "Write"
+                } else {
+                    "Read"
+                }
+                .to_owned(),
+                input: match file.strip_prefix("write:") {
+                    Some(path) => json!({"file_path": path, "content": "dee"}),
+                    None => json!({"file_path": file}),
+                },
+            })
+            .collect()
+    };
+    let batch = runtime
+        .dispatch_batch(calls(&[
+            ("r1", "a.txt"),
+            ("r2", "b.txt"),
+            ("r3", "c.txt"),
+            ("w1", "write:d.txt"),
+            ("r4", "d.txt"),
+        ]))
+        .await;
+    let ids: Vec<&str> = batch
+        .results
+        .iter()
+        .map(|result| result.outcome.tool_use_id.as_str())
+        .collect();
+    assert_eq!(ids, ["r1", "r2", "r3", "w1", "r4"]);
+    for result in &batch.results {
+        ok_text(result);
+    }
+    assert!(ok_text(&batch.results[4]).contains("dee"));
+
+    let options = warden::BatchOptions {
+        max_concurrency: 10,
+        interrupt: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+    };
+    let interrupted = runtime
+        .dispatch_batch_with(calls(&[("r5", "d.txt")]), &options)
+        .await;
+    let text = error_text(&interrupted.results[0], ErrorKind::Cancelled);
+    assert!(text.contains("before it started"), "{text}");
+}
