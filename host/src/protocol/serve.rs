@@ -47,6 +47,8 @@ struct Current {
     stopping: AtomicBool,
     /// A batch is being dispatched (its lines not yet written).
     busy: AtomicBool,
+    /// Batches read but not yet taken by the worker.
+    queued: AtomicU64,
 }
 
 impl Current {
@@ -119,6 +121,7 @@ pub async fn serve_stream(
             let mut number = 0u64;
             while let Some((_line, calls)) = queued.recv().await {
                 current.busy.store(true, Ordering::Relaxed);
+                current.queued.fetch_sub(1, Ordering::Relaxed);
                 number += 1;
                 let interrupt = Arc::new(AtomicBool::new(current.stopping.load(Ordering::Relaxed)));
                 *current
@@ -161,7 +164,9 @@ pub async fn serve_stream(
                 () = async {
                     loop {
                         tokio::time::sleep(Duration::from_millis(20)).await;
-                        if !current.busy.load(Ordering::Relaxed) {
+                        if !current.busy.load(Ordering::Relaxed)
+                            && current.queued.load(Ordering::Relaxed) == 0
+                        {
                             break;
                         }
                         current.interrupt(&runtime, "the session was interrupted (signal)");
@@ -321,6 +326,7 @@ fn spawn_reader(
             }
             match parse_line(text) {
                 Ok(Inbound::Batch(calls)) => {
+                    current.queued.fetch_add(1, Ordering::Relaxed);
                     if batches.send((number, calls)).is_err() {
                         break;
                     }
