@@ -152,6 +152,10 @@ struct GlobalArgs {
     /// them. The environment is still scrubbed, limits and process-group kill still apply.
     #[arg(long = "unsandboxed-process", global = true)]
     unsandboxed_process: bool,
+    /// Output one command may print before it is killed, in MiB (default 64); all of it is kept
+    /// in the session's tool-results/ for Read.
+    #[arg(long = "max-process-output-mib", global = true, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    max_process_output_mib: Option<u64>,
     /// Log verbosity for warden's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
@@ -251,6 +255,9 @@ impl GlobalArgs {
         config.checkpoints = !self.no_checkpoints;
         if self.unsandboxed_process {
             config.process_sandbox = ProcessSandbox::Unsandboxed;
+        }
+        if let Some(mib) = self.max_process_output_mib {
+            config.process_output_cap = mib << 20;
         }
         if let Some(tools) = &self.tools {
             config.tools = tools.parse::<ToolSelection>().unwrap_or_default();

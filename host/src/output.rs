@@ -1,32 +1,19 @@
 //! Output: turns tool content into an Anthropic `tool_result` block, normalized and bounded.
 //!
-//! Normalization makes text valid UTF-8 with `\n` newlines; the inline budget keeps at most the
-//! tool's limit of characters, and every cut says exactly how much was removed. Externalizing the
-//! full output to a session file is the budget layer's job (a later issue).
+//! Normalization (`normalize.rs`) makes text valid UTF-8 with `\n` newlines and no terminal
+//! escapes; the inline budget keeps at most the tool's limit of characters, every cut says exactly
+//! how much was removed, and a success cut saves the whole output to
+//! `<session>/tool-results/<tool_use_id>.txt` (`externalize.rs`), where Read can page through it.
 
 mod block;
+mod externalize;
+mod normalize;
 mod truncate;
 
 pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
+pub use normalize::Normalization;
 pub use truncate::Truncation;
 
-pub(crate) use truncate::{head, head_and_tail};
-
-/// Normalizes text for the model: `\r\n` and lone `\r` become `\n`.
-pub(crate) fn normalize_text(text: &str) -> String {
-    if !text.contains('\r') {
-        return text.to_owned();
-    }
-    text.replace("\r\n", "\n").replace('\r', "\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalizes_newlines() {
-        assert_eq!(normalize_text("a\r\nb\rc\n"), "a\nb\nc\n");
-        assert_eq!(normalize_text("plain"), "plain");
-    }
-}
+pub(crate) use externalize::{externalize, result_file};
+pub(crate) use normalize::normalize;
+pub(crate) use truncate::{head_and_tail, head_noting};

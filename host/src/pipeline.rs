@@ -28,7 +28,7 @@ use serde_json::Value;
 pub use batch::BatchDispatch;
 pub use coerce::{Coercion, CoercionRule};
 
-pub(crate) use batch::finish_batch;
+pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
 pub use outcome::{AliasHop, DeferredCall, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
@@ -163,17 +163,26 @@ pub(crate) async fn dispatch(
     {
         failure.message = format!("{}: {reason}", failure.message);
     }
-    let (block, truncation) = match result {
-        Ok(Success { content, notes }) => {
-            output::success(&outcome.tool_use_id, content, limit, &notes)
-        }
+    let rendered = match result {
+        Ok(Success { content, notes }) => output::success(
+            &outcome.tool_use_id,
+            content,
+            limit,
+            &notes,
+            stages.grant_context.session_results.as_deref(),
+        ),
         Err((failure, notes)) => {
             let rendered = output::failure(&outcome.tool_use_id, &failure, limit, &notes);
             outcome.error = Some(failure);
             rendered
         }
     };
-    outcome.truncation = truncation;
+    let block = rendered.block;
+    outcome.truncation = rendered.truncation;
+    outcome.normalization = (!rendered.normalization.is_empty()).then_some(rendered.normalization);
+    // A common estimate (four characters a token), for budgets that count tokens.
+    outcome.estimated_tokens =
+        u64::try_from(block.text().chars().count().div_ceil(4)).unwrap_or(u64::MAX);
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     stages.monitors.emit(
         "tool_finished",

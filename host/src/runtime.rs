@@ -169,6 +169,9 @@ pub struct BatchOptions {
     /// Set to stop the batch: calls that have not started yet end `cancelled` at once (set it
     /// together with [`Runtime::cancel_all`] for the ones running).
     pub interrupt: Arc<AtomicBool>,
+    /// Estimated tokens of results the batch returns inline; later successful results are saved
+    /// to files (default 100,000).
+    pub token_budget: u64,
 }
 
 impl Default for BatchOptions {
@@ -176,6 +179,7 @@ impl Default for BatchOptions {
         Self {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             interrupt: Arc::default(),
+            token_budget: pipeline::DEFAULT_BATCH_TOKENS,
         }
     }
 }
@@ -722,7 +726,7 @@ impl Runtime {
         }
         let on_approval = |_: &[String]| {};
         let stages = self.stages(&on_approval, alone);
-        pipeline::finish_batch(&stages, results).await
+        pipeline::finish_batch(&stages, results, options.token_budget).await
     }
 
     /// True when `name` (or the tool an alias of it names) may run in parallel with other

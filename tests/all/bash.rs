@@ -231,7 +231,13 @@ async fn output_past_the_cap_is_cut_and_the_command_killed() {
         })
         .await;
     let result = call(&runtime, "Bash", bash("yes warden; echo never-reached")).await;
-    let text = error_text(&result, ErrorKind::ToolFailed);
+    // Past 10,000 characters a failure is cut to its head and tail, the marker first.
+    assert_eq!(result.error_kind(), Some(ErrorKind::ToolFailed));
+    let text = result.block.text();
+    assert!(
+        text.starts_with("[warden: output truncated: kept the first 4800 and last 4800"),
+        "{text}"
+    );
     assert!(text.contains("passed the 1048576-byte cap"), "{text}");
     assert!(!text.contains("never-reached"));
     assert!(text.chars().count() < 12_000, "a bounded excerpt");

@@ -469,12 +469,157 @@ async fn concurrency_safe_calls_run_together_and_an_interrupt_cancels_the_rest()
     assert!(ok_text(&batch.results[4]).contains("dee"));
 
     let options = warden::BatchOptions {
-        max_concurrency: 10,
         interrupt: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        ..warden::BatchOptions::default()
     };
     let interrupted = runtime
         .dispatch_batch_with(calls(&[("r5", "d.txt")]), &options)
         .await;
     let text = error_text(&interrupted.results[0], ErrorKind::Cancelled);
     assert!(text.contains("before it started"), "{text}");
+}
+
+/// The peak resident memory of process `pid` in KiB (`VmHWM`), or its current one (`VmRSS`).
+fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("the field is there")
+}
+
+/// A 200 MB output goes to the session's file while the host stays under 100 MB above idle, and
+/// the path the model sees reads back with Read and offset/limit.
+#[test]
+fn a_200_mb_output_is_externalized_in_bounded_memory() {
+    let fixture = Fixture::new();
+    let mut stream = Stream::start(
+        &fixture,
+        &["--allowedTools", "Bash", "--max-process-output-mib", "256"],
+    );
+    stream.next();
+    // Warm up the components the calls use, then measure the idle footprint.
+    stream.send(tool_use("w0", "Bash", json!({"command": "true"})));
+    stream.until(is("result"));
+    stream.send(tool_use("w1", "Read", json!({"file_path": "/nonexistent"})));
+    stream.until(is("result"));
+    let pid = stream.child.id();
+    let idle = memory_kib(pid, "VmRSS:");
+    stream.send(tool_use(
+        "big",
+        "Bash",
+        json!({"command": "yes warden-line | head -c 200000000"}),
+    ));
+    let user = stream.until(is("user"));
+    stream.next();
+    let peak = memory_kib(pid, "VmHWM:");
+    eprintln!("warden run: idle {idle} KiB, peak {peak} KiB around a 200 MB command output");
+    assert!(
+        peak.saturating_sub(idle) < 100 * 1024,
+        "peak {peak} KiB vs idle {idle} KiB"
+    );
+    let text = user["message"]["content"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.len() < 200_000, "{} bytes inline", text.len());
+    let path = text
+        .split_whitespace()
+        .find(|word| word.contains("/tool-results/"))
+        .map(|word| {
+            word.trim_matches(|c: char| {
+                !(c.is_alphanumeric() || c == '/' || c == '.' || c == '-' || c == '_')
+            })
+        })
+        .expect("the result names the file")
+        .trim_end_matches('.')
+        .to_owned();
+    assert!(
+        std::fs::metadata(&path).unwrap().len() >= 200_000_000,
+        "{path}"
+    );
+    stream.send(tool_use(
+        "back",
+        "Read",
+        json!({"file_path": path, "offset": 2, "limit": 1}),
+    ));
+    let back = stream.until(is("user"));
+    let read = back["message"]["content"][0]["content"].as_str().unwrap();
+    assert_eq!(back["message"]["content"][0]["is_error"], false, "{read}");
+    assert!(read.contains("2\twarden-line"), "{read}");
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+}
+
+/// Text is normalized for the model (escape sequences stripped, `\r\n` to `\n`, bytes that are
+/// not UTF-8 replaced and counted), a long success is saved whole for Read, and past the batch
+/// budget later results are moved to files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
+    let fixture = Fixture::new();
+    let echo = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
+    let runtime = fixture
+        .runtime(&[echo], |config| {
+            config.allowed_tools = vec!["Bash".into(), "Echo".into()];
+        })
+        .await;
+    let colored = crate::support::call(
+        &runtime,
+        "Bash",
+        json!({"command": "printf '\\033[1;31mred\\033[0m\\r\\nnext\\377line\\n'"}),
+    )
+    .await;
+    let text = ok_text(&colored);
+    assert!(text.contains("red\nnext\u{fffd}line"), "{text:?}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    let normalization = colored
+        .outcome
+        .normalization
+        .expect("normalization reported");
+    assert_eq!(normalization.escape_sequences_stripped, 2);
+    assert_eq!(normalization.carriage_returns_converted, 1);
+    assert_eq!(normalization.replacement_characters, 1);
+
+    let big = crate::support::call(&runtime, "Echo", json!({"text": "big", "count": 45_000})).await;
+    let text = ok_text(&big);
+    let saved = runtime.session().results_dir().join("toolu_test.txt");
+    assert!(
+        text.contains(&saved.display().to_string()),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    let read = crate::support::call(
+        &runtime,
+        "Read",
+        json!({"file_path": saved.display().to_string(), "limit": 1}),
+    )
+    .await;
+    assert!(ok_text(&read).contains("xxxxxxxx"));
+
+    let calls: Vec<ToolUse> = (0..3)
+        .map(|index| ToolUse {
+            id: format!("b{index}"),
+            name: "Echo".into(),
+            input: json!({"text": "big", "count": 20_000}),
+        })
+        .collect();
+    let options = warden::BatchOptions {
+        token_budget: 8_000,
+        ..warden::BatchOptions::default()
+    };
+    let batch = runtime.dispatch_batch_with(calls, &options).await;
+    assert_eq!(batch.results[0].block.text().len(), 20_000);
+    for moved in &batch.results[1..] {
+        let text = moved.block.text();
+        assert!(
+            text.starts_with("[warden: this batch's results passed its budget of 8000"),
+            "{text}"
+        );
+        let path = runtime
+            .session()
+            .results_dir()
+            .join(format!("{}.txt", moved.outcome.tool_use_id));
+        assert_eq!(std::fs::read_to_string(path).unwrap().len(), 20_000);
+    }
 }

@@ -17,17 +17,19 @@ pub struct Truncation {
 /// Room left for the marker; markers are well under this.
 const MARKER_RESERVE: usize = 200;
 
-/// Keeps the head of `text` within `limit` characters, with a trailing marker when cut.
-pub(crate) fn head(text: &str, limit: usize) -> (String, Option<Truncation>) {
+/// Keeps the head of `text` within `limit` characters, with a trailing marker when cut that ends
+/// with `note` (where the whole output is); the note's length comes out of the kept text, so the
+/// result still fits `limit`.
+pub(crate) fn head_noting(text: &str, limit: usize, note: &str) -> (String, Option<Truncation>) {
     let total = text.chars().count();
     if total <= limit {
         return (text.to_owned(), None);
     }
-    let kept = limit.saturating_sub(MARKER_RESERVE);
+    let kept = limit.saturating_sub(MARKER_RESERVE + note.chars().count());
     let cut = total - kept;
     let mut out: String = text.chars().take(kept).collect();
     out.push_str(&format!(
-        "\n\n[warden: output truncated: kept the first {kept} of {total} characters; {cut} characters were cut]"
+        "\n\n[warden: output truncated: kept the first {kept} of {total} characters; {cut} characters were cut{note}]"
     ));
     (
         out,
@@ -71,14 +73,14 @@ mod tests {
 
     #[test]
     fn short_text_is_untouched() {
-        assert_eq!(head("abc", 10), ("abc".to_owned(), None));
+        assert_eq!(head_noting("abc", 10, ""), ("abc".to_owned(), None));
         assert_eq!(head_and_tail("abc", 3), ("abc".to_owned(), None));
     }
 
     #[test]
     fn head_cut_states_exact_numbers_and_fits_the_limit() {
         let text = "é".repeat(1000);
-        let (out, cut) = head(&text, 500);
+        let (out, cut) = head_noting(&text, 500, "");
         let cut = cut.unwrap();
         assert_eq!(
             cut,

@@ -1,7 +1,10 @@
-//! Closing a batch: the `tool_use` blocks of one assistant message have all finished, so the
-//! PostToolBatch hooks see every call with the result content the model will see, and may add
-//! context or stop the agent loop (`decision: "block"` or `continue: false`). Monitors get
-//! `batch_finished`. Running the calls themselves is the caller's business.
+//! Closing a batch: the `tool_use` blocks of one assistant message have all finished. The batch
+//! budget comes first: once the results reach it (estimated tokens, in call order), each later
+//! successful result is saved to the session's `tool-results/` and replaced by its path and
+//! size, so one message cannot flood the context. Then the PostToolBatch hooks see every call
+//! with the result content the model will see, and may add context or stop the agent loop
+//! (`decision: "block"` or `continue: false`). Monitors get `batch_finished`. Running the calls
+//! themselves is the caller's business.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -25,8 +28,62 @@ pub struct BatchDispatch {
     pub warnings: Vec<String>,
 }
 
-/// Runs the PostToolBatch hooks over `results` and tells the monitors.
-pub(crate) async fn finish_batch(stages: &Stages<'_>, results: Vec<Dispatch>) -> BatchDispatch {
+/// The default batch budget in estimated tokens.
+pub(crate) const DEFAULT_BATCH_TOKENS: u64 = 100_000;
+
+/// Saves every successful result after the budget is reached to a file, leaving its path.
+fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>, budget: u64) {
+    let Some(dir) = results_dir else {
+        return;
+    };
+    let mut used = 0u64;
+    for result in results {
+        let tokens = result.outcome.estimated_tokens;
+        if used.saturating_add(tokens) <= budget || result.block.is_error {
+            used = used.saturating_add(tokens);
+            continue;
+        }
+        let text = result.block.text();
+        let path = crate::output::result_file(dir, &result.outcome.tool_use_id);
+        let saved = std::fs::create_dir_all(dir)
+            .and_then(|()| crate::session::write_atomically(&path, text.as_bytes()));
+        let notice = match saved {
+            Ok(()) => format!(
+                "[warden: this batch's results passed its budget of {budget} estimated tokens, so this result ({} characters, {} lines, about {tokens} tokens) was saved to {}; read it with Read, using offset and limit]",
+                text.chars().count(),
+                text.lines().count(),
+                path.display()
+            ),
+            Err(error) => {
+                result.outcome.warnings.push(format!(
+                    "the batch budget could not save this result to {}: {error}",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        result.outcome.estimated_tokens = u64::try_from(notice.len().div_ceil(4)).unwrap_or(0);
+        used = used.saturating_add(result.outcome.estimated_tokens);
+        result.block.content = crate::output::ResultContent::Text(notice);
+        result
+            .outcome
+            .warnings
+            .push("moved to a file by the batch budget".to_owned());
+    }
+}
+
+/// Applies the batch budget, runs the PostToolBatch hooks over `results` and tells the
+/// monitors.
+pub(crate) async fn finish_batch(
+    stages: &Stages<'_>,
+    mut results: Vec<Dispatch>,
+    token_budget: u64,
+) -> BatchDispatch {
+    apply_budget(
+        &mut results,
+        stages.grant_context.session_results.as_deref(),
+        token_budget,
+    );
     let mut batch = BatchDispatch {
         stop: results
             .iter()

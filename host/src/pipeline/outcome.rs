@@ -130,6 +130,11 @@ pub struct Outcome {
     pub structured: Option<serde_json::Value>,
     /// What truncation cut.
     pub truncation: Option<Truncation>,
+    /// What text normalization changed (escape sequences, carriage returns, replacement
+    /// characters, binary parts), when it changed anything.
+    pub normalization: Option<crate::output::Normalization>,
+    /// The result's size in estimated tokens (characters / 4).
+    pub estimated_tokens: u64,
     /// Context hooks added next to the result.
     pub additional_context: Vec<String>,
     /// Progress messages the tool reported.

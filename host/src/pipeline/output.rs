@@ -1,28 +1,48 @@
 //! Stage 9: build the `tool_result` block: render content parts, normalize text, apply the inline
-//! budget (head for successes, head and tail for errors) and append hook notes.
+//! budget (head for successes, with the whole output saved to the session's `tool-results/`;
+//! head and tail for errors, within 10,000 characters) and append hook notes.
+
+use std::path::Path;
 
 use base64::Engine as _;
 
 use super::outcome::Failure;
 use crate::output::{
-    ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation, head, head_and_tail,
-    normalize_text,
+    ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
+    externalize, head_and_tail, head_noting, normalize,
 };
 use crate::sandbox::WitContent;
 
-/// The success block and what truncation cut.
+/// The most characters a failure keeps inline (head and tail), whatever the tool's limit.
+pub(crate) const FAILURE_CHARS: usize = 10_000;
+
+/// A rendered result: the block and what the output stage did to it.
+pub(crate) struct Rendered {
+    pub(crate) block: ToolResultBlock,
+    pub(crate) truncation: Option<Truncation>,
+    pub(crate) normalization: Normalization,
+}
+
+/// The success block. Past `limit`, the whole text is saved under `results_dir` (when given)
+/// and the marker says where.
 pub(crate) fn success(
     tool_use_id: &str,
     content: Vec<WitContent>,
     limit: usize,
     notes: &[String],
-) -> (ToolResultBlock, Option<Truncation>) {
+    results_dir: Option<&Path>,
+) -> Rendered {
+    let mut normalization = Normalization::default();
     let mut blocks: Vec<ContentBlock> = Vec::new();
     let mut text = String::new();
     let mut has_images = false;
     for part in content {
         let part_text = match part {
-            WitContent::Text(value) => normalize_text(&value),
+            WitContent::Text(value) => {
+                let (normalized, report) = normalize(&value);
+                normalization.add(report);
+                normalized
+            }
             WitContent::Json(value) => value,
             WitContent::File(file) => match file.media_type {
                 Some(media_type) => format!("[file: {} ({media_type})]", file.path),
@@ -48,6 +68,28 @@ pub(crate) fn success(
     }
     flush(&mut text, &mut blocks);
 
+    let total_chars: usize = blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.chars().count(),
+            ContentBlock::Image { .. } => 0,
+        })
+        .sum();
+    let note = match results_dir {
+        Some(dir) if total_chars > limit => {
+            let whole = blocks
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    ContentBlock::Image { .. } => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            externalize(dir, tool_use_id, &whole).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+
     // One budget for all text, in order. Once a part has been cut, later text parts are dropped
     // whole and counted, and one marker at the end says how much.
     let mut remaining = limit;
@@ -61,7 +103,7 @@ pub(crate) fn success(
             dropped_chars += text.chars().count();
             return false;
         }
-        let (kept, cut) = head(text, remaining);
+        let (kept, cut) = head_noting(text, remaining, &note);
         remaining = remaining.saturating_sub(kept.chars().count());
         if let Some(cut) = cut {
             truncation = Some(cut);
@@ -95,29 +137,32 @@ pub(crate) fn success(
             .join("\n\n");
         ResultContent::Text(joined)
     };
-    (
-        ToolResultBlock::new(tool_use_id, content, false),
+    Rendered {
+        block: ToolResultBlock::new(tool_use_id, content, false),
         truncation,
-    )
+        normalization,
+    }
 }
 
-/// The error block: `<kind>: <message>`, head and tail kept within `limit`.
+/// The error block: `<kind>: <message>`, head and tail kept within `limit` (at most
+/// [`FAILURE_CHARS`]), with the marker at the top saying how much was cut from the middle.
 pub(crate) fn failure(
     tool_use_id: &str,
     failure: &Failure,
     limit: usize,
     notes: &[String],
-) -> (ToolResultBlock, Option<Truncation>) {
-    let text = normalize_text(&format!("{}: {}", failure.kind, failure.message));
-    let (mut text, truncation) = head_and_tail(&text, limit);
+) -> Rendered {
+    let (text, normalization) = normalize(&format!("{}: {}", failure.kind, failure.message));
+    let (mut text, truncation) = head_and_tail(&text, limit.min(FAILURE_CHARS));
     for note in notes {
         text.push_str("\n\n");
         text.push_str(note);
     }
-    (
-        ToolResultBlock::new(tool_use_id, ResultContent::Text(text), true),
+    Rendered {
+        block: ToolResultBlock::new(tool_use_id, ResultContent::Text(text), true),
         truncation,
-    )
+        normalization,
+    }
 }
 
 fn flush(text: &mut String, blocks: &mut Vec<ContentBlock>) {

@@ -135,6 +135,7 @@ pub async fn serve_stream(
                         &BatchOptions {
                             max_concurrency: width,
                             interrupt,
+                            ..BatchOptions::default()
                         },
                     )
                     .await;
