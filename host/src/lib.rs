@@ -39,7 +39,9 @@ pub use hooks::{
     MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer, SkippedExtension,
     example_names, verify_audit_log, write_example,
 };
-pub use output::{ContentBlock, ImageSource, ResultContent, ToolResultBlock, Truncation};
+pub use output::{
+    ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
+};
 pub use permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
@@ -67,7 +69,7 @@ pub use sandbox::http::{
 };
 pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
-    DeclaredLimits, Limits, MAX_MEMORY_BYTES, MIN_OUTPUT_CHARS,
+    DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
 };
 pub use sandbox::process::{KernelSupport, ProcessSandbox};
 pub use session::{

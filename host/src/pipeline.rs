@@ -35,7 +35,7 @@ use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
 use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
-use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
+use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
 use crate::sandbox::{CallContext, FileAccess, Sandbox};
 use crate::session::Checkpoints;
 
@@ -72,6 +72,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) session_dir: &'a std::path::Path,
     /// False when the call is one of several in its batch: a PreToolUse `defer` is then ignored.
     pub(crate) allow_defer: bool,
+    /// Settings' `toolOutputChars`: inline limits by tool.
+    pub(crate) output_limits: &'a std::collections::BTreeMap<String, usize>,
 }
 
 /// Operator defaults for input fields, by canonical tool name.
@@ -153,10 +155,14 @@ pub(crate) async fn dispatch(
         requested: call.name.clone(),
         ..Outcome::default()
     };
-    let mut limit = DEFAULT_OUTPUT_CHARS;
+    let mut rules = OutputRules {
+        limit: DEFAULT_OUTPUT_CHARS,
+        strip_escapes: true,
+    };
     let id = call.id.clone();
     stages.controls.register(&id, Arc::clone(&cancel));
-    let mut result = run(stages, call, cancel, &mut outcome, &mut limit).await;
+    let mut result = run(stages, call, cancel, &mut outcome, &mut rules).await;
+    let limit = rules.limit;
     if let Some(reason) = stages.controls.finish(&id)
         && let Err((failure, _)) = &mut result
         && failure.kind == ErrorKind::Cancelled
@@ -170,6 +176,7 @@ pub(crate) async fn dispatch(
             limit,
             &notes,
             stages.grant_context.session_results.as_deref(),
+            rules.strip_escapes,
         ),
         Err((failure, notes)) => {
             let rendered = output::failure(&outcome.tool_use_id, &failure, limit, &notes);
@@ -197,6 +204,14 @@ pub(crate) async fn dispatch(
     Dispatch { block, outcome }
 }
 
+/// How the output stage renders one call's result.
+struct OutputRules {
+    /// Characters returned inline.
+    limit: usize,
+    /// Strip terminal escape sequences (unless the tool's manifest keeps them).
+    strip_escapes: bool,
+}
+
 struct Success {
     content: Vec<crate::sandbox::WitContent>,
     notes: Vec<String>,
@@ -213,7 +228,7 @@ async fn run(
     call: ToolUse,
     cancel: Arc<AtomicBool>,
     outcome: &mut Outcome,
-    limit: &mut usize,
+    rules: &mut OutputRules,
 ) -> StageResult<Success> {
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         return Err((
@@ -231,7 +246,15 @@ async fn run(
     let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
     outcome.tool = Some(tool.spec.name.clone());
     outcome.alias = hop;
-    *limit = tool.component.limits.output_chars.max(MIN_OUTPUT_CHARS);
+    // The tool's limit (manifests only lower the operator's), or the settings' toolOutputChars,
+    // always within the floor and the hard ceiling.
+    rules.limit = stages
+        .output_limits
+        .get(&tool.spec.name)
+        .copied()
+        .unwrap_or(tool.component.limits.output_chars)
+        .clamp(MIN_OUTPUT_CHARS, MAX_OUTPUT_CHARS);
+    rules.strip_escapes = !tool.component.keep_escapes;
 
     let (mut input, coercions) = stages.prepare(&tool, call.input);
     outcome.coercions = coercions;

@@ -124,6 +124,8 @@ pub(crate) struct ComponentEntry {
     pub(crate) source: ToolSource,
     /// `${PLUGIN_DATA}` for this component's plugin.
     pub(crate) plugin_data: Option<PathBuf>,
+    /// The manifest's `keep_escape_sequences`: output normalization leaves terminal escapes.
+    pub(crate) keep_escapes: bool,
 }
 
 /// A hook or monitor component from a plugin manifest, compiled and linked.
@@ -336,6 +338,7 @@ impl Registry {
                         dir: dir.clone(),
                     },
                     plugin_data: Some(config.plugin_data_root.join(&manifest.plugin.name)),
+                    keep_escapes: entry.keep_escape_sequences,
                 };
                 let label = wasm_path.display().to_string();
                 for tool in load::describe(sandbox, Arc::new(component), &label).await? {

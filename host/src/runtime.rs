@@ -151,6 +151,7 @@ pub struct Runtime {
     monitors: Monitors,
     controls: Arc<Controls>,
     plugin_dirs: Vec<PathBuf>,
+    output_limits: std::collections::BTreeMap<String, usize>,
     monitor_infos: Vec<MonitorInfo>,
     skipped_extensions: Vec<SkippedExtension>,
     hooks_disabled_by: Option<String>,
@@ -256,6 +257,7 @@ impl Runtime {
         }
 
         let hooks_disabled_by = loaded.hooks_disabled_by.clone();
+        let output_limits = loaded.tool_output_chars.clone();
         let settings_hooks = loaded.hooks.clone();
         let (session, session_warnings) = Session::open(
             config.state_dir.as_deref(),
@@ -353,6 +355,7 @@ impl Runtime {
             monitors,
             controls,
             plugin_dirs: config.plugin_dirs.clone(),
+            output_limits,
             monitor_infos: extensions.monitor_infos,
             skipped_extensions: extensions.skipped,
             hooks_disabled_by,
@@ -647,6 +650,7 @@ impl Runtime {
             session: &self.session,
             session_dir: self.session.dir(),
             allow_defer,
+            output_limits: &self.output_limits,
         }
     }
 

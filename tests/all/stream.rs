@@ -597,6 +597,20 @@ async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
     .await;
     assert!(ok_text(&read).contains("xxxxxxxx"));
 
+    // The settings' toolOutputChars sets a tool's inline limit.
+    let narrow = fixture
+        .runtime(
+            &[fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "")],
+            |config| {
+                config.allowed_tools = vec!["Echo".into()];
+                config.settings_json = vec![r#"{"toolOutputChars": {"Echo": 5000}}"#.to_owned()];
+            },
+        )
+        .await;
+    let cut = crate::support::call(&narrow, "Echo", json!({"text": "big", "count": 45_000})).await;
+    assert!(ok_text(&cut).chars().count() <= 5_000);
+    assert_eq!(cut.outcome.truncation.unwrap().total_chars, 45_000);
+
     let calls: Vec<ToolUse> = (0..3)
         .map(|index| ToolUse {
             id: format!("b{index}"),

@@ -39,8 +39,9 @@ impl Normalization {
 const ESC: char = '\u{1b}';
 const BEL: char = '\u{7}';
 
-/// Normalizes one text part.
-pub(crate) fn normalize(text: &str) -> (String, Normalization) {
+/// Normalizes one text part; `strip_escapes` false keeps terminal escape sequences (a tool that
+/// declared `keep_escape_sequences`).
+pub(crate) fn normalize(text: &str, strip_escapes: bool) -> (String, Normalization) {
     let mut report = Normalization::default();
     if looks_binary(text) {
         report.binary_parts = 1;
@@ -60,6 +61,7 @@ pub(crate) fn normalize(text: &str) -> (String, Normalization) {
                 }
                 out.push('\n');
             }
+            ESC if !strip_escapes => out.push(c),
             ESC => {
                 report.escape_sequences_stripped += 1;
                 match chars.next() {
@@ -169,7 +171,7 @@ mod tests {
             ),
         ];
         for (input, expected, report) in cases {
-            let (out, got) = normalize(input);
+            let (out, got) = normalize(input, true);
             assert_eq!(&out, expected, "{input:?}");
             assert_eq!(&got, report, "{input:?}");
         }
@@ -177,10 +179,11 @@ mod tests {
 
     #[test]
     fn binary_is_described() {
-        let (out, report) = normalize("ELF\0\0\u{1}\u{2}binary");
+        let (out, report) = normalize("ELF\0\0\u{1}\u{2}binary", true);
         assert!(out.starts_with("[binary output: "), "{out}");
         assert_eq!(report.binary_parts, 1);
-        let (out, _) = normalize(&"\u{1}\u{2}\u{3}ab".repeat(100));
+        let (out, _) = normalize(&"\u{1}\u{2}\u{3}ab".repeat(100), true);
+        assert_eq!(normalize("\u{1b}[1mbold", false).0, "\u{1b}[1mbold");
         assert!(out.starts_with("[binary output"));
         assert!(!looks_binary("ordinary log line\n\u{1b}[32mok\u{1b}[0m\n"));
     }

@@ -31,6 +31,7 @@ pub(crate) fn success(
     limit: usize,
     notes: &[String],
     results_dir: Option<&Path>,
+    strip_escapes: bool,
 ) -> Rendered {
     let mut normalization = Normalization::default();
     let mut blocks: Vec<ContentBlock> = Vec::new();
@@ -39,7 +40,7 @@ pub(crate) fn success(
     for part in content {
         let part_text = match part {
             WitContent::Text(value) => {
-                let (normalized, report) = normalize(&value);
+                let (normalized, report) = normalize(&value, strip_escapes);
                 normalization.add(report);
                 normalized
             }
@@ -152,7 +153,7 @@ pub(crate) fn failure(
     limit: usize,
     notes: &[String],
 ) -> Rendered {
-    let (text, normalization) = normalize(&format!("{}: {}", failure.kind, failure.message));
+    let (text, normalization) = normalize(&format!("{}: {}", failure.kind, failure.message), true);
     let (mut text, truncation) = head_and_tail(&text, limit.min(FAILURE_CHARS));
     for note in notes {
         text.push_str("\n\n");

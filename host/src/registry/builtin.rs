@@ -79,6 +79,7 @@ pub(super) async fn load(
             limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,
             plugin_data: None,
+            keep_escapes: false,
         };
         tools.extend(load::describe(sandbox, Arc::new(component), &label).await?);
     }

@@ -173,6 +173,9 @@ pub(crate) struct ToolComponent {
     /// Limits that lower the operator's.
     #[serde(default)]
     pub(crate) limits: DeclaredLimits,
+    /// Keep terminal escape sequences in the tool's text output (they are stripped by default).
+    #[serde(default)]
+    pub(crate) keep_escape_sequences: bool,
 }
 
 impl Manifest {

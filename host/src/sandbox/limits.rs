@@ -53,6 +53,8 @@ pub struct DeclaredLimits {
 
 /// Smallest inline output budget: room for real content beside the truncation marker.
 pub const MIN_OUTPUT_CHARS: usize = 1000;
+/// The most characters any result may return inline, whatever a manifest or setting says.
+pub const MAX_OUTPUT_CHARS: usize = 150_000;
 
 impl DeclaredLimits {
     /// What is wrong with these limits, if anything.

@@ -26,6 +26,8 @@ pub struct Settings {
     pub hooks: Vec<super::HookSetting>,
     /// `disableAllHooks`.
     pub disable_all_hooks: Option<bool>,
+    /// `toolOutputChars`: inline output limit by tool name (1,000 to 150,000 characters).
+    pub tool_output_chars: BTreeMap<String, usize>,
 }
 
 /// `permissions` in a settings file.
@@ -67,6 +69,7 @@ const TOP_KEYS: &[&str] = &[
     "allowPrivateNetworkHosts",
     "hooks",
     "disableAllHooks",
+    "toolOutputChars",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -149,6 +152,32 @@ impl Settings {
                     }
                 }
                 "hooks" => settings.hooks = super::hooks::parse(value, path, warnings)?,
+                "toolOutputChars" => {
+                    let Value::Object(map) = value else {
+                        return Err(error(
+                            "\"toolOutputChars\" must be an object of tool name -> characters"
+                                .into(),
+                        ));
+                    };
+                    for (tool, chars) in map {
+                        let chars = chars
+                            .as_u64()
+                            .and_then(|chars| usize::try_from(chars).ok())
+                            .filter(|chars| {
+                                (crate::sandbox::limits::MIN_OUTPUT_CHARS
+                                    ..=crate::sandbox::limits::MAX_OUTPUT_CHARS)
+                                    .contains(chars)
+                            })
+                            .ok_or_else(|| {
+                                error(format!(
+                                    "toolOutputChars.{tool} must be a number of characters from {} to {}",
+                                    crate::sandbox::limits::MIN_OUTPUT_CHARS,
+                                    crate::sandbox::limits::MAX_OUTPUT_CHARS
+                                ))
+                            })?;
+                        settings.tool_output_chars.insert(tool.clone(), chars);
+                    }
+                }
                 "disableAllHooks" => {
                     settings.disable_all_hooks = Some(value.as_bool().ok_or_else(|| {
                         error("\"disableAllHooks\" must be true or false".to_owned())
@@ -310,6 +339,10 @@ mod tests {
             (
                 r#"{"allowPrivateNetworkHosts": "localhost"}"#,
                 "must be an array",
+            ),
+            (
+                r#"{"toolOutputChars": {"Bash": 999999}}"#,
+                "toolOutputChars.Bash must be a number of characters from 1000 to 150000",
             ),
         ];
         for (text, expected) in errors {

@@ -48,6 +48,8 @@ pub(crate) struct Loaded {
     pub(crate) hooks: Vec<ScopedHook>,
     /// The scope whose `disableAllHooks: true` turned configured hooks off.
     pub(crate) hooks_disabled_by: Option<String>,
+    /// `toolOutputChars`, the highest scope's value per tool.
+    pub(crate) tool_output_chars: std::collections::BTreeMap<String, usize>,
 }
 
 /// A settings hook and the scope it came from.
@@ -154,8 +156,12 @@ pub(crate) fn load(
     let mut allow_private_hosts: Vec<String> = Vec::new();
     let mut hooks = Vec::new();
     let mut hooks_disabled: Option<(bool, String)> = None;
+    let mut tool_output_chars = std::collections::BTreeMap::new();
     for scope in &scopes {
         respect_gitignore = respect_gitignore.or(scope.settings.respect_gitignore);
+        for (tool, chars) in &scope.settings.tool_output_chars {
+            tool_output_chars.entry(tool.clone()).or_insert(*chars);
+        }
         let scope_trusted = !scope.needs_trust || trusted;
         hooks.extend(scope.settings.hooks.iter().map(|setting| ScopedHook {
             setting: setting.clone(),
@@ -283,6 +289,7 @@ pub(crate) fn load(
         hooks_disabled_by: hooks_disabled
             .filter(|(disabled, _)| *disabled)
             .map(|(_, source)| source),
+        tool_output_chars,
     })
 }
 
