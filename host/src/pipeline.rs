@@ -30,6 +30,7 @@ pub use coerce::{Coercion, CoercionRule};
 
 pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
 pub use outcome::{AliasHop, DeferredCall, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+pub(crate) use output::FAILURE_CHARS;
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
 use crate::permissions::{Policy, Prompter, Verdict};
@@ -74,6 +75,22 @@ pub(crate) struct Stages<'a> {
     pub(crate) allow_defer: bool,
     /// Settings' `toolOutputChars`: inline limits by tool.
     pub(crate) output_limits: &'a std::collections::BTreeMap<String, usize>,
+    /// The batch's interrupt flag: once set, the call ends `cancelled` before it runs.
+    pub(crate) batch_interrupt: Option<&'a AtomicBool>,
+}
+
+impl Stages<'_> {
+    /// True once this call, or its batch, was cancelled.
+    fn cancelled(&self, cancel: &AtomicBool) -> bool {
+        use std::sync::atomic::Ordering;
+        let interrupted = self
+            .batch_interrupt
+            .is_some_and(|flag| flag.load(Ordering::Relaxed));
+        if interrupted {
+            cancel.store(true, Ordering::Relaxed);
+        }
+        interrupted || cancel.load(Ordering::Relaxed)
+    }
 }
 
 /// Operator defaults for input fields, by canonical tool name.
@@ -187,6 +204,7 @@ pub(crate) async fn dispatch(
     let block = rendered.block;
     outcome.truncation = rendered.truncation;
     outcome.normalization = (!rendered.normalization.is_empty()).then_some(rendered.normalization);
+    outcome.saved_to = rendered.saved_to;
     // A common estimate (four characters a token), for budgets that count tokens.
     outcome.estimated_tokens =
         u64::try_from(block.text().chars().count().div_ceil(4)).unwrap_or(u64::MAX);
@@ -230,7 +248,7 @@ async fn run(
     outcome: &mut Outcome,
     rules: &mut OutputRules,
 ) -> StageResult<Success> {
-    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+    if stages.cancelled(&cancel) {
         return Err((
             Failure::new(
                 ErrorKind::Cancelled,
@@ -388,6 +406,13 @@ async fn run(
         return Err((failure, decided.notes));
     }
 
+    // A cancel that arrived while hooks ran or a permission question waited: the tool never runs.
+    if stages.cancelled(&cancel) {
+        return Err((
+            Failure::new(ErrorKind::Cancelled, "the call was cancelled before it ran"),
+            decided.notes,
+        ));
+    }
     stages.monitors.emit(
         "tool_started",
         serde_json::json!({

@@ -493,6 +493,8 @@ impl Runtime {
         }
         self.monitors
             .emit("session_end", serde_json::json!({ "reason": reason }));
+        // Background tasks die with the session even when something still holds the runtime.
+        self.shell.stop_all();
         let closing = self.monitors.clone();
         // Waiting for monitors blocks; keep it off the async workers.
         let monitors =
@@ -651,6 +653,7 @@ impl Runtime {
             session_dir: self.session.dir(),
             allow_defer,
             output_limits: &self.output_limits,
+            batch_interrupt: None,
         }
     }
 
@@ -681,8 +684,19 @@ impl Runtime {
         cancel: Arc<AtomicBool>,
         alone: bool,
     ) -> Dispatch {
+        self.dispatch_interruptible(call, cancel, alone, None).await
+    }
+
+    async fn dispatch_interruptible(
+        &self,
+        call: ToolUse,
+        cancel: Arc<AtomicBool>,
+        alone: bool,
+        interrupt: Option<&AtomicBool>,
+    ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let stages = self.stages(&on_approval, alone);
+        let mut stages = self.stages(&on_approval, alone);
+        stages.batch_interrupt = interrupt;
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;
         self.session.record_call(&call_id);
@@ -721,7 +735,7 @@ impl Runtime {
                 let cancel = Arc::new(AtomicBool::new(
                     options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
                 ));
-                self.dispatch_in_batch(call, cancel, alone)
+                self.dispatch_interruptible(call, cancel, alone, Some(&options.interrupt))
             });
             let mut finished = futures_util::stream::iter(runs).buffered(width);
             while let Some(result) = finished.next().await {
@@ -741,6 +755,12 @@ impl Runtime {
             self.registry.get(target)
         });
         tool.is_none_or(|tool| tool.spec.concurrency_safe)
+    }
+
+    /// Cancels call `id` now if it runs, or as soon as it starts (a call still queued in a
+    /// batch).
+    pub fn cancel_when_started(&self, id: &str, reason: &str) {
+        self.controls.cancel_when_started(id, reason);
     }
 
     /// Cancels every in-flight call (an interrupt); calls of a batch that have not started yet

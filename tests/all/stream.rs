@@ -637,3 +637,83 @@ async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
         assert_eq!(std::fs::read_to_string(path).unwrap().len(), 20_000);
     }
 }
+
+/// An `interrupt` line cancels the running call and the calls of its batch that have not
+/// started; a `cancel` line reaches a call that is still queued behind another.
+#[test]
+fn interrupt_and_cancel_reach_running_and_queued_calls() {
+    let fixture = Fixture::new();
+    fixture.write("a.txt", "alpha\n");
+    let plugin = spin_plugin(&fixture);
+    let mut stream = Stream::start(&fixture, &["--plugins", &plugin]);
+    stream.next();
+    stream.send(assistant(vec![
+        tool_use("s1", "Spin", json!({})),
+        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
+    ]));
+    stream.until(is("tool_progress"));
+    stream.send(json!({"type": "interrupt"}));
+    let user = stream.until(is("user"));
+    let texts: Vec<&str> = user["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts[0].starts_with("cancelled: ") && texts[0].contains("interrupted"),
+        "{texts:?}"
+    );
+    assert!(texts[1].starts_with("cancelled: "), "{texts:?}");
+
+    // Spin runs alone; the Read queued behind it is cancelled before it starts.
+    stream.send(assistant(vec![
+        tool_use("s2", "Spin", json!({})),
+        tool_use("r2", "Read", json!({"file_path": "a.txt"})),
+    ]));
+    stream.until(is("tool_progress"));
+    stream.send(json!({"type": "cancel", "tool_use_id": "r2"}));
+    stream.send(json!({"type": "cancel", "tool_use_id": "s2"}));
+    let user = stream.until(is("user"));
+    let content = &user["message"]["content"];
+    assert!(
+        content[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled: ")
+    );
+    assert!(
+        content[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled: "),
+        "{user}"
+    );
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+}
+
+/// SIGINT while a permission question waits: the question is dropped, the call is denied (nobody
+/// can answer any more), and the session still ends cleanly.
+#[test]
+fn sigint_during_a_permission_question_ends_the_session() {
+    let fixture = Fixture::new();
+    let mut stream = Stream::start(&fixture, &[]);
+    stream.next();
+    stream.send(tool_use(
+        "w1",
+        "Write",
+        json!({"file_path": "x.txt", "content": "x"}),
+    ));
+    stream.until(is("control_request"));
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(i32::try_from(stream.child.id()).unwrap(), libc::SIGINT);
+    }
+    let user = stream.until(is("user"));
+    assert_eq!(user["message"]["content"][0]["is_error"], true, "{user}");
+    stream.until(|line| line["subtype"] == "session_end");
+    let status = stream.child.wait().expect("warden exits");
+    assert_eq!(status.code(), Some(0));
+    assert!(!fixture.workspace().join("x.txt").exists());
+}

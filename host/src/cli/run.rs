@@ -21,6 +21,9 @@ pub(crate) struct RunArgs {
     /// How often a running call gets a tool_progress line, in milliseconds.
     #[arg(long = "progress-interval-ms", value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(10..))]
     progress_interval_ms: u64,
+    /// Estimated tokens a batch returns inline; later results are saved to files.
+    #[arg(long = "batch-token-budget", value_name = "TOKENS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    batch_token_budget: u64,
 }
 
 /// Serves the session until stdin ends or a signal arrives.
@@ -29,11 +32,16 @@ pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<Exit
         max_concurrency: usize::try_from(args.max_concurrency).unwrap_or(1),
         include_hook_events: args.include_hook_events,
         progress_interval: Duration::from_millis(args.progress_interval_ms),
+        token_budget: args.batch_token_budget,
     };
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    // Both handlers are installed now, before SessionStart hooks run: a signal during them must
+    // still end the session cleanly.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
     let shutdown = Box::pin(async move {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
     });

@@ -70,6 +70,8 @@ pub(crate) fn monitor_input(input: &Value) -> Value {
 #[derive(Default)]
 pub(crate) struct Controls {
     inflight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// Calls cancelled before they started, with the reason; applied when they register.
+    precancelled: Mutex<HashMap<String, String>>,
     /// Why a call was cancelled, when a monitor did it.
     reasons: Mutex<HashMap<String, String>>,
     halted: Mutex<Option<String>>,
@@ -82,7 +84,27 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Controls {
     /// Makes `id` cancellable through `flag` while it runs.
     pub(crate) fn register(&self, id: &str, flag: Arc<AtomicBool>) {
-        lock(&self.inflight).insert(id.to_owned(), flag);
+        let mut inflight = lock(&self.inflight);
+        if let Some(reason) = lock(&self.precancelled).remove(id) {
+            lock(&self.reasons).insert(id.to_owned(), reason);
+            flag.store(true, Ordering::Relaxed);
+        }
+        inflight.insert(id.to_owned(), flag);
+    }
+
+    /// Cancels call `id` now if it runs, or as soon as it starts.
+    pub(crate) fn cancel_when_started(&self, id: &str, reason: &str) {
+        let inflight = lock(&self.inflight);
+        let reason = super::capped::clip(reason);
+        match inflight.get(id) {
+            Some(flag) => {
+                lock(&self.reasons).insert(id.to_owned(), reason);
+                flag.store(true, Ordering::Relaxed);
+            }
+            None => {
+                lock(&self.precancelled).insert(id.to_owned(), reason);
+            }
+        }
     }
 
     /// Forgets `id`; returns why a monitor cancelled it, if one did.

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The file a result of call `tool_use_id` is saved to (the id made file-name safe).
+/// A new file for a result of call `tool_use_id`: `<id>.txt`, or `<id>-2.txt`, ... when ids
+/// repeat (some models restart their ids every message), so no path the model was given is ever
+/// overwritten. The id is made file-name safe.
 pub(crate) fn result_file(results_dir: &Path, tool_use_id: &str) -> PathBuf {
     let safe: String = tool_use_id
         .chars()
@@ -17,23 +19,60 @@ pub(crate) fn result_file(results_dir: &Path, tool_use_id: &str) -> PathBuf {
         })
         .take(128)
         .collect();
-    results_dir.join(format!("{safe}.txt"))
+    let mut path = results_dir.join(format!("{safe}.txt"));
+    let mut number = 1u32;
+    while path.exists() {
+        number += 1;
+        path = results_dir.join(format!("{safe}-{number}.txt"));
+    }
+    path
 }
 
-/// Writes `text` to the result file of `tool_use_id` and returns the marker note naming it, or
-/// `None` when it could not be written (the cut result then says only what was cut).
-pub(crate) fn externalize(results_dir: &Path, tool_use_id: &str, text: &str) -> Option<String> {
-    let path = result_file(results_dir, tool_use_id);
-    let written = std::fs::create_dir_all(results_dir)
-        .and_then(|()| crate::session::write_atomically(&path, text.as_bytes()));
-    if let Err(error) = written {
-        tracing::warn!("cannot save the full result to {}: {error}", path.display());
-        return None;
-    }
+/// Writes `text` to a new result file of `tool_use_id` and returns it with the marker note
+/// naming it, or `None` when it could not be written (the cut result then says only what was
+/// cut).
+pub(crate) fn externalize(
+    results_dir: &Path,
+    tool_use_id: &str,
+    text: &str,
+) -> Option<(PathBuf, String)> {
+    let written = std::fs::create_dir_all(results_dir).and_then(|()| {
+        let path = result_file(results_dir, tool_use_id);
+        crate::session::write_atomically(&path, text.as_bytes()).map(|()| path)
+    });
+    let path = match written {
+        Ok(path) => path,
+        Err(error) => {
+            tracing::warn!(
+                "cannot save a full result in {}: {error}",
+                results_dir.display()
+            );
+            return None;
+        }
+    };
     let chars = text.chars().count();
     let lines = text.lines().count();
-    Some(format!(
+    let note = format!(
         "; all {chars} characters ({lines} lines) are in {}; read it with Read, using offset and limit",
         path.display()
-    ))
+    );
+    Some((path, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_ids_get_new_files_and_odd_ids_safe_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, _) = externalize(dir.path(), "call_0", "one").unwrap();
+        let (second, note) = externalize(dir.path(), "call_0", "two\nlines").unwrap();
+        assert_ne!(first, second);
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "one");
+        assert!(note.contains("all 9 characters (2 lines)"), "{note}");
+        let odd = result_file(dir.path(), "../a/b");
+        assert_eq!(odd.parent(), Some(dir.path()));
+        assert_eq!(odd.file_name().unwrap(), "___a_b.txt");
+    }
 }

@@ -37,7 +37,6 @@ impl Normalization {
 }
 
 const ESC: char = '\u{1b}';
-const BEL: char = '\u{7}';
 
 /// Normalizes one text part; `strip_escapes` false keeps terminal escape sequences (a tool that
 /// declared `keep_escape_sequences`).
@@ -51,46 +50,26 @@ pub(crate) fn normalize(text: &str, strip_escapes: bool) -> (String, Normalizati
         );
     }
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let mut width = c.len_utf8();
         match c {
-            '\r' => {
+            '\r' if rest[1..].starts_with('\n') => {
                 report.carriage_returns_converted += 1;
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
                 out.push('\n');
+                width = 2;
             }
-            ESC if !strip_escapes => out.push(c),
-            ESC => {
+            '\r' => {
+                // A lone carriage return goes back to the start of the line, and what follows
+                // overwrites it (progress bars): the model sees the line's last state.
+                report.carriage_returns_converted += 1;
+                let line_start = out.rfind('\n').map_or(0, |at| at + 1);
+                out.truncate(line_start);
+            }
+            ESC if strip_escapes => {
                 report.escape_sequences_stripped += 1;
-                match chars.next() {
-                    // CSI: parameters and intermediates, then one final byte.
-                    Some('[') => {
-                        for next in chars.by_ref() {
-                            if ('\u{40}'..='\u{7e}').contains(&next) {
-                                break;
-                            }
-                        }
-                    }
-                    // OSC (and the other string sequences): up to BEL or ESC \.
-                    Some(']' | 'P' | 'X' | '^' | '_') => {
-                        while let Some(next) = chars.next() {
-                            if next == BEL {
-                                break;
-                            }
-                            if next == ESC && chars.peek() == Some(&'\\') {
-                                chars.next();
-                                break;
-                            }
-                        }
-                    }
-                    // Two-byte escapes (ESC 7, ESC =, ESC ( B ...): the designators take one more.
-                    Some('(' | ')' | '*' | '+') => {
-                        chars.next();
-                    }
-                    Some(_) | None => {}
-                }
+                // A malformed sequence loses only its ESC, never the text after it.
+                width = escape_len(rest).unwrap_or(1);
             }
             '\u{fffd}' => {
                 report.replacement_characters += 1;
@@ -98,22 +77,69 @@ pub(crate) fn normalize(text: &str, strip_escapes: bool) -> (String, Normalizati
             }
             _ => out.push(c),
         }
+        rest = &rest[width..];
     }
     (out, report)
 }
 
-/// Binary: a NUL, or more than one in ten characters a control character other than tab,
-/// newline, carriage return, form feed and escape (looked at in the first 8 KiB).
+/// The byte length of the well-formed escape sequence `text` starts with (it starts with ESC):
+/// CSI (`ESC [`, parameter and intermediate bytes, one final byte), a string sequence (`ESC ]`,
+/// `P`, `X`, `^`, `_` up to BEL or `ESC \`, on one line, within 4 KiB), a character-set
+/// designation (`ESC ( B`), or a two-byte escape. `None` for anything else.
+fn escape_len(text: &str) -> Option<usize> {
+    const MAX_STRING: usize = 4096;
+    let bytes = text.as_bytes();
+    match *bytes.get(1)? {
+        b'[' => {
+            for (at, byte) in bytes.iter().enumerate().skip(2).take(64) {
+                match byte {
+                    0x20..=0x3f => {}
+                    0x40..=0x7e => return Some(at + 1),
+                    _ => return None,
+                }
+            }
+            None
+        }
+        b']' | b'P' | b'X' | b'^' | b'_' => {
+            let mut at = 2;
+            while at < bytes.len().min(MAX_STRING) {
+                match bytes[at] {
+                    0x07 => return Some(at + 1),
+                    0x1b if bytes.get(at + 1) == Some(&b'\\') => return Some(at + 2),
+                    b'\n' => return None,
+                    _ => at += 1,
+                }
+            }
+            None
+        }
+        b'(' | b')' | b'*' | b'+' => bytes
+            .get(2)
+            .filter(|byte| (0x20..=0x7e).contains(*byte))
+            .map(|_| 3),
+        0x30..=0x7e => Some(2),
+        _ => None,
+    }
+}
+
+/// Binary: in the first 8 KiB, more than one character in ten a control character that text
+/// does not use (NUL-separated lists, backspace overstrike and bells are text), more than one in
+/// four a NUL, or more than one in four a replacement character (undecodable bytes).
 fn looks_binary(text: &str) -> bool {
     let sample: Vec<char> = text.chars().take(8192).collect();
-    if sample.contains(&'\0') {
-        return true;
+    if sample.is_empty() {
+        return false;
     }
-    let controls = sample
-        .iter()
-        .filter(|c| c.is_control() && !matches!(**c, '\t' | '\n' | '\r' | '\u{c}' | ESC))
-        .count();
-    !sample.is_empty() && controls * 10 > sample.len()
+    let count = |wanted: &dyn Fn(char) -> bool| sample.iter().filter(|c| wanted(**c)).count();
+    let nuls = count(&|c| c == '\0');
+    let replacements = count(&|c| c == '\u{fffd}');
+    let controls = count(&|c| {
+        c.is_control()
+            && !matches!(
+                c,
+                '\0' | '\t' | '\n' | '\r' | '\u{c}' | '\u{8}' | '\u{7}' | ESC
+            )
+    });
+    controls * 10 > sample.len() || nuls * 4 > sample.len() || replacements * 4 > sample.len()
 }
 
 #[cfg(test)]
@@ -125,7 +151,7 @@ mod tests {
         let cases: &[(&str, &str, Normalization)] = &[
             ("plain text\n", "plain text\n", Normalization::default()),
             (
-                "a\r\nb\rc\n",
+                "a\r\nb\r\nc\n",
                 "a\nb\nc\n",
                 Normalization {
                     carriage_returns_converted: 2,
@@ -179,12 +205,14 @@ mod tests {
 
     #[test]
     fn binary_is_described() {
-        let (out, report) = normalize("ELF\0\0\u{1}\u{2}binary", true);
+        let (out, report) = normalize("ELF\0\0\u{1}\u{2}\u{3}\0\0\0\u{4}\0", true);
         assert!(out.starts_with("[binary output: "), "{out}");
         assert_eq!(report.binary_parts, 1);
         let (out, _) = normalize(&"\u{1}\u{2}\u{3}ab".repeat(100), true);
         assert_eq!(normalize("\u{1b}[1mbold", false).0, "\u{1b}[1mbold");
         assert!(out.starts_with("[binary output"));
         assert!(!looks_binary("ordinary log line\n\u{1b}[32mok\u{1b}[0m\n"));
+        assert!(!looks_binary("N\u{8}NA\u{8}AM\u{8}ME\u{8}E"));
+        assert!(!looks_binary("ding\u{7}"));
     }
 }

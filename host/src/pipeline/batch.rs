@@ -39,25 +39,42 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
     let mut used = 0u64;
     for result in results {
         let tokens = result.outcome.estimated_tokens;
-        if used.saturating_add(tokens) <= budget || result.block.is_error {
+        // Errors stay inline (they are short), and so do results with images (a file would lose
+        // them).
+        let has_images = matches!(
+            &result.block.content,
+            crate::output::ResultContent::Blocks(blocks)
+                if blocks.iter().any(|block| matches!(block, crate::output::ContentBlock::Image { .. }))
+        );
+        if used.saturating_add(tokens) <= budget || result.block.is_error || has_images {
             used = used.saturating_add(tokens);
             continue;
         }
         let text = result.block.text();
-        let path = crate::output::result_file(dir, &result.outcome.tool_use_id);
-        let saved = std::fs::create_dir_all(dir)
-            .and_then(|()| crate::session::write_atomically(&path, text.as_bytes()));
+        // A result already cut and saved keeps its file (the whole output); otherwise what the
+        // model would have seen is saved.
+        let saved = match &result.outcome.saved_to {
+            Some(path) => Ok(path.clone()),
+            None => std::fs::create_dir_all(dir).and_then(|()| {
+                let path = crate::output::result_file(dir, &result.outcome.tool_use_id);
+                crate::session::write_atomically(&path, text.as_bytes()).map(|()| path)
+            }),
+        };
         let notice = match saved {
-            Ok(()) => format!(
-                "[warden: this batch's results passed its budget of {budget} estimated tokens, so this result ({} characters, {} lines, about {tokens} tokens) was saved to {}; read it with Read, using offset and limit]",
-                text.chars().count(),
-                text.lines().count(),
-                path.display()
-            ),
+            Ok(path) => {
+                let notice = format!(
+                    "[warden: this batch's results passed its budget of {budget} estimated tokens, so this result ({} characters, {} lines, about {tokens} tokens) was saved to {}; read it with Read, using offset and limit]",
+                    text.chars().count(),
+                    text.lines().count(),
+                    path.display()
+                );
+                result.outcome.saved_to = Some(path);
+                notice
+            }
             Err(error) => {
                 result.outcome.warnings.push(format!(
-                    "the batch budget could not save this result to {}: {error}",
-                    path.display()
+                    "the batch budget could not save this result in {}: {error}",
+                    dir.display()
                 ));
                 continue;
             }

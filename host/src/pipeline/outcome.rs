@@ -135,6 +135,9 @@ pub struct Outcome {
     pub normalization: Option<crate::output::Normalization>,
     /// The result's size in estimated tokens (characters / 4).
     pub estimated_tokens: u64,
+    /// The file in the session's `tool-results/` holding the whole output, when it was saved
+    /// (too long inline, or moved by the batch budget).
+    pub saved_to: Option<std::path::PathBuf>,
     /// Context hooks added next to the result.
     pub additional_context: Vec<String>,
     /// Progress messages the tool reported.

@@ -21,6 +21,8 @@ pub(crate) struct Rendered {
     pub(crate) block: ToolResultBlock,
     pub(crate) truncation: Option<Truncation>,
     pub(crate) normalization: Normalization,
+    /// The file holding the whole output, when it did not fit inline.
+    pub(crate) saved_to: Option<std::path::PathBuf>,
 }
 
 /// The success block. Past `limit`, the whole text is saved under `results_dir` (when given)
@@ -76,7 +78,7 @@ pub(crate) fn success(
             ContentBlock::Image { .. } => 0,
         })
         .sum();
-    let note = match results_dir {
+    let (saved_to, note) = match results_dir {
         Some(dir) if total_chars > limit => {
             let whole = blocks
                 .iter()
@@ -86,9 +88,12 @@ pub(crate) fn success(
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            externalize(dir, tool_use_id, &whole).unwrap_or_default()
+            match externalize(dir, tool_use_id, &whole) {
+                Some((path, note)) => (Some(path), note),
+                None => (None, String::new()),
+            }
         }
-        _ => String::new(),
+        _ => (None, String::new()),
     };
 
     // One budget for all text, in order. Once a part has been cut, later text parts are dropped
@@ -142,6 +147,7 @@ pub(crate) fn success(
         block: ToolResultBlock::new(tool_use_id, content, false),
         truncation,
         normalization,
+        saved_to,
     }
 }
 
@@ -163,6 +169,7 @@ pub(crate) fn failure(
         block: ToolResultBlock::new(tool_use_id, ResultContent::Text(text), true),
         truncation,
         normalization,
+        saved_to: None,
     }
 }
 

@@ -89,6 +89,14 @@ fn control_response(value: &Value) -> Result<Inbound, String> {
         Some("success") => {
             let inner = &response["response"];
             match inner["behavior"].as_str() {
+                // An edited input is not run: warden's decision covered the input as asked, and
+                // an edit would skip the schema, hooks and rules. The model is told to call again.
+                Some("allow") if inner.get("updatedInput").is_some() => {
+                    PromptAnswer::Deny(format!(
+                        "the reviewer approved an edited input instead; call the tool again with it: {}",
+                        inner["updatedInput"]
+                    ))
+                }
                 Some("allow") => {
                     let always = inner["always"] == Value::Bool(true)
                         || inner["updatedPermissions"]
@@ -263,6 +271,15 @@ mod tests {
                 }),
             ),
             (r#"{"type":"interrupt"}"#, Ok(Inbound::Interrupt)),
+            (
+                r#"{"type":"control_response","response":{"subtype":"success","request_id":"r4","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}}"#,
+                Ok(Inbound::ControlResponse {
+                    request_id: "r4".into(),
+                    answer: PromptAnswer::Deny(
+                        "the reviewer approved an edited input instead; call the tool again with it: {\"command\":\"ls\"}".into(),
+                    ),
+                }),
+            ),
             ("{not json", Err("not valid JSON")),
             ("[]", Err("string \"type\"")),
             (r#"{"type":"nope"}"#, Err("unknown message type")),

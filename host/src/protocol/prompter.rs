@@ -46,19 +46,29 @@ impl StreamPrompter {
 
     /// Nobody will answer any more: pending and later asks are `Unavailable`.
     pub(crate) fn close(&self) {
+        let mut pending = self.pending();
         self.closed.store(true, Ordering::Relaxed);
+        pending.clear();
+    }
+
+    /// Answers every pending ask `Unavailable` (an interrupt); later asks go out as usual.
+    pub(crate) fn fail_pending(&self) {
         self.pending().clear();
     }
 }
 
 impl Prompter for StreamPrompter {
     fn ask(&self, request: &PermissionRequest) -> PromptAnswer {
-        if self.closed.load(Ordering::Relaxed) {
-            return PromptAnswer::Unavailable;
-        }
         let id = format!("req_{}", self.next.fetch_add(1, Ordering::Relaxed));
         let (sender, answer) = mpsc::channel();
-        self.pending().insert(id.clone(), sender);
+        {
+            // Checked under the same lock `close` takes, so an ask cannot slip in after it.
+            let mut pending = self.pending();
+            if self.closed.load(Ordering::Relaxed) {
+                return PromptAnswer::Unavailable;
+            }
+            pending.insert(id.clone(), sender);
+        }
         (self.write)(control_request(&id, request));
         // The answer arrives from the input thread; while waiting, the async runtime moves
         // other tasks off this worker (the CLI's runtime is multi-threaded).

@@ -28,6 +28,9 @@ pub struct StreamOptions {
     pub include_hook_events: bool,
     /// How often a running call gets a `tool_progress` line (default 5 s).
     pub progress_interval: Duration,
+    /// Estimated tokens a batch returns inline before later results go to files (default
+    /// 100,000).
+    pub token_budget: u64,
 }
 
 impl Default for StreamOptions {
@@ -36,6 +39,7 @@ impl Default for StreamOptions {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             include_hook_events: false,
             progress_interval: Duration::from_secs(5),
+            token_budget: crate::pipeline::DEFAULT_BATCH_TOKENS,
         }
     }
 }
@@ -43,6 +47,10 @@ impl Default for StreamOptions {
 /// The batch in flight, so `interrupt` and shutdown can stop it.
 #[derive(Default)]
 struct Current {
+    /// The line number of the latest `interrupt`: batches read before it are interrupted too.
+    interrupted_at: AtomicU64,
+    /// Ids of calls read and not yet finished, so a `cancel` can reach a call still queued.
+    unfinished: Mutex<std::collections::HashSet<String>>,
     interrupt: Mutex<Option<Arc<AtomicBool>>>,
     stopping: AtomicBool,
     /// A batch is being dispatched (its lines not yet written).
@@ -87,16 +95,17 @@ pub async fn serve_stream(
     runtime.set_prompter(prompter.clone());
     let runtime = Arc::new(runtime);
     let running: Arc<Mutex<HashMap<String, (String, Instant)>>> = Arc::default();
+    let current = Arc::new(Current::default());
     runtime.set_event_sink(event_sink(
         Arc::clone(&write),
         Arc::clone(&running),
+        Arc::clone(&current),
         options.include_hook_events,
     ));
 
     let started = runtime.start_session().await;
     write(init_line(&runtime, &options, &started));
 
-    let current = Arc::new(Current::default());
     let (batches, mut queued) = tokio::sync::mpsc::unbounded_channel::<(u64, Vec<ToolUse>)>();
     spawn_reader(
         input,
@@ -117,13 +126,16 @@ pub async fn serve_stream(
         let current = Arc::clone(&current);
         let write = Arc::clone(&write);
         let width = options.max_concurrency;
+        let token_budget = options.token_budget;
         async move {
             let mut number = 0u64;
-            while let Some((_line, calls)) = queued.recv().await {
+            while let Some((line, calls)) = queued.recv().await {
                 current.busy.store(true, Ordering::Relaxed);
                 current.queued.fetch_sub(1, Ordering::Relaxed);
                 number += 1;
-                let interrupt = Arc::new(AtomicBool::new(current.stopping.load(Ordering::Relaxed)));
+                let interrupted = current.stopping.load(Ordering::Relaxed)
+                    || current.interrupted_at.load(Ordering::Relaxed) > line;
+                let interrupt = Arc::new(AtomicBool::new(interrupted));
                 *current
                     .interrupt
                     .lock()
@@ -135,7 +147,7 @@ pub async fn serve_stream(
                         &BatchOptions {
                             max_concurrency: width,
                             interrupt,
-                            ..BatchOptions::default()
+                            token_budget,
                         },
                     )
                     .await;
@@ -150,10 +162,12 @@ pub async fn serve_stream(
             }
         }
     };
-    tokio::pin!(worker);
+    // The worker runs on the runtime's workers, not on this thread: a call waiting for a
+    // permission answer blocks one of them, never the signal handling below.
+    let mut worker = tokio::spawn(worker);
     let mut shutdown = shutdown;
     tokio::select! {
-        () = &mut worker => {}
+        _ = &mut worker => {}
         () = &mut shutdown => {
             current.stopping.store(true, Ordering::Relaxed);
             current.interrupt(&runtime, "the session was interrupted (signal)");
@@ -161,7 +175,7 @@ pub async fn serve_stream(
             // The batch in flight ends with cancelled results and queued batches are answered
             // the same way; an idle worker is simply left.
             tokio::select! {
-                () = &mut worker => {}
+                _ = &mut worker => {}
                 () = async {
                     loop {
                         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -195,18 +209,27 @@ fn init_line(
     options: &StreamOptions,
     started: &crate::runtime::SessionStartReport,
 ) -> Value {
+    // Paths are written lossily: a directory name that is not UTF-8 must not stop the session.
+    let lossy = |path: &std::path::Path| path.to_string_lossy().into_owned();
     let tools: Vec<Value> = runtime
         .tools()
         .iter()
         .map(|tool| {
+            let source = match &tool.source {
+                crate::registry::ToolSource::BuiltIn => json!({"kind": "built_in"}),
+                crate::registry::ToolSource::Plugin { name, dir } => {
+                    json!({"kind": "plugin", "name": name, "dir": lossy(dir)})
+                }
+            };
             json!({
                 "name": tool.spec.name,
-                "source": tool.source,
+                "source": source,
                 "read_only": tool.spec.read_only,
                 "concurrency_safe": tool.spec.concurrency_safe,
             })
         })
         .collect();
+    let plugins: Vec<String> = runtime.plugin_dirs().iter().map(|dir| lossy(dir)).collect();
     json!({
         "type": "system",
         "subtype": "init",
@@ -214,12 +237,16 @@ fn init_line(
         "cwd": runtime.workspace().to_string_lossy(),
         "permission_mode": runtime.policy().mode.as_str(),
         "tools": tools,
-        "plugins": runtime.plugin_dirs(),
+        "plugins": plugins,
         "limits": {
             "max_concurrency": options.max_concurrency,
             "progress_interval_ms": u64::try_from(options.progress_interval.as_millis()).unwrap_or(u64::MAX),
+            "output_chars": crate::sandbox::limits::DEFAULT_OUTPUT_CHARS,
+            "max_output_chars": crate::sandbox::limits::MAX_OUTPUT_CHARS,
+            "failure_chars": crate::pipeline::FAILURE_CHARS,
+            "batch_token_budget": options.token_budget,
         },
-        "hooks": runtime.extensions(),
+        "hooks": serde_json::to_value(runtime.extensions()).unwrap_or_default(),
         "session_start": started,
         "warnings": runtime.warnings(),
     })
@@ -230,6 +257,7 @@ fn init_line(
 fn event_sink(
     write: LineWriter,
     running: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    current: Arc<Current>,
     include_hook_events: bool,
 ) -> Arc<dyn Fn(&Value) + Send + Sync> {
     Arc::new(move |event: &Value| {
@@ -244,6 +272,11 @@ fn event_sink(
             }
             Some("tool_finished") => {
                 running
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .remove(&id);
+                current
+                    .unfinished
                     .lock()
                     .unwrap_or_else(|poison| poison.into_inner())
                     .remove(&id);
@@ -276,9 +309,9 @@ async fn progress_ticker(
     loop {
         tokio::time::sleep(interval).await;
         let now = Instant::now();
+        // Written while the table is held, so no line follows its call's `tool_finished`.
+        let running = running.lock().unwrap_or_else(|poison| poison.into_inner());
         let lines: Vec<Value> = running
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
             .iter()
             .filter(|(_, (_, since))| now.duration_since(*since) >= interval)
             .map(|(id, (name, since))| {
@@ -327,6 +360,11 @@ fn spawn_reader(
             }
             match parse_line(text) {
                 Ok(Inbound::Batch(calls)) => {
+                    current
+                        .unfinished
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner())
+                        .extend(calls.iter().map(|call| call.id.clone()));
                     current.queued.fetch_add(1, Ordering::Relaxed);
                     if batches.send((number, calls)).is_err() {
                         break;
@@ -341,15 +379,25 @@ fn spawn_reader(
                     }
                 }
                 Ok(Inbound::Cancel { tool_use_id }) => {
-                    if !runtime.cancel(&tool_use_id, "cancelled by the agent loop") {
+                    let unfinished = current
+                        .unfinished
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner())
+                        .contains(&tool_use_id);
+                    if unfinished {
+                        // Running now, or still queued: cancelled when it starts.
+                        runtime.cancel_when_started(&tool_use_id, "cancelled by the agent loop");
+                    } else {
                         write(error_line(
                             number,
-                            &format!("no call {tool_use_id:?} is running"),
+                            &format!("no call {tool_use_id:?} is running or queued"),
                         ));
                     }
                 }
                 Ok(Inbound::Interrupt) => {
+                    current.interrupted_at.fetch_max(number, Ordering::Relaxed);
                     current.interrupt(&runtime, "interrupted by the agent loop");
+                    prompter.fail_pending();
                 }
                 Err(problem) => write(error_line(number, &problem)),
             }

@@ -240,12 +240,19 @@ impl Shell {
     }
 }
 
-impl Drop for Shell {
-    /// Background tasks die with the session.
-    fn drop(&mut self) {
+impl Shell {
+    /// Kills every background task's process group (the session is ending).
+    pub(crate) fn stop_all(&self) {
         for task in self.tasks().values() {
             task.child.kill(Kill::Stop);
         }
+    }
+}
+
+impl Drop for Shell {
+    /// Background tasks die with the session.
+    fn drop(&mut self) {
+        self.stop_all();
     }
 }
 
