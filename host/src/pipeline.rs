@@ -159,6 +159,20 @@ impl Stages<'_> {
     }
 }
 
+/// The result of a call refused before any stage ran (a `tool_use` id repeated in its batch).
+pub(crate) fn refused(call: &ToolUse, failure: Failure) -> Dispatch {
+    let rendered = output::failure(&call.id, &failure, DEFAULT_OUTPUT_CHARS, &[]);
+    Dispatch {
+        block: rendered.block,
+        outcome: Outcome {
+            tool_use_id: call.id.clone(),
+            requested: call.name.clone(),
+            error: Some(failure),
+            ..Outcome::default()
+        },
+    }
+}
+
 /// Runs one call through every stage and returns its result block and outcome. Never panics on
 /// model input; every failure is an error block with a stable kind.
 pub(crate) async fn dispatch(

@@ -722,6 +722,7 @@ impl Runtime {
         let alone = calls.len() == 1;
         let width = options.max_concurrency.max(1);
         let mut results = Vec::with_capacity(calls.len());
+        let mut seen = std::collections::HashSet::new();
         let mut calls = calls.into_iter().peekable();
         while let Some(first) = calls.next() {
             // Consecutive concurrency-safe calls run together; any other call runs alone.
@@ -732,10 +733,27 @@ impl Runtime {
                 }
             }
             let runs = group.into_iter().map(|call| {
+                let repeated = !seen.insert(call.id.clone());
                 let cancel = Arc::new(AtomicBool::new(
                     options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
                 ));
-                self.dispatch_interruptible(call, cancel, alone, Some(&options.interrupt))
+                async move {
+                    if repeated {
+                        // Two calls with one id would share a cancel handle and a result slot.
+                        return pipeline::refused(
+                            &call,
+                            pipeline::Failure::new(
+                                pipeline::ErrorKind::InvalidInput,
+                                format!(
+                                    "the tool_use id {:?} appears more than once in this batch; each call needs its own id",
+                                    call.id
+                                ),
+                            ),
+                        );
+                    }
+                    self.dispatch_interruptible(call, cancel, alone, Some(&options.interrupt))
+                        .await
+                }
             });
             let mut finished = futures_util::stream::iter(runs).buffered(width);
             while let Some(result) = finished.next().await {

@@ -477,6 +477,14 @@ async fn concurrency_safe_calls_run_together_and_an_interrupt_cancels_the_rest()
         .await;
     let text = error_text(&interrupted.results[0], ErrorKind::Cancelled);
     assert!(text.contains("before it started"), "{text}");
+
+    // One id twice in a batch: the second call is refused, the first runs.
+    let doubled = runtime
+        .dispatch_batch(calls(&[("same", "d.txt"), ("same", "a.txt")]))
+        .await;
+    ok_text(&doubled.results[0]);
+    let text = error_text(&doubled.results[1], ErrorKind::InvalidInput);
+    assert!(text.contains("appears more than once"), "{text}");
 }
 
 /// The peak resident memory of process `pid` in KiB (`VmHWM`), or its current one (`VmRSS`).
