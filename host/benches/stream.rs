@@ -51,7 +51,7 @@ fn main() {
             return;
         }
     };
-    let mut send = |stdin: &mut std::process::ChildStdin, value: &Value| {
+    let send = |stdin: &mut std::process::ChildStdin, value: &Value| {
         writeln!(stdin, "{value}").expect("write");
         stdin.flush().expect("flush");
     };
