@@ -16,4 +16,4 @@ pub use truncate::Truncation;
 
 pub(crate) use externalize::{externalize, result_file};
 pub(crate) use normalize::normalize;
-pub(crate) use truncate::{head_and_tail, head_noting};
+pub(crate) use truncate::head_and_tail;

@@ -17,30 +17,6 @@ pub struct Truncation {
 /// Room left for the marker; markers are well under this.
 const MARKER_RESERVE: usize = 200;
 
-/// Keeps the head of `text` within `limit` characters, with a trailing marker when cut that ends
-/// with `note` (where the whole output is); the note's length comes out of the kept text, so the
-/// result still fits `limit`.
-pub(crate) fn head_noting(text: &str, limit: usize, note: &str) -> (String, Option<Truncation>) {
-    let total = text.chars().count();
-    if total <= limit {
-        return (text.to_owned(), None);
-    }
-    let kept = limit.saturating_sub(MARKER_RESERVE + note.chars().count());
-    let cut = total - kept;
-    let mut out: String = text.chars().take(kept).collect();
-    out.push_str(&format!(
-        "\n\n[warden: output truncated: kept the first {kept} of {total} characters; {cut} characters were cut{note}]"
-    ));
-    (
-        out,
-        Some(Truncation {
-            total_chars: total,
-            kept_chars: kept,
-            cut_chars: cut,
-        }),
-    )
-}
-
 /// Keeps the head and the tail of `text` (errors are often explained at the end), with a marker at
 /// the top and one where the middle was cut.
 pub(crate) fn head_and_tail(text: &str, limit: usize) -> (String, Option<Truncation>) {
@@ -73,26 +49,7 @@ mod tests {
 
     #[test]
     fn short_text_is_untouched() {
-        assert_eq!(head_noting("abc", 10, ""), ("abc".to_owned(), None));
         assert_eq!(head_and_tail("abc", 3), ("abc".to_owned(), None));
-    }
-
-    #[test]
-    fn head_cut_states_exact_numbers_and_fits_the_limit() {
-        let text = "é".repeat(1000);
-        let (out, cut) = head_noting(&text, 500, "");
-        let cut = cut.unwrap();
-        assert_eq!(
-            cut,
-            Truncation {
-                total_chars: 1000,
-                kept_chars: 300,
-                cut_chars: 700
-            }
-        );
-        assert!(out.chars().count() <= 500, "{}", out.chars().count());
-        assert!(out.contains("kept the first 300 of 1000 characters; 700 characters were cut"));
-        assert!(out.starts_with(&"é".repeat(300)));
     }
 
     #[test]

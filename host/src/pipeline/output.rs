@@ -9,8 +9,11 @@ use base64::Engine as _;
 use super::outcome::Failure;
 use crate::output::{
     ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
-    externalize, head_and_tail, head_noting, normalize,
+    externalize, head_and_tail, normalize,
 };
+
+/// Characters kept free for the truncation marker (its text, without the file note).
+const MARKER_RESERVE: usize = 200;
 use crate::sandbox::WitContent;
 
 /// The most characters a failure keeps inline (head and tail), whatever the tool's limit.
@@ -96,37 +99,41 @@ pub(crate) fn success(
         _ => (None, String::new()),
     };
 
-    // One budget for all text, in order. Once a part has been cut, later text parts are dropped
-    // whole and counted, and one marker at the end says how much.
-    let mut remaining = limit;
-    let mut truncation: Option<Truncation> = None;
-    let mut dropped_chars = 0usize;
-    blocks.retain_mut(|block| {
-        let ContentBlock::Text { text } = block else {
-            return true;
-        };
-        if truncation.is_some() {
-            dropped_chars += text.chars().count();
-            return false;
-        }
-        let (kept, cut) = head_noting(text, remaining, &note);
-        remaining = remaining.saturating_sub(kept.chars().count());
-        if let Some(cut) = cut {
-            truncation = Some(cut);
-        }
-        *text = kept;
-        true
-    });
-    if dropped_chars > 0 {
-        truncation = truncation.map(|cut| Truncation {
-            total_chars: cut.total_chars + dropped_chars,
-            kept_chars: cut.kept_chars,
-            cut_chars: cut.cut_chars + dropped_chars,
+    // One budget for all text, in order, with room kept for the one marker: text parts are kept
+    // whole while they fit, the part that crosses the budget keeps its head, later text parts
+    // are dropped, and a single marker at the end states the exact counts (and the file).
+    let truncation = (total_chars > limit).then(|| {
+        let budget = limit.saturating_sub(MARKER_RESERVE + note.chars().count());
+        let mut kept_chars = 0usize;
+        blocks.retain_mut(|block| {
+            let ContentBlock::Text { text } = block else {
+                return true;
+            };
+            let room = budget - kept_chars;
+            let length = text.chars().count();
+            if length <= room {
+                kept_chars += length;
+                return true;
+            }
+            if room == 0 {
+                return false;
+            }
+            *text = text.chars().take(room).collect();
+            kept_chars += room;
+            true
         });
+        let cut_chars = total_chars - kept_chars;
         blocks.push(ContentBlock::Text {
-            text: format!("[warden: {dropped_chars} more characters in later text parts were cut]"),
+            text: format!(
+                "[warden: output truncated: kept the first {kept_chars} of {total_chars} characters; {cut_chars} characters were cut{note}]"
+            ),
         });
-    }
+        Truncation {
+            total_chars,
+            kept_chars,
+            cut_chars,
+        }
+    });
     for note in notes {
         blocks.push(ContentBlock::Text { text: note.clone() });
     }
@@ -178,5 +185,65 @@ fn flush(text: &mut String, blocks: &mut Vec<ContentBlock>) {
         blocks.push(ContentBlock::Text {
             text: std::mem::take(text),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image() -> WitContent {
+        WitContent::Image(crate::sandbox::WitImage {
+            media_type: "image/png".to_owned(),
+            data: vec![1, 2, 3],
+        })
+    }
+
+    fn texts(block: &ToolResultBlock) -> usize {
+        match &block.content {
+            ResultContent::Text(text) => text.chars().count(),
+            ResultContent::Blocks(blocks) => blocks
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::Text { text } => text.chars().count(),
+                    ContentBlock::Image { .. } => 0,
+                })
+                .sum(),
+        }
+    }
+
+    #[test]
+    fn one_budget_across_parts_with_images_and_exact_counts() {
+        let content = vec![
+            WitContent::Text("a".repeat(29_950)),
+            image(),
+            WitContent::Text("b".repeat(500)),
+        ];
+        let rendered = success("t", content, 30_000, &[], None, true);
+        let cut = rendered.truncation.expect("cut");
+        assert_eq!(cut.total_chars, 30_450);
+        assert_eq!(cut.kept_chars + cut.cut_chars, 30_450);
+        assert!(
+            texts(&rendered.block) <= 30_000,
+            "{}",
+            texts(&rendered.block)
+        );
+        assert!(rendered.block.text().contains(&format!(
+            "kept the first {} of 30450 characters",
+            cut.kept_chars
+        )));
+    }
+
+    #[test]
+    fn failures_keep_head_and_tail_within_ten_thousand() {
+        let failure = Failure::new(
+            crate::pipeline::ErrorKind::ToolFailed,
+            format!("{}{}", "h".repeat(20_000), "t".repeat(20_000)),
+        );
+        let rendered = super::failure("t", &failure, 30_000, &[]);
+        let text = rendered.block.text();
+        assert!(text.chars().count() <= FAILURE_CHARS);
+        assert!(text.starts_with("[warden: output truncated"));
+        assert!(text.ends_with('t'));
     }
 }

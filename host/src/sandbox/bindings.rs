@@ -47,6 +47,9 @@ pub(crate) use generated::warden::plugin::types::{
 pub(crate) use generated_hook::HookPluginPre;
 pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 
+#[cfg(test)]
+pub(crate) use generated::warden::plugin::types::Image as WitImage;
+
 /// Adds the `warden:plugin/host` import to `linker`.
 pub(crate) fn add_host_to_linker<T: Host + Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
