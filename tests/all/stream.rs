@@ -273,6 +273,32 @@ fn spin_plugin(fixture: &Fixture) -> String {
         .to_string()
 }
 
+/// A `warden run` with the Spin plugin, a batch of a looping Spin and a Read sent, and the
+/// Spin known to be running (its first `tool_progress` line read).
+fn spinning(fixture: &Fixture) -> Stream {
+    fixture.write("a.txt", "alpha\n");
+    let plugin = spin_plugin(fixture);
+    let mut stream = Stream::start(fixture, &["--plugins", &plugin]);
+    stream.next();
+    stream.send(assistant(vec![
+        tool_use("s1", "Spin", json!({})),
+        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
+    ]));
+    let progress = stream.until(is("tool_progress"));
+    assert_eq!(progress["tool_use_id"], "s1");
+    stream
+}
+
+/// The text of each `tool_result` in a `user` line.
+fn result_texts(user: &Value) -> Vec<&str> {
+    user["message"]["content"]
+        .as_array()
+        .expect("content blocks")
+        .iter()
+        .map(|block| block["content"].as_str().expect("text content"))
+        .collect()
+}
+
 /// A `cancel` line interrupts a looping guest mid-batch; the rest of the batch still runs.
 #[test]
 fn a_cancel_line_stops_a_looping_guest_mid_batch() {
@@ -313,27 +339,14 @@ fn a_cancel_line_stops_a_looping_guest_mid_batch() {
 #[test]
 fn sigint_cancels_unfinished_calls_and_exits_cleanly() {
     let fixture = Fixture::new();
-    fixture.write("a.txt", "alpha\n");
-    let plugin = spin_plugin(&fixture);
-    let mut stream = Stream::start(&fixture, &["--plugins", &plugin]);
-    stream.next();
-    stream.send(assistant(vec![
-        tool_use("s1", "Spin", json!({})),
-        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
-    ]));
-    stream.until(is("tool_progress"));
+    let mut stream = spinning(&fixture);
     let pid = i32::try_from(stream.child.id()).unwrap();
     // SAFETY: signalling our own child process.
     unsafe {
         libc::kill(pid, libc::SIGINT);
     }
     let user = stream.until(is("user"));
-    let texts: Vec<&str> = user["message"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|block| block["content"].as_str().unwrap())
-        .collect();
+    let texts = result_texts(&user);
     assert!(
         texts.iter().all(|text| text.starts_with("cancelled: ")),
         "{texts:?}"
@@ -651,23 +664,10 @@ async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
 #[test]
 fn interrupt_and_cancel_reach_running_and_queued_calls() {
     let fixture = Fixture::new();
-    fixture.write("a.txt", "alpha\n");
-    let plugin = spin_plugin(&fixture);
-    let mut stream = Stream::start(&fixture, &["--plugins", &plugin]);
-    stream.next();
-    stream.send(assistant(vec![
-        tool_use("s1", "Spin", json!({})),
-        tool_use("r1", "Read", json!({"file_path": "a.txt"})),
-    ]));
-    stream.until(is("tool_progress"));
+    let mut stream = spinning(&fixture);
     stream.send(json!({"type": "interrupt"}));
     let user = stream.until(is("user"));
-    let texts: Vec<&str> = user["message"]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|block| block["content"].as_str().unwrap())
-        .collect();
+    let texts = result_texts(&user);
     assert!(
         texts[0].starts_with("cancelled: ") && texts[0].contains("interrupted"),
         "{texts:?}"
