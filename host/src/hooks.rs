@@ -42,7 +42,7 @@ pub(crate) use capped::cap_text;
 pub(crate) use command::CommandHook;
 pub(crate) use load::{LoadInput, describe, load};
 pub(crate) use monitors::{Controls, MAX_QUEUE, MONITOR_EVENTS, Monitors, monitor_input};
-pub(crate) use run::{CallRef, HookEnv, Reply};
+pub(crate) use run::{CallRef, HookEnv, Ran, Reply};
 pub(crate) use wasm::WasmHook;
 
 use crate::permissions::Rule;

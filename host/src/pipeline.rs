@@ -79,7 +79,11 @@ pub(crate) struct Stages<'a> {
     pub(crate) batch_interrupt: Option<&'a AtomicBool>,
 }
 
-impl Stages<'_> {
+/// Operator defaults for input fields, by canonical tool name.
+pub(crate) type InputDefaults =
+    std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>;
+
+impl<'a> Stages<'a> {
     /// True once this call, or its batch, was cancelled.
     fn cancelled(&self, cancel: &AtomicBool) -> bool {
         use std::sync::atomic::Ordering;
@@ -91,13 +95,7 @@ impl Stages<'_> {
         }
         interrupted || cancel.load(Ordering::Relaxed)
     }
-}
 
-/// Operator defaults for input fields, by canonical tool name.
-pub(crate) type InputDefaults =
-    std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>;
-
-impl Stages<'_> {
     /// Coerces `input` toward the tool's schema and fills in the operator's defaults.
     fn prepare(
         &self,
@@ -114,9 +112,7 @@ impl Stages<'_> {
         }
         (input, coercions)
     }
-}
 
-impl Stages<'_> {
     /// The call context `validate-input` and `call` receive (the call adds `${PLUGIN_DATA}` and
     /// `${TMP}` itself).
     fn call_context(&self, call_id: &str, tool: &crate::registry::RegisteredTool) -> CallContext {
@@ -141,6 +137,25 @@ impl Stages<'_> {
             monitors: self.monitors,
             rules: self.policy.context(),
         }
+    }
+
+    /// Runs the hooks `event` selects for one call of `spec` with `input` (the payload is the
+    /// event the hooks receive), each in its own sandbox, in parallel.
+    pub(crate) async fn tool_hooks(
+        &self,
+        event: crate::hooks::HookEvent,
+        base: &pre_hooks::EventBase<'_>,
+        spec: &crate::registry::ToolSpec,
+        input: &Value,
+        payload: &Value,
+    ) -> Vec<crate::hooks::Ran<'a>> {
+        let call = crate::hooks::CallRef {
+            spec,
+            input,
+            tool_use_id: Some(base.tool_use_id),
+        };
+        let env = self.hook_env();
+        self.hooks.run(&env, event, None, Some(call), payload).await
     }
 
     /// The `permission_mode` hooks see.

@@ -4,7 +4,7 @@
 //! replacement, PostToolBatch, session events and the output cap.
 
 use serde_json::{Value, json};
-use warden::{DecidedBy, ErrorKind, Runtime, RuntimeConfig, ToolUse};
+use warden::{DecidedBy, ErrorKind, Runtime, RuntimeConfig};
 use warden_test_guests::{HOOKS_SCRIPTED, PIPELINE_ECHO};
 
 use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
@@ -508,18 +508,10 @@ async fn defer_stores_the_call_and_resume_runs_it_again() {
     )
     .await;
     let batch = runtime
-        .dispatch_batch(vec![
-            ToolUse {
-                id: "a".into(),
-                name: "Echo".into(),
-                input: json!({"text": "1"}),
-            },
-            ToolUse {
-                id: "b".into(),
-                name: "Echo".into(),
-                input: json!({"text": "2"}),
-            },
-        ])
+        .dispatch_batch(crate::support::batch(&[
+            ("a", "Echo", json!({"text": "1"})),
+            ("b", "Echo", json!({"text": "2"})),
+        ]))
         .await;
     for result in &batch.results {
         ok_text(result);
@@ -807,18 +799,10 @@ async fn batch_and_session_hooks() {
     assert_eq!(started.additional_context.len(), 1, "{started:?}");
     assert!(started.additional_context[0].contains("\"source\":\"startup\""));
     let batch = runtime
-        .dispatch_batch(vec![
-            ToolUse {
-                id: "one".into(),
-                name: "Echo".into(),
-                input: json!({"text": "a"}),
-            },
-            ToolUse {
-                id: "two".into(),
-                name: "Picky".into(),
-                input: json!({"word": "b"}),
-            },
-        ])
+        .dispatch_batch(crate::support::batch(&[
+            ("one", "Echo", json!({"text": "a"})),
+            ("two", "Picky", json!({"word": "b"})),
+        ]))
         .await;
     assert_eq!(batch.additional_context.len(), 1);
     let event: Value = serde_json::from_str(&batch.additional_context[0]).unwrap();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use warden::{ErrorKind, Runtime, RuntimeConfig, ToolUse};
+use warden::{ErrorKind, Runtime, RuntimeConfig};
 use warden_test_guests::{MONITORS_SCRIPTED, PIPELINE_ECHO, SANDBOX_SPIN};
 
 use crate::hook_plugins::toml_inline;
@@ -72,18 +72,10 @@ pub(crate) async fn monitors_scripted() {
     let log = record_file(&runtime, "events.jsonl");
     runtime.start_session().await;
     let batch = runtime
-        .dispatch_batch(vec![
-            ToolUse {
-                id: "one".into(),
-                name: "Echo".into(),
-                input: json!({"text": "a"}),
-            },
-            ToolUse {
-                id: "two".into(),
-                name: "Picky".into(),
-                input: json!({"word": "NOPE"}),
-            },
-        ])
+        .dispatch_batch(crate::support::batch(&[
+            ("one", "Echo", json!({"text": "a"})),
+            ("two", "Picky", json!({"word": "NOPE"})),
+        ]))
         .await;
     error_text(&batch.results[1], ErrorKind::ValidationFailed);
     let ended = runtime.end_session("other").await;

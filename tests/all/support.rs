@@ -127,6 +127,18 @@ pub(crate) async fn call(runtime: &Runtime, name: &str, input: Value) -> Dispatc
         .await
 }
 
+/// The `tool_use` blocks `(id, name, input)` of one assistant message.
+pub(crate) fn batch(calls: &[(&str, &str, Value)]) -> Vec<ToolUse> {
+    calls
+        .iter()
+        .map(|(id, name, input)| ToolUse {
+            id: (*id).to_owned(),
+            name: (*name).to_owned(),
+            input: input.clone(),
+        })
+        .collect()
+}
+
 /// The text of a result block.
 pub(crate) fn text(dispatch: &Dispatch) -> String {
     dispatch.block.text()

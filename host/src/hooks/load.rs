@@ -350,12 +350,7 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
     .map_err(error)?;
     let on_error = OnError::parse(entry.on_error.as_deref())
         .ok_or_else(|| error("on-error must be \"deny\" or \"ignore\"".to_owned()))?;
-    let config = entry
-        .config
-        .as_ref()
-        .map(|config| expand_config(config, input.grant_context, &extension.plugin_data))
-        .transpose()
-        .map_err(error)?;
+    let config = expand_config(entry.config.as_ref(), input, extension).map_err(error)?;
     let name = entry
         .name
         .clone()
@@ -394,12 +389,7 @@ fn plugin_monitor(
             format!("monitor {}: {message}", entry.component.display()),
         )
     };
-    let config = entry
-        .config
-        .as_ref()
-        .map(|config| expand_config(config, input.grant_context, &extension.plugin_data))
-        .transpose()
-        .map_err(error)?;
+    let config = expand_config(entry.config.as_ref(), input, extension).map_err(error)?;
     let context = GrantContext {
         plugin_data: Some(extension.plugin_data.clone()),
         tmp: None,
@@ -548,14 +538,17 @@ fn resolve_path(text: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
 /// The manifest's `config` as JSON, with `${WORKSPACE}` and `${PLUGIN_DATA}` in its strings
 /// replaced by the host paths (the guest cannot know them otherwise).
 fn expand_config(
-    config: &toml::Value,
-    context: &GrantContext,
-    plugin_data: &Path,
-) -> Result<Value, String> {
+    config: Option<&toml::Value>,
+    input: &LoadInput<'_>,
+    extension: &Extension,
+) -> Result<Option<Value>, String> {
+    let Some(config) = config else {
+        return Ok(None);
+    };
     let mut value = serde_json::to_value(config)
         .map_err(|error| format!("config cannot be read as JSON: {error}"))?;
-    let workspace = context.workspace.to_string_lossy().into_owned();
-    let data = plugin_data.to_string_lossy().into_owned();
+    let workspace = input.grant_context.workspace.to_string_lossy().into_owned();
+    let data = extension.plugin_data.to_string_lossy().into_owned();
     fn walk(value: &mut Value, workspace: &str, data: &str) {
         match value {
             Value::String(text) => {
@@ -573,7 +566,7 @@ fn expand_config(
         }
     }
     walk(&mut value, &workspace, &data);
-    Ok(value)
+    Ok(Some(value))
 }
 
 /// How `warden hooks` lists `entry`; `tools` are the registered tool names.

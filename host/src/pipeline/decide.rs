@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::Stages;
 use super::outcome::{ErrorKind, Failure};
 use super::pre_hooks::EventBase;
-use crate::hooks::{CallRef, DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
+use crate::hooks::{DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
 use crate::permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
     Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
@@ -178,15 +178,14 @@ async fn request_hooks(
             serde_json::json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]),
         );
     }
-    let call = CallRef {
-        spec: &tool.spec,
-        input: &decided.input,
-        tool_use_id: Some(base.tool_use_id),
-    };
-    let env = stages.hook_env();
     let ran = stages
-        .hooks
-        .run(&env, HookEvent::PermissionRequest, None, Some(call), &event)
+        .tool_hooks(
+            HookEvent::PermissionRequest,
+            base,
+            &tool.spec,
+            &decided.input,
+            &event,
+        )
         .await;
     let deny = |hook: &str, reason: String| Decision {
         verdict: Verdict::Deny,
@@ -353,15 +352,14 @@ async fn denied_hooks(
 ) {
     let mut event = base.event(HookEvent::PermissionDenied, &decided.input);
     event["reason"] = decided.decision.reason.clone().into();
-    let call = CallRef {
-        spec: &tool.spec,
-        input: &decided.input,
-        tool_use_id: Some(base.tool_use_id),
-    };
-    let env = stages.hook_env();
     let ran = stages
-        .hooks
-        .run(&env, HookEvent::PermissionDenied, None, Some(call), &event)
+        .tool_hooks(
+            HookEvent::PermissionDenied,
+            base,
+            &tool.spec,
+            &decided.input,
+            &event,
+        )
         .await;
     for ran in ran {
         let name = &ran.hook.name;

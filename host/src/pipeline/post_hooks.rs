@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::Stages;
 use super::pre_hooks::EventBase;
-use crate::hooks::{CallRef, HookEvent, PostAnswer, Reply, cap_text};
+use crate::hooks::{HookEvent, PostAnswer, Reply, cap_text};
 use crate::registry::ToolSpec;
 
 /// Characters of the error text given to PostToolUseFailure hooks; longer errors are cut in the
@@ -93,13 +93,7 @@ async fn run(
     event: &Value,
 ) -> PostOutcome {
     let mut outcome = PostOutcome::default();
-    let call = CallRef {
-        spec,
-        input,
-        tool_use_id: Some(base.tool_use_id),
-    };
-    let env = stages.hook_env();
-    let ran = stages.hooks.run(&env, kind, None, Some(call), event).await;
+    let ran = stages.tool_hooks(kind, base, spec, input, event).await;
     let label = kind.as_str();
     for ran in ran {
         let name = &ran.hook.name;

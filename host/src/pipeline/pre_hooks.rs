@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::Stages;
 use super::outcome::{ErrorKind, Failure};
-use crate::hooks::{CallRef, HookEvent, OnError, PreAnswer, Reply, cap_text};
+use crate::hooks::{HookEvent, OnError, PreAnswer, Reply, cap_text};
 use crate::permissions::{HookVote, VoteKind};
 use crate::registry::ToolSpec;
 
@@ -69,15 +69,8 @@ pub(crate) async fn run(
 ) -> Result<PreOutcome, Failure> {
     let mut outcome = PreOutcome::default();
     let event = base.event(HookEvent::PreToolUse, input);
-    let call = CallRef {
-        spec,
-        input,
-        tool_use_id: Some(base.tool_use_id),
-    };
-    let env = stages.hook_env();
     let ran = stages
-        .hooks
-        .run(&env, HookEvent::PreToolUse, None, Some(call), &event)
+        .tool_hooks(HookEvent::PreToolUse, base, spec, input, &event)
         .await;
     let mut rewrites: Vec<(String, Value)> = Vec::new();
     for ran in &ran {

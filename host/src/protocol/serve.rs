@@ -133,13 +133,18 @@ pub async fn serve_stream(
                 current.busy.store(true, Ordering::Relaxed);
                 current.queued.fetch_sub(1, Ordering::Relaxed);
                 number += 1;
-                let interrupted = current.stopping.load(Ordering::Relaxed)
-                    || current.interrupted_at.load(Ordering::Relaxed) > line;
-                let interrupt = Arc::new(AtomicBool::new(interrupted));
+                // The flag is published before the marks are read: an `interrupt` racing the
+                // batch's start either is seen here or finds this flag to set.
+                let interrupt = Arc::new(AtomicBool::new(false));
                 *current
                     .interrupt
                     .lock()
                     .unwrap_or_else(|poison| poison.into_inner()) = Some(Arc::clone(&interrupt));
+                if current.stopping.load(Ordering::SeqCst)
+                    || current.interrupted_at.load(Ordering::SeqCst) > line
+                {
+                    interrupt.store(true, Ordering::SeqCst);
+                }
                 let began = Instant::now();
                 let batch = runtime
                     .dispatch_batch_with(
@@ -169,7 +174,7 @@ pub async fn serve_stream(
     tokio::select! {
         _ = &mut worker => {}
         () = &mut shutdown => {
-            current.stopping.store(true, Ordering::Relaxed);
+            current.stopping.store(true, Ordering::SeqCst);
             current.interrupt(&runtime, "the session was interrupted (signal)");
             prompter.close();
             // The batch in flight ends with cancelled results and queued batches are answered
@@ -395,7 +400,7 @@ fn spawn_reader(
                     }
                 }
                 Ok(Inbound::Interrupt) => {
-                    current.interrupted_at.fetch_max(number, Ordering::Relaxed);
+                    current.interrupted_at.fetch_max(number, Ordering::SeqCst);
                     current.interrupt(&runtime, "interrupted by the agent loop");
                     prompter.fail_pending();
                 }
