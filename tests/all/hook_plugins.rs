@@ -349,9 +349,25 @@ async fn if_rules_and_matchers_select_calls() {
             pre("deny", "list hit"),
             "",
         ),
+        // A `/` path in a plugin's `if` is anchored at the workspace, not the plugin directory.
+        hook(
+            "docs-only",
+            &["PreToolUse"],
+            "Read",
+            pre("deny", "docs are off"),
+            "if = \"Read(/docs/**)\"",
+        ),
     ];
+    fixture.write("docs/a.md", "doc\n");
+    fixture.write("notes.md", "note\n");
     let runtime = with_hooks(&fixture, &tables, allow_echo).await;
     ok_text(&call(&runtime, "Echo", json!({"text": "calm"})).await);
+    ok_text(&call(&runtime, "Read", json!({"file_path": "notes.md"})).await);
+    let text = error_text(
+        &call(&runtime, "Read", json!({"file_path": "docs/a.md"})).await,
+        ErrorKind::PermissionDenied,
+    );
+    assert!(text.contains("docs are off"), "{text}");
     let text = error_text(
         &call(&runtime, "Echo", json!({"text": "danger zone"})).await,
         ErrorKind::PermissionDenied,

@@ -36,9 +36,20 @@ pub fn write_example(name: &str, dir: &Path) -> Result<PathBuf, std::io::Error> 
             format!("{} is not empty; choose a new directory", dir.display()),
         ));
     }
+    let created = !dir.exists();
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join(artifact), wasm)?;
     let manifest_path = dir.join("warden.toml");
-    std::fs::write(&manifest_path, manifest)?;
+    let written = crate::session::write_atomically(&dir.join(artifact), wasm)
+        .and_then(|()| crate::session::write_atomically(&manifest_path, manifest.as_bytes()));
+    if let Err(error) = written {
+        // Nothing half-written: a directory holding a component without its manifest (or the
+        // other way round) would be a broken plugin.
+        let _ = std::fs::remove_file(dir.join(artifact));
+        let _ = std::fs::remove_file(&manifest_path);
+        if created {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return Err(error);
+    }
     Ok(manifest_path)
 }

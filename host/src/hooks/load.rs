@@ -342,9 +342,11 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
         Some(text) => Matcher::parse(text).map_err(|problem| error(problem.to_string()))?,
         None => Matcher::all(),
     };
+    // Anchored at the workspace, as the operator's own rules are: a plugin's `if = "Edit(/src/**)"`
+    // means the workspace's `src`, not the plugin directory's.
     let condition = condition(
         entry.condition.as_deref(),
-        RuleSource::Settings(Some(extension.dir.join("warden.toml"))),
+        RuleSource::CommandLine,
         input.rules,
     )
     .map_err(error)?;
