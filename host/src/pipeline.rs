@@ -496,7 +496,7 @@ async fn run(
             }
             let mut content = executed.content;
             if let Some((replacement, hook)) = post.updated_output {
-                match replace_output(outcome.structured.as_ref(), replacement) {
+                match post_hooks::replace_output(outcome.structured.as_ref(), replacement) {
                     Ok((replaced, structured)) => {
                         content = replaced;
                         if structured.is_some() {
@@ -537,65 +537,6 @@ async fn run(
             outcome.additional_context.clone_from(&notes);
             Err((failure, notes))
         }
-    }
-}
-
-/// The content (and structured result) a PostToolUse `updatedToolOutput` stands for, when it
-/// fits the tool's output: a string when the tool gave no structured result, otherwise a value
-/// of the structured result's shape (same JSON type; for objects the same keys, each of the same
-/// type or null).
-fn replace_output(
-    structured: Option<&Value>,
-    replacement: Value,
-) -> Result<(Vec<crate::sandbox::WitContent>, Option<Value>), String> {
-    match (structured, replacement) {
-        (None, Value::String(text)) => Ok((vec![crate::sandbox::WitContent::Text(text)], None)),
-        (None, other) => Err(format!(
-            "the tool gave text output, so the replacement must be a string, not {}",
-            json_type(&other)
-        )),
-        (Some(shape), replacement) if fits(shape, &replacement) => Ok((
-            vec![crate::sandbox::WitContent::Json(replacement.to_string())],
-            Some(replacement),
-        )),
-        (Some(shape), _) => Err(format!(
-            "it does not have the shape of the tool's structured result (a {} with {})",
-            json_type(shape),
-            match shape {
-                Value::Object(map) => format!(
-                    "the keys {}",
-                    map.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-                _ => "no keys".to_owned(),
-            }
-        )),
-    }
-}
-
-fn fits(shape: &Value, candidate: &Value) -> bool {
-    match (shape, candidate) {
-        (Value::Object(shape), Value::Object(candidate)) => {
-            shape.len() == candidate.len()
-                && shape.iter().all(|(key, expected)| {
-                    candidate.get(key).is_some_and(|value| {
-                        value.is_null()
-                            || expected.is_null()
-                            || json_type(value) == json_type(expected)
-                    })
-                })
-        }
-        _ => json_type(shape) == json_type(candidate),
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

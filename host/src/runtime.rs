@@ -5,15 +5,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+mod batch;
+mod lifecycle;
+
+pub use batch::{BatchOptions, DEFAULT_MAX_CONCURRENCY};
+pub use lifecycle::{SessionEndReport, SessionStartReport};
+
 use crate::Error;
 use crate::hooks::{
     Controls, ExtensionsReport, Handler, Hook, HookEntry, HookEvent, HookSet, Matcher,
-    MatcherError, MonitorInfo, MonitorStats, Monitors, OnError, SkippedExtension,
+    MatcherError, MonitorInfo, Monitors, OnError, SkippedExtension,
 };
 use crate::permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
-use crate::pipeline::{self, BatchDispatch, CheckReport, Dispatch, ToolUse};
+use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
 use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::http::{NetRuntime, NetSettings};
@@ -159,57 +165,6 @@ pub struct Runtime {
     resumed: bool,
     started: std::sync::atomic::AtomicBool,
     ended: std::sync::atomic::AtomicBool,
-}
-
-/// How [`Runtime::dispatch_batch_with`] schedules a batch.
-#[derive(Debug, Clone)]
-pub struct BatchOptions {
-    /// Most calls running at once within a run of consecutive concurrency-safe calls
-    /// (default 10).
-    pub max_concurrency: usize,
-    /// Set to stop the batch: calls that have not started yet end `cancelled` at once (set it
-    /// together with [`Runtime::cancel_all`] for the ones running).
-    pub interrupt: Arc<AtomicBool>,
-    /// Estimated tokens of results the batch returns inline; later successful results are saved
-    /// to files (default 100,000).
-    pub token_budget: u64,
-}
-
-impl Default for BatchOptions {
-    fn default() -> Self {
-        Self {
-            max_concurrency: DEFAULT_MAX_CONCURRENCY,
-            interrupt: Arc::default(),
-            token_budget: pipeline::DEFAULT_BATCH_TOKENS,
-        }
-    }
-}
-
-/// The default width of a parallel run within a batch.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
-
-/// What the SessionStart hooks said.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct SessionStartReport {
-    /// `startup` for a new session, `resume` for an existing one.
-    pub source: String,
-    /// Context for the model, in hook order.
-    pub additional_context: Vec<String>,
-    /// Messages for the user.
-    pub system_messages: Vec<String>,
-    /// A hook asked to stop the agent.
-    pub stop: Option<String>,
-    /// Hooks that failed.
-    pub warnings: Vec<String>,
-}
-
-/// What ending the session reported.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct SessionEndReport {
-    /// Hooks that failed, and monitors that dropped events or failed.
-    pub warnings: Vec<String>,
-    /// Every monitor's counters.
-    pub monitors: Vec<MonitorStats>,
 }
 
 impl Runtime {
@@ -426,145 +381,6 @@ impl Runtime {
         }
     }
 
-    /// Starts the session: runs the SessionStart hooks (matcher on `startup` or `resume`) and
-    /// tells the monitors. Only the first call does anything.
-    pub async fn start_session(&self) -> SessionStartReport {
-        use std::sync::atomic::Ordering;
-        let source = if self.resumed { "resume" } else { "startup" };
-        let mut report = SessionStartReport {
-            source: source.to_owned(),
-            ..SessionStartReport::default()
-        };
-        if self.started.swap(true, Ordering::Relaxed) {
-            return report;
-        }
-        self.monitors
-            .emit("session_start", serde_json::json!({ "source": source }));
-        let answers = self
-            .session_hooks(HookEvent::SessionStart, "source", source)
-            .await;
-        for (name, answer) in answers {
-            match answer {
-                Ok(answer) => {
-                    let session_dir = self.session.dir();
-                    if let Some(context) = answer.additional_context {
-                        report.additional_context.push(crate::hooks::cap_text(
-                            context,
-                            session_dir,
-                            &name,
-                        ));
-                    }
-                    if let Some(message) = answer.common.system_message {
-                        report.system_messages.push(crate::hooks::cap_text(
-                            message,
-                            session_dir,
-                            &name,
-                        ));
-                    }
-                    if report.stop.is_none() {
-                        report.stop = answer.common.stop;
-                    }
-                }
-                Err(problem) => report
-                    .warnings
-                    .push(format!("the SessionStart hook {name} failed: {problem}")),
-            }
-        }
-        report
-    }
-
-    /// Ends the session: runs the SessionEnd hooks (matcher on `reason`), tells the monitors,
-    /// then waits (at most 5 s) for them to finish their queues and reports their counters.
-    pub async fn end_session(&self, reason: &str) -> SessionEndReport {
-        use std::sync::atomic::Ordering;
-        let mut report = SessionEndReport::default();
-        if self.ended.swap(true, Ordering::Relaxed) {
-            return report;
-        }
-        for (name, answer) in self
-            .session_hooks(HookEvent::SessionEnd, "reason", reason)
-            .await
-        {
-            if let Err(problem) = answer {
-                report
-                    .warnings
-                    .push(format!("the SessionEnd hook {name} failed: {problem}"));
-            }
-        }
-        self.monitors
-            .emit("session_end", serde_json::json!({ "reason": reason }));
-        // Background tasks die with the session even when something still holds the runtime.
-        self.shell.stop_all();
-        let closing = self.monitors.clone();
-        // Waiting for monitors blocks; keep it off the async workers.
-        let monitors =
-            tokio::task::spawn_blocking(move || closing.close(std::time::Duration::from_secs(5)))
-                .await
-                .unwrap_or_default();
-        for stats in &monitors {
-            if stats.dropped > 0 {
-                report.warnings.push(format!(
-                    "monitor {} missed {} events: its queue was full",
-                    stats.name, stats.dropped
-                ));
-            }
-            if stats.failures > 0 {
-                report.warnings.push(format!(
-                    "monitor {} failed on {} events (see the log)",
-                    stats.name, stats.failures
-                ));
-            }
-        }
-        report.monitors = monitors;
-        if let Err(error) = self.session.save() {
-            report.warnings.push(error.to_string());
-        }
-        report
-    }
-
-    /// Runs the hooks of a session event; each answer, by hook name.
-    async fn session_hooks(
-        &self,
-        event: HookEvent,
-        field: &str,
-        value: &str,
-    ) -> Vec<(String, Result<crate::hooks::SessionAnswer, String>)> {
-        if !self.hooks.handles(event) {
-            return Vec::new();
-        }
-        let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval, true);
-        let env = stages.hook_env();
-        let payload = serde_json::json!({
-            "session_id": self.session.id(),
-            "cwd": self.workspace().to_string_lossy(),
-            "permission_mode": self.policy.mode.as_str(),
-            "hook_event_name": event.as_str(),
-            field: value,
-        });
-        self.hooks
-            .run(&env, event, Some(value), None, &payload)
-            .await
-            .into_iter()
-            .map(|ran| {
-                let answer = match ran.reply {
-                    crate::hooks::Reply::Answer(answer) => {
-                        crate::hooks::SessionAnswer::from_json(&answer, event)
-                    }
-                    crate::hooks::Reply::Plain(text) => Ok(crate::hooks::SessionAnswer {
-                        // Plain stdout of a SessionStart command is context, as in Claude Code.
-                        additional_context: (!text.is_empty()).then_some(text),
-                        ..Default::default()
-                    }),
-                    crate::hooks::Reply::Block(problem)
-                    | crate::hooks::Reply::NonBlocking(problem)
-                    | crate::hooks::Reply::Failed(problem) => Err(problem),
-                };
-                (ran.hook.name.clone(), answer)
-            })
-            .collect()
-    }
-
     /// Gives every lifecycle event (the monitors' events: `hook_started`, `tool_started`, ...)
     /// to `sink` as well, on the emitting thread; `warden run` writes hook events with it.
     pub fn set_event_sink(&self, sink: Arc<dyn Fn(&serde_json::Value) + Send + Sync>) {
@@ -702,108 +518,6 @@ impl Runtime {
         self.session.record_call(&call_id);
         self.session.set_shell_cwd(&self.shell.cwd());
         dispatch
-    }
-
-    /// Dispatches the `tool_use` blocks of one assistant message (see [`BatchOptions`] for how
-    /// they are scheduled), then runs the PostToolBatch hooks over all of their results, which
-    /// come back in the order of the calls. A PreToolUse `defer` counts only in a batch of one.
-    pub async fn dispatch_batch(&self, calls: Vec<ToolUse>) -> BatchDispatch {
-        self.dispatch_batch_with(calls, &BatchOptions::default())
-            .await
-    }
-
-    /// [`Runtime::dispatch_batch`] with explicit scheduling and an interrupt flag.
-    pub async fn dispatch_batch_with(
-        &self,
-        calls: Vec<ToolUse>,
-        options: &BatchOptions,
-    ) -> BatchDispatch {
-        use futures_util::StreamExt as _;
-        let alone = calls.len() == 1;
-        let width = options.max_concurrency.max(1);
-        let mut results = Vec::with_capacity(calls.len());
-        let mut seen = std::collections::HashSet::new();
-        let mut calls = calls.into_iter().peekable();
-        while let Some(first) = calls.next() {
-            // Consecutive concurrency-safe calls run together; any other call runs alone.
-            let mut group = vec![first];
-            if self.concurrency_safe(&group[0].name) {
-                while let Some(next) = calls.next_if(|call| self.concurrency_safe(&call.name)) {
-                    group.push(next);
-                }
-            }
-            let runs = group.into_iter().map(|call| {
-                let repeated = !seen.insert(call.id.clone());
-                let cancel = Arc::new(AtomicBool::new(
-                    options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
-                ));
-                async move {
-                    if repeated {
-                        // Two calls with one id would share a cancel handle and a result slot.
-                        return pipeline::refused(
-                            &call,
-                            pipeline::Failure::new(
-                                pipeline::ErrorKind::InvalidInput,
-                                format!(
-                                    "the tool_use id {:?} appears more than once in this batch; each call needs its own id",
-                                    call.id
-                                ),
-                            ),
-                        );
-                    }
-                    self.dispatch_interruptible(call, cancel, alone, Some(&options.interrupt))
-                        .await
-                }
-            });
-            let mut finished = futures_util::stream::iter(runs).buffered(width);
-            while let Some(result) = finished.next().await {
-                results.push(result);
-            }
-        }
-        let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval, alone);
-        pipeline::finish_batch(&stages, results, options.token_budget).await
-    }
-
-    /// True when `name` (or the tool an alias of it names) may run in parallel with other
-    /// concurrency-safe calls. An unknown name counts as safe: its call fails at once.
-    pub fn concurrency_safe(&self, name: &str) -> bool {
-        let tool = self.registry.get(name).or_else(|| {
-            let target = self.registry.aliases().target(name)?;
-            self.registry.get(target)
-        });
-        tool.is_none_or(|tool| tool.spec.concurrency_safe)
-    }
-
-    /// Cancels call `id` now if it runs, or as soon as it starts (a call still queued in a
-    /// batch).
-    pub fn cancel_when_started(&self, id: &str, reason: &str) {
-        self.controls.cancel_when_started(id, reason);
-    }
-
-    /// Cancels every in-flight call (an interrupt); calls of a batch that have not started yet
-    /// see `options.interrupt` instead.
-    pub fn cancel_all(&self, reason: &str) {
-        self.controls.cancel_all(reason);
-    }
-
-    /// Resumes the deferred call `id` of this session: it goes through the whole pipeline again,
-    /// PreToolUse hooks included. `None` when the session holds no such deferred call.
-    pub async fn resume_deferred(&self, id: &str) -> Option<BatchDispatch> {
-        let deferred = self.session.take_deferred(id)?;
-        Some(
-            self.dispatch_batch(vec![ToolUse {
-                id: deferred.id,
-                name: deferred.name,
-                input: deferred.input,
-            }])
-            .await,
-        )
-    }
-
-    /// Cancels the in-flight call `id`; false when no such call is running.
-    pub fn cancel(&self, id: &str, reason: &str) -> bool {
-        self.controls.cancel(id, reason.to_owned())
     }
 }
 
