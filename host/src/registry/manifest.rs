@@ -266,6 +266,16 @@ impl Manifest {
                         .to_owned(),
                 ));
             }
+            // Every change to the workspace goes through a permission decision; a hook or
+            // monitor writing there would make changes no decision saw.
+            if let Some(grant) = grants.fs.iter().find(|grant| {
+                grant.is_workspace()
+                    && grant.access() == crate::sandbox::grants::FsAccess::ReadWrite
+            }) {
+                return Err(at(format!(
+                    "fs grant {grant}: hooks and monitors may only read the workspace; they may write ${{PLUGIN_DATA}} and ${{TMP}}"
+                )));
+            }
             if let Some(seconds) = timeout
                 && !(seconds > 0.0 && seconds <= MAX_EXTENSION_TIMEOUT_SECONDS)
             {
@@ -427,6 +437,10 @@ limits = { memory_mib = 64 }
             (
                 "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\ngrants = { process = [{ program = \"/bin/sh\" }] }\n",
                 "fs and env only",
+            ),
+            (
+                "[plugin]\nname = \"demo\"\n[[monitors]]\ncomponent = \"m.wasm\"\ngrants = { fs = [{ path = \"${WORKSPACE}/logs\", access = \"read-write\" }] }\n",
+                "may only read the workspace",
             ),
             (
                 "[plugin]\nname = \"demo\"\n[[hooks]]\ncomponent = \"h.wasm\"\nevents = [\"PreToolUse\"]\ntimeout = 0\n",
