@@ -8,6 +8,7 @@ mod check;
 mod doctor;
 mod example;
 mod hooks;
+mod mcp;
 mod rewind;
 mod run;
 mod tools;
@@ -59,6 +60,8 @@ enum Command {
     Call(call::CallArgs),
     /// Serve a session over newline-delimited JSON on stdin and stdout (docs/PROTOCOL.md).
     Run(run::RunArgs),
+    /// Serve the tools to MCP clients (`warden mcp serve`, docs/MCP.md).
+    Mcp(mcp::McpArgs),
     /// List the effective tool registry with each tool's input schema.
     Tools(tools::ToolsArgs),
     /// Report the permission decision for a call without running the tool.
@@ -156,6 +159,13 @@ struct GlobalArgs {
     /// in the session's tool-results/ for Read.
     #[arg(long = "max-process-output-mib", global = true, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_process_output_mib: Option<u64>,
+    /// An MCP configuration file in Claude Code's .mcp.json format; its servers are yours and
+    /// start without approval (repeatable).
+    #[arg(long = "mcp-config", global = true, value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
+    /// Approve the project .mcp.json server NAME for this run (repeatable).
+    #[arg(long = "approve-mcp", global = true, value_name = "NAME")]
+    approve_mcp: Vec<String>,
     /// Log verbosity for warden's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
@@ -190,6 +200,11 @@ impl Cli {
                 Command::Run(args) => {
                     let runtime = self.global.stream_runtime().await?;
                     run::run(runtime, &args).await
+                }
+                Command::Mcp(args) => {
+                    // Warnings go to stderr from the server; stdout is the protocol's.
+                    let runtime = self.global.stream_runtime().await?;
+                    mcp::run(runtime, &args).await
                 }
                 Command::Tools(args) => {
                     let runtime = self.global.runtime().await?;
@@ -291,6 +306,8 @@ impl GlobalArgs {
             limits.memory_bytes = mib << 20;
         }
         config.limits = limits;
+        config.mcp_config_files.clone_from(&self.mcp_config);
+        config.approve_mcp.clone_from(&self.approve_mcp);
         config.session_id.clone_from(&self.session);
         config.state_dir.clone_from(&self.state_dir);
         if self.no_cache {

@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod hooks;
+mod mcp;
 mod output;
 mod permissions;
 mod pipeline;
@@ -39,6 +40,11 @@ pub use hooks::{
     MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer, SkippedExtension,
     example_names, verify_audit_log, write_example,
 };
+pub use mcp::{
+    DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
+    DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
+    DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
+};
 pub use output::{
     ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
 };
@@ -51,7 +57,9 @@ pub use pipeline::{
     AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, DeferredCall, Dispatch,
     ErrorKind, Failure, Outcome, ToolUse,
 };
-pub use protocol::{DefinitionFormat, StreamOptions, serve_stream, tool_definitions};
+pub use protocol::{
+    DefinitionFormat, McpServeOptions, StreamOptions, serve_mcp, serve_stream, tool_definitions,
+};
 pub use registry::{
     Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
     ToolSpec,
@@ -114,4 +122,7 @@ pub enum Error {
     /// The outgoing-HTTP settings are unusable (a proxy that is not an `http://` URL).
     #[error("network settings: {0}")]
     Net(String),
+    /// An MCP configuration file is unusable.
+    #[error(transparent)]
+    Mcp(#[from] McpConfigError),
 }

@@ -120,8 +120,7 @@ impl<'a> Stages<'a> {
             call_id: call_id.to_owned(),
             session_id: self.session_id.to_owned(),
             cwd: self.grant_context.workspace.to_string_lossy().into_owned(),
-            deadline_ms: u64::try_from(tool.component.limits.timeout.as_millis())
-                .unwrap_or(u64::MAX),
+            deadline_ms: u64::try_from(tool.limits().timeout.as_millis()).unwrap_or(u64::MAX),
             plugin_data: None,
             tmp: None,
         }
@@ -299,9 +298,9 @@ async fn run(
         .output_limits
         .get(&tool.spec.name)
         .copied()
-        .unwrap_or(tool.component.limits.output_chars)
+        .unwrap_or(tool.limits().output_chars)
         .clamp(MIN_OUTPUT_CHARS, MAX_OUTPUT_CHARS);
-    rules.strip_escapes = !tool.component.keep_escapes;
+    rules.strip_escapes = !tool.keep_escapes();
 
     let (mut input, coercions) = stages.prepare(&tool, call.input);
     outcome.coercions = coercions;

@@ -105,6 +105,11 @@ pub enum ToolSource {
         /// The plugin directory.
         dir: PathBuf,
     },
+    /// Offered by an MCP server.
+    Mcp {
+        /// The server's configured name.
+        server: String,
+    },
 }
 
 impl std::fmt::Display for ToolSource {
@@ -112,6 +117,7 @@ impl std::fmt::Display for ToolSource {
         match self {
             ToolSource::BuiltIn => f.write_str("built-in"),
             ToolSource::Plugin { name, .. } => write!(f, "plugin {name}"),
+            ToolSource::Mcp { server } => write!(f, "MCP server {server}"),
         }
     }
 }
@@ -156,10 +162,61 @@ pub(crate) enum ExtensionEntry {
 pub(crate) struct RegisteredTool {
     pub(crate) spec: ToolSpec,
     pub(crate) validator: jsonschema::Validator,
-    pub(crate) component: Arc<ComponentEntry>,
+    pub(crate) backend: Backend,
 }
 
+/// What runs a tool's calls.
+pub(crate) enum Backend {
+    /// A WebAssembly component in a fresh sandbox.
+    Component(Arc<ComponentEntry>),
+    /// An MCP server, with the limits its calls get.
+    Mcp(Arc<crate::mcp::McpTool>, Limits),
+}
+
+/// The grants of a tool that holds none (an MCP tool: its server has its own process sandbox).
+static NO_GRANTS: std::sync::LazyLock<Grants> = std::sync::LazyLock::new(Grants::default);
+
 impl RegisteredTool {
+    /// The tool's component, unless an MCP server runs it.
+    pub(crate) fn component(&self) -> Option<&Arc<ComponentEntry>> {
+        match &self.backend {
+            Backend::Component(component) => Some(component),
+            Backend::Mcp(..) => None,
+        }
+    }
+
+    /// The component's declared grants (none for MCP tools).
+    pub(crate) fn grants(&self) -> &Grants {
+        match &self.backend {
+            Backend::Component(component) => &component.grants,
+            Backend::Mcp(..) => &NO_GRANTS,
+        }
+    }
+
+    /// The effective limits of a call.
+    pub(crate) fn limits(&self) -> Limits {
+        match &self.backend {
+            Backend::Component(component) => component.limits,
+            Backend::Mcp(_, limits) => *limits,
+        }
+    }
+
+    /// Where the tool comes from.
+    pub(crate) fn source(&self) -> ToolSource {
+        match &self.backend {
+            Backend::Component(component) => component.source.clone(),
+            Backend::Mcp(tool, _) => ToolSource::Mcp {
+                server: tool.connection.name().to_owned(),
+            },
+        }
+    }
+
+    /// The manifest's `keep_escape_sequences` (never for MCP tools).
+    pub(crate) fn keep_escapes(&self) -> bool {
+        self.component()
+            .is_some_and(|component| component.keep_escapes)
+    }
+
     /// The input field holding a path: the rule field of a read or write tool.
     pub(crate) fn path_field(&self) -> Option<&str> {
         self.spec.path_field()
@@ -169,7 +226,9 @@ impl RegisteredTool {
     /// (`${TMP}` is added by the call that creates it.)
     pub(crate) fn grant_context(&self, runtime: &GrantContext) -> GrantContext {
         GrantContext {
-            plugin_data: self.component.plugin_data.clone(),
+            plugin_data: self
+                .component()
+                .and_then(|component| component.plugin_data.clone()),
             ..runtime.clone()
         }
     }
@@ -177,17 +236,18 @@ impl RegisteredTool {
     /// True when the tool may read the session's externalized results: a read-class tool that can
     /// already read the workspace.
     pub(crate) fn reads_session_results(&self) -> bool {
-        self.spec.class == CapabilityClass::Read && self.component.grants.reads_workspace()
+        self.spec.class == CapabilityClass::Read && self.grants().reads_workspace()
     }
 
     /// Runs `request` against this tool's component in a fresh sandbox set up by `setup`.
     pub(crate) async fn run_guest(
         &self,
+        component: &ComponentEntry,
         sandbox: &Sandbox,
         setup: CallSetup<'_>,
         request: GuestRequest,
     ) -> GuestRun {
-        sandbox.run(&self.component.loaded, setup, request).await
+        sandbox.run(&component.loaded, setup, request).await
     }
 }
 
@@ -242,6 +302,8 @@ pub(crate) struct RegistryConfig<'a> {
     pub(crate) plugin_data_root: PathBuf,
     /// Bare-name deny: true when the tool must be removed.
     pub(crate) removed: &'a dyn Fn(&str) -> bool,
+    /// The tools of the started MCP servers.
+    pub(crate) mcp_tools: Vec<(ToolSpec, crate::mcp::McpTool)>,
 }
 
 /// The effective registry.
@@ -346,21 +408,60 @@ impl Registry {
                     if let Some(existing) = tools.get(&name) {
                         return Err(RegistryError::Duplicate {
                             name,
-                            first: existing.component.source.to_string(),
-                            second: tool.component.source.to_string(),
+                            first: existing.source().to_string(),
+                            second: tool.source().to_string(),
                         });
                     }
                     if all_names.contains(&name) {
                         return Err(RegistryError::Duplicate {
                             name,
                             first: "built-in".to_owned(),
-                            second: tool.component.source.to_string(),
+                            second: tool.source().to_string(),
                         });
                     }
                     all_names.push(name.clone());
                     tools.insert(name, Arc::new(tool));
                 }
             }
+        }
+
+        for (spec, tool) in config.mcp_tools {
+            // Canonical MCP names are unique among themselves (`mcp::discover`); a plugin tool
+            // spelled like one is a configuration clash.
+            if let Some(existing) = tools.get(&spec.name) {
+                return Err(RegistryError::Duplicate {
+                    first: existing.source().to_string(),
+                    second: format!("MCP server {}", tool.connection.name()),
+                    name: spec.name,
+                });
+            }
+            let validator = match jsonschema::validator_for(&spec.input_schema) {
+                Ok(validator) => validator,
+                Err(error) => {
+                    tracing::warn!(
+                        "MCP tool {} is skipped: its input schema is invalid: {error}",
+                        spec.name
+                    );
+                    continue;
+                }
+            };
+            let limits = Limits {
+                timeout: tool.call_timeout,
+                output_chars: tool.output_chars.clamp(
+                    crate::sandbox::limits::MIN_OUTPUT_CHARS,
+                    crate::sandbox::limits::MAX_OUTPUT_CHARS,
+                ),
+                ..config.operator_limits
+            };
+            all_names.push(spec.name.clone());
+            tools.insert(
+                spec.name.clone(),
+                Arc::new(RegisteredTool {
+                    spec,
+                    validator,
+                    backend: Backend::Mcp(Arc::new(tool), limits),
+                }),
+            );
         }
 
         tools.retain(|name, _| !(config.removed)(name));

@@ -20,7 +20,9 @@ use crate::permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
 use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
-use crate::registry::{Alias, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec};
+use crate::registry::{
+    Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec,
+};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::http::{NetRuntime, NetSettings};
 use crate::sandbox::limits::Limits;
@@ -78,6 +80,12 @@ pub struct RuntimeConfig {
     /// Outgoing HTTP: size cap, timeout, proxies and the hosts that may be private. Settings
     /// files' `allowPrivateNetworkHosts` add to `allow_private_hosts`.
     pub net: NetSettings,
+    /// `--mcp-config` files: the operator's MCP servers (they need no approval).
+    pub mcp_config_files: Vec<PathBuf>,
+    /// `--approve-mcp` names: project `.mcp.json` servers approved for this run.
+    pub approve_mcp: Vec<String>,
+    /// Start the workspace's `.mcp.json` servers that are approved (default true).
+    pub project_mcp: bool,
 }
 
 impl RuntimeConfig {
@@ -106,6 +114,9 @@ impl RuntimeConfig {
             process_sandbox: ProcessSandbox::Required,
             process_output_cap: DEFAULT_OUTPUT_CAP,
             net: NetSettings::from_env(),
+            mcp_config_files: Vec::new(),
+            approve_mcp: Vec::new(),
+            project_mcp: true,
         }
     }
 }
@@ -165,6 +176,8 @@ pub struct Runtime {
     resumed: bool,
     started: std::sync::atomic::AtomicBool,
     ended: std::sync::atomic::AtomicBool,
+    /// The MCP servers whose tools are registered; stopped when the session ends.
+    mcp_servers: Vec<Arc<crate::mcp::Connection>>,
 }
 
 impl Runtime {
@@ -232,6 +245,21 @@ impl Runtime {
             }
         }
 
+        let mut approvals = loaded.mcp_approvals.clone();
+        approvals
+            .approved
+            .extend(config.approve_mcp.iter().cloned());
+        let discovered = crate::mcp::discover(&crate::mcp::McpInput {
+            operator_files: &config.mcp_config_files,
+            project: config.project_mcp,
+            approvals: &approvals,
+            policies: &loaded.mcp_policies,
+            workspace: &workspace,
+            temp_root: session.dir().join("mcp"),
+            sandbox: config.process_sandbox,
+        })
+        .await?;
+        warnings.extend(discovered.warnings);
         let sandbox = Sandbox::new(config.cache_dir.as_deref())?;
         let plugin_data_root = session
             .dir()
@@ -248,6 +276,7 @@ impl Runtime {
                 operator_limits: config.limits,
                 plugin_data_root,
                 removed: &|name| policy.removes(name),
+                mcp_tools: discovered.tools,
             },
         )
         .await?;
@@ -307,6 +336,7 @@ impl Runtime {
         let controls = Arc::new(Controls::default());
         let monitors = Monitors::start(extensions.monitors, session.id(), &controls);
         Ok(Self {
+            mcp_servers: discovered.connections,
             monitors,
             controls,
             plugin_dirs: config.plugin_dirs.clone(),
@@ -418,9 +448,18 @@ impl Runtime {
             .tools()
             .map(|tool| ToolInfo {
                 spec: tool.spec.clone(),
-                source: tool.component.source.clone(),
-                grants: tool.component.grants.describe(),
-                digest: tool.component.loaded.digest.clone(),
+                source: tool.source(),
+                grants: match &tool.backend {
+                    Backend::Component(component) => component.grants.describe(),
+                    Backend::Mcp(mcp, _) => format!(
+                        "runs in the MCP server {}'s process sandbox",
+                        mcp.connection.name()
+                    ),
+                },
+                digest: tool
+                    .component()
+                    .map(|component| component.loaded.digest.clone())
+                    .unwrap_or_default(),
             })
             .collect()
     }

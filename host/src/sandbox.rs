@@ -23,7 +23,6 @@ use std::sync::atomic::AtomicUsize;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-#[cfg(test)]
 pub(crate) use bindings::WitImage;
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub(crate) use cache::hex;

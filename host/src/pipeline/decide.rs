@@ -68,8 +68,13 @@ pub(crate) fn evaluate(
         input,
         within_grants,
         inside_workspace,
-        reads_host_env: !tool.component.grants.env.is_empty(),
-        grants: tool.component.grants.describe(),
+        reads_host_env: !tool.grants().env.is_empty(),
+        grants: match tool.source() {
+            crate::registry::ToolSource::Mcp { server } => {
+                format!("those of the MCP server {server}'s process sandbox")
+            }
+            _ => tool.grants().describe(),
+        },
         vote,
         policy: context.policy,
     });
@@ -414,8 +419,7 @@ fn locate(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> (b
     // `${TMP}` does not exist before the call, so no path can name it yet.
     let tool_context = tool.grant_context(grant_context);
     let granted = tool
-        .component
-        .grants
+        .grants()
         .covering(&tool_context, path, access)
         .is_some();
     (

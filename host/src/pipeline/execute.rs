@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::Stages;
 use super::outcome::{ErrorKind, Failure};
 use crate::output::head_and_tail;
-use crate::registry::{CapabilityClass, RegisteredTool};
+use crate::registry::{Backend, CapabilityClass, RegisteredTool};
 use crate::sandbox::http::NetPolicy;
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
 use crate::sandbox::process::ProcessAccess;
@@ -137,7 +137,10 @@ pub(crate) async fn run(
     write_target: Option<&Path>,
     cancel: Arc<AtomicBool>,
 ) -> Result<Executed, (Failure, Vec<String>)> {
-    let component = &tool.component;
+    let component = match &tool.backend {
+        Backend::Component(component) => component,
+        Backend::Mcp(mcp, _) => return call_mcp(mcp, &input, &cancel).await,
+    };
     let mut context = tool.grant_context(stages.grant_context);
     if let Some(data) = &context.plugin_data
         && let Err(error) = std::fs::create_dir_all(data)
@@ -198,6 +201,7 @@ pub(crate) async fn run(
     };
     let run = tool
         .run_guest(
+            component,
             stages.sandbox,
             CallSetup {
                 grants: &grants,
@@ -247,11 +251,56 @@ pub(crate) async fn run(
     }
 }
 
+/// Sends the call to the tool's MCP server. A server's own error result is `tool_failed`.
+async fn call_mcp(
+    mcp: &crate::mcp::McpTool,
+    input: &str,
+    cancel: &AtomicBool,
+) -> Result<Executed, (Failure, Vec<String>)> {
+    let arguments: serde_json::Value = serde_json::from_str(input).unwrap_or_default();
+    match mcp.call(&arguments, cancel).await {
+        Ok(converted) if converted.is_error => {
+            let text = converted
+                .content
+                .iter()
+                .filter_map(|part| match part {
+                    WitContent::Text(text) => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let (message, _) = head_and_tail(&text, MAX_ERROR_CHARS);
+            Err((
+                Failure::new(
+                    ErrorKind::ToolFailed,
+                    format!(
+                        "the MCP server {} reported an error: {message}",
+                        mcp.connection.name()
+                    ),
+                ),
+                Vec::new(),
+            ))
+        }
+        Ok(converted) => Ok(Executed::bounded(
+            converted.content,
+            converted.structured,
+            Vec::new(),
+        )),
+        Err(error) => Err((
+            Failure::new(
+                error.kind,
+                format!("MCP server {}: {}", mcp.connection.name(), error.message),
+            ),
+            Vec::new(),
+        )),
+    }
+}
+
 /// What the call's outgoing HTTP requests may reach: the component's net grants, checked against
 /// the permission rules with the host the decision looked at (the rule field's URL). `None` for a
 /// component without net grants: every request is refused.
 fn net_policy(stages: &Stages<'_>, tool: &RegisteredTool, input: &str) -> Option<Arc<NetPolicy>> {
-    let grants = &tool.component.grants.net;
+    let grants = &tool.grants().net;
     if grants.is_empty() {
         return None;
     }

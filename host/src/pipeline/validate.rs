@@ -30,8 +30,12 @@ pub(crate) async fn run(
     ctx: CallContext,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    let grants = if tool.component.source == ToolSource::BuiltIn {
-        tool.component
+    // An MCP tool has no validate-input: its schema is all the validation there is.
+    let Some(component) = tool.component() else {
+        return Ok(());
+    };
+    let grants = if component.source == ToolSource::BuiltIn {
+        component
             .grants
             .resolve(
                 &tool.grant_context(stages.grant_context),
@@ -41,7 +45,7 @@ pub(crate) async fn run(
     } else {
         ResolvedGrants::default()
     };
-    let mut limits = tool.component.limits;
+    let mut limits = component.limits;
     limits.timeout = limits.timeout.min(VALIDATE_TIMEOUT);
     let mut ctx = ctx;
     ctx.deadline_ms = u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX);
@@ -52,6 +56,7 @@ pub(crate) async fn run(
     };
     let run = tool
         .run_guest(
+            component,
             stages.sandbox,
             CallSetup {
                 grants: &grants,

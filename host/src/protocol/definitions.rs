@@ -5,6 +5,31 @@ use serde_json::{Value, json};
 
 use crate::registry::ToolSpec;
 
+/// MCP's behaviour hints, from what warden knows of the tool: read-only tools change nothing
+/// (and repeat without effect); write and process tools may destroy; network, MCP and external
+/// tools reach beyond the machine.
+fn annotations(spec: &ToolSpec) -> Value {
+    use crate::registry::CapabilityClass;
+    let destructive = !spec.read_only
+        && matches!(
+            spec.class,
+            CapabilityClass::Write
+                | CapabilityClass::Process
+                | CapabilityClass::Mcp
+                | CapabilityClass::Agent
+                | CapabilityClass::External
+        );
+    json!({
+        "readOnlyHint": spec.read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": spec.read_only,
+        "openWorldHint": matches!(
+            spec.class,
+            CapabilityClass::Network | CapabilityClass::Mcp | CapabilityClass::External
+        ),
+    })
+}
+
 /// A tool-definition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DefinitionFormat {
@@ -51,10 +76,7 @@ pub fn tool_definitions<'a>(
                         "name": spec.name,
                         "description": spec.description,
                         "inputSchema": spec.input_schema,
-                        "annotations": {
-                            "readOnlyHint": spec.read_only,
-                            "destructiveHint": !spec.read_only,
-                        }
+                        "annotations": annotations(spec),
                     })
                 })
                 .collect();

@@ -225,6 +225,9 @@ fn init_line(
                 crate::registry::ToolSource::Plugin { name, dir } => {
                     json!({"kind": "plugin", "name": name, "dir": lossy(dir)})
                 }
+                crate::registry::ToolSource::Mcp { server } => {
+                    json!({"kind": "mcp", "server": server})
+                }
             };
             json!({
                 "name": tool.spec.name,

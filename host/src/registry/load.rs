@@ -66,7 +66,7 @@ pub(super) async fn describe(
             Ok(RegisteredTool {
                 spec,
                 validator,
-                component: Arc::clone(&component),
+                backend: super::Backend::Component(Arc::clone(&component)),
             })
         })
         .collect()

@@ -96,8 +96,12 @@ impl Runtime {
         }
         self.monitors
             .emit("session_end", serde_json::json!({ "reason": reason }));
-        // Background tasks die with the session even when something still holds the runtime.
+        // Background tasks and MCP servers die with the session even when something still holds
+        // the runtime.
         self.shell.stop_all();
+        for server in &self.mcp_servers {
+            server.stop().await;
+        }
         let closing = self.monitors.clone();
         // Waiting for monitors blocks; keep it off the async workers.
         let monitors =

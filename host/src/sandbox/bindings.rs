@@ -47,7 +47,6 @@ pub(crate) use generated::warden::plugin::types::{
 pub(crate) use generated_hook::HookPluginPre;
 pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 
-#[cfg(test)]
 pub(crate) use generated::warden::plugin::types::Image as WitImage;
 
 /// Adds the `warden:plugin/host` import to `linker`.

@@ -7,6 +7,7 @@
 
 mod confine;
 pub(crate) mod oneshot;
+pub(crate) mod server;
 mod spool;
 mod syscalls;
 

@@ -28,6 +28,16 @@ pub struct Settings {
     pub disable_all_hooks: Option<bool>,
     /// `toolOutputChars`: inline output limit by tool name (1,000 to 150,000 characters).
     pub tool_output_chars: BTreeMap<String, usize>,
+    /// `enabledMcpjsonServers`: project `.mcp.json` servers the operator approved (honoured in
+    /// user settings and `--settings` only).
+    pub enabled_mcpjson_servers: Vec<String>,
+    /// `disabledMcpjsonServers`: servers that never start, whichever scope says so.
+    pub disabled_mcpjson_servers: Vec<String>,
+    /// `enableAllProjectMcpServers` (user settings and `--settings` only).
+    pub enable_all_project_mcp_servers: Option<bool>,
+    /// `mcpServerPolicy`: each server's sandbox grants and limits (user settings and `--settings`
+    /// only).
+    pub mcp_server_policy: BTreeMap<String, crate::mcp::McpServerPolicy>,
 }
 
 /// `permissions` in a settings file.
@@ -70,6 +80,10 @@ const TOP_KEYS: &[&str] = &[
     "hooks",
     "disableAllHooks",
     "toolOutputChars",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "enableAllProjectMcpServers",
+    "mcpServerPolicy",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -177,6 +191,29 @@ impl Settings {
                             })?;
                         settings.tool_output_chars.insert(tool.clone(), chars);
                     }
+                }
+                "enabledMcpjsonServers" => {
+                    settings.enabled_mcpjson_servers =
+                        strings(value, "enabledMcpjsonServers", path)?;
+                }
+                "disabledMcpjsonServers" => {
+                    settings.disabled_mcpjson_servers =
+                        strings(value, "disabledMcpjsonServers", path)?;
+                }
+                "enableAllProjectMcpServers" => {
+                    settings.enable_all_project_mcp_servers =
+                        Some(value.as_bool().ok_or_else(|| {
+                            error("\"enableAllProjectMcpServers\" must be true or false".to_owned())
+                        })?);
+                }
+                "mcpServerPolicy" => {
+                    settings.mcp_server_policy = serde_json::from_value(value.clone()).map_err(
+                        |problem| {
+                            error(format!(
+                                "mcpServerPolicy: {problem} (each server: {{\"read\", \"write\", \"network\", \"env\", \"startupTimeoutMs\", \"callTimeoutMs\", \"outputTokens\"}})"
+                            ))
+                        },
+                    )?;
                 }
                 "disableAllHooks" => {
                     settings.disable_all_hooks = Some(value.as_bool().ok_or_else(|| {

@@ -50,6 +50,10 @@ pub(crate) struct Loaded {
     pub(crate) hooks_disabled_by: Option<String>,
     /// `toolOutputChars`, the highest scope's value per tool.
     pub(crate) tool_output_chars: std::collections::BTreeMap<String, usize>,
+    /// The operator's approvals of project MCP servers, and every scope's refusals.
+    pub(crate) mcp_approvals: crate::mcp::Approvals,
+    /// `mcpServerPolicy` of the operator's scopes, the highest scope's per server.
+    pub(crate) mcp_policies: std::collections::BTreeMap<String, crate::mcp::McpServerPolicy>,
 }
 
 /// A settings hook and the scope it came from.
@@ -157,7 +161,34 @@ pub(crate) fn load(
     let mut hooks = Vec::new();
     let mut hooks_disabled: Option<(bool, String)> = None;
     let mut tool_output_chars = std::collections::BTreeMap::new();
+    let mut mcp_approvals = crate::mcp::Approvals::default();
+    let mut mcp_policies = std::collections::BTreeMap::new();
     for scope in &scopes {
+        // A repository cannot approve or widen its own MCP servers; it may always refuse one.
+        let operator = matches!(scope.source, RuleSource::Settings(_) | RuleSource::User(_));
+        mcp_approvals
+            .rejected
+            .extend(scope.settings.disabled_mcpjson_servers.iter().cloned());
+        let approves = !scope.settings.enabled_mcpjson_servers.is_empty()
+            || scope.settings.enable_all_project_mcp_servers.is_some()
+            || !scope.settings.mcp_server_policy.is_empty();
+        if operator {
+            mcp_approvals
+                .approved
+                .extend(scope.settings.enabled_mcpjson_servers.iter().cloned());
+            mcp_approvals.approve_all |=
+                scope.settings.enable_all_project_mcp_servers == Some(true);
+            for (server, policy) in &scope.settings.mcp_server_policy {
+                mcp_policies
+                    .entry(server.clone())
+                    .or_insert_with(|| policy.clone());
+            }
+        } else if approves {
+            warnings.push(format!(
+                "enabledMcpjsonServers, enableAllProjectMcpServers and mcpServerPolicy in {} are not used: only user settings and --settings may approve or widen MCP servers",
+                scope.source
+            ));
+        }
         respect_gitignore = respect_gitignore.or(scope.settings.respect_gitignore);
         for (tool, chars) in &scope.settings.tool_output_chars {
             tool_output_chars.entry(tool.clone()).or_insert(*chars);
@@ -290,6 +321,8 @@ pub(crate) fn load(
             .filter(|(disabled, _)| *disabled)
             .map(|(_, source)| source),
         tool_output_chars,
+        mcp_approvals,
+        mcp_policies,
     })
 }
 

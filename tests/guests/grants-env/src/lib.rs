@@ -17,14 +17,14 @@ struct EnvPeek;
 impl Tool for EnvPeek {
     type Input = EnvPeekInput;
     const NAME: &'static str = "EnvPeek";
-    const DESCRIPTION: &'static str =
-        "Returns one environment variable and the names of all visible ones.";
+    const DESCRIPTION: &'static str = "Returns one environment variable, the names of all visible ones, and the guest's arguments.";
     const READ_ONLY: bool = true;
 
     fn call(input: EnvPeekInput, _ctx: &Context) -> Result<Output, ToolError> {
         let value = std::env::var(&input.name).ok();
         let names: Vec<String> = std::env::vars().map(|(name, _)| name).collect();
-        let text = serde_json::json!({ "value": value, "names": names }).to_string();
+        let args: Vec<String> = std::env::args().collect();
+        let text = serde_json::json!({ "value": value, "names": names, "args": args }).to_string();
         Ok(Output::text(text))
     }
 }

@@ -1,0 +1,289 @@
+//! MCP servers as tool sources: configured in Claude Code's `.mcp.json` format, approved by the
+//! operator, started under the process sandbox, their tools registered as
+//! `mcp__<server>__<tool>` and called through the same pipeline as every other tool.
+//!
+//! This module starts servers and lists their tools; it does not decide permissions (rules such as
+//! `mcp__server` and `mcp__server__*` are the policy's) or shape output (the output stage's, with
+//! the MCP budget as the tools' limit).
+
+mod config;
+mod connection;
+mod tools;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) use config::Approvals;
+pub use config::McpConfigError;
+pub(crate) use connection::{Connection, RequestError};
+pub(crate) use tools::{Converted, convert};
+
+use crate::registry::ToolSpec;
+use crate::sandbox::process::server::ServerSpec;
+use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+
+/// How long a server has to start and list its tools (Claude Code's `MCP_TIMEOUT` default).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one call may take (Claude Code's `MCP_TOOL_TIMEOUT` is longer; a minute bounds a
+/// hung server).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Estimated tokens an MCP result returns inline before the rest is saved to a file (Claude
+/// Code's `MAX_MCP_OUTPUT_TOKENS` default).
+pub const DEFAULT_OUTPUT_TOKENS: usize = 25_000;
+
+/// What the operator's settings say about one server: its sandbox grants and limits. Only user
+/// settings and `--settings` may say it; a project cannot widen its own servers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpServerPolicy {
+    /// Directories the server may read besides the system ones and the workspace.
+    #[serde(default)]
+    pub read: Vec<PathBuf>,
+    /// Directories the server may write (a fresh temporary directory is always writable).
+    #[serde(default)]
+    pub write: Vec<PathBuf>,
+    /// Keep the host's network (otherwise the server has only a private loopback).
+    #[serde(default)]
+    pub network: bool,
+    /// Host environment variables passed to the server besides `PATH`, `HOME`, `LANG`, ...
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Start-up timeout in milliseconds (default 30,000).
+    pub startup_timeout_ms: Option<u64>,
+    /// Per-call timeout in milliseconds (default 60,000).
+    pub call_timeout_ms: Option<u64>,
+    /// Estimated tokens returned inline (default 25,000).
+    pub output_tokens: Option<usize>,
+}
+
+/// Everything needed to start the configured servers.
+pub(crate) struct McpInput<'a> {
+    /// `--mcp-config` files.
+    pub(crate) operator_files: &'a [PathBuf],
+    /// Read the workspace's `.mcp.json`.
+    pub(crate) project: bool,
+    pub(crate) approvals: &'a Approvals,
+    pub(crate) policies: &'a BTreeMap<String, McpServerPolicy>,
+    pub(crate) workspace: &'a Path,
+    /// Where each server's temporary directory goes (`<dir>/<server>`).
+    pub(crate) temp_root: PathBuf,
+    pub(crate) sandbox: ProcessSandbox,
+}
+
+/// One MCP tool in the registry.
+pub(crate) struct McpTool {
+    pub(crate) connection: Arc<Connection>,
+    /// The tool's name on its server.
+    pub(crate) tool: String,
+    pub(crate) call_timeout: Duration,
+    /// Inline characters (the token budget times four).
+    pub(crate) output_chars: usize,
+}
+
+impl McpTool {
+    /// Calls the tool on its server with the tool's timeout.
+    pub(crate) async fn call(
+        &self,
+        arguments: &serde_json::Value,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Converted, RequestError> {
+        let result = self
+            .connection
+            .call(&self.tool, arguments, self.call_timeout, cancel)
+            .await?;
+        Ok(convert(&result))
+    }
+}
+
+/// What starting the servers found.
+#[derive(Default)]
+pub(crate) struct Discovered {
+    pub(crate) tools: Vec<(ToolSpec, McpTool)>,
+    pub(crate) connections: Vec<Arc<Connection>>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Reads the configuration, starts every approved server in parallel and lists its tools. A
+/// server that cannot start or list its tools is a warning, never a start-up error: it must not
+/// take the host down.
+pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConfigError> {
+    let mut servers = Vec::new();
+    let project_file = input.workspace.join(".mcp.json");
+    if input.project && project_file.is_file() {
+        servers.extend(config::read(
+            &project_file,
+            config::Origin::Project(project_file.clone()),
+        )?);
+    }
+    for path in input.operator_files {
+        servers.extend(config::read(path, config::Origin::Operator(path.clone()))?);
+    }
+    let mut discovered = Discovered::default();
+    let mut seen: Vec<String> = Vec::new();
+    let mut starting = Vec::new();
+    for server in servers {
+        if seen.contains(&server.name) {
+            discovered.warnings.push(format!(
+                "MCP server {} ({}) is configured twice; the first definition is used",
+                server.name, server.origin
+            ));
+            continue;
+        }
+        seen.push(server.name.clone());
+        if let Some(reason) = config::refusal(&server, input.approvals) {
+            discovered.warnings.push(format!(
+                "MCP server {} was not started: {reason}",
+                server.name
+            ));
+            continue;
+        }
+        let policy = input
+            .policies
+            .get(&server.name)
+            .cloned()
+            .unwrap_or_default();
+        match launch(&server, &policy, input) {
+            Ok(launch) => {
+                let connection = Arc::new(Connection::new(server.name.clone(), launch));
+                starting.push((connection, policy));
+            }
+            Err(reason) => discovered.warnings.push(format!(
+                "MCP server {} was not started: {reason}",
+                server.name
+            )),
+        }
+    }
+    let listed = futures_util::future::join_all(
+        starting
+            .iter()
+            .map(|(connection, _)| connection.list_tools()),
+    )
+    .await;
+    let mut names: Vec<String> = Vec::new();
+    for ((connection, policy), listed) in starting.into_iter().zip(listed) {
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(error) => {
+                discovered.warnings.push(format!(
+                    "MCP server {} offers no tools: {}",
+                    connection.name(),
+                    error.message
+                ));
+                continue;
+            }
+        };
+        let call_timeout = policy
+            .call_timeout_ms
+            .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis);
+        let output_chars = policy
+            .output_tokens
+            .unwrap_or(DEFAULT_OUTPUT_TOKENS)
+            .saturating_mul(4);
+        for tool in &listed {
+            match tools::spec(connection.name(), tool) {
+                Ok((spec, original)) if names.contains(&spec.name) => {
+                    discovered.warnings.push(format!(
+                        "MCP server {}: tool {original:?} is skipped, its name {} is taken by another tool",
+                        connection.name(),
+                        spec.name
+                    ));
+                }
+                Ok((spec, original)) => {
+                    names.push(spec.name.clone());
+                    discovered.tools.push((
+                        spec,
+                        McpTool {
+                            connection: Arc::clone(&connection),
+                            tool: original,
+                            call_timeout,
+                            output_chars,
+                        },
+                    ));
+                }
+                Err(problem) => discovered.warnings.push(format!(
+                    "MCP server {}: a tool is skipped: {problem}",
+                    connection.name()
+                )),
+            }
+        }
+        discovered.connections.push(connection);
+    }
+    Ok(discovered)
+}
+
+/// How to start a stdio server under the process sandbox.
+fn launch(
+    server: &config::ServerConfig,
+    policy: &McpServerPolicy,
+    input: &McpInput<'_>,
+) -> Result<connection::Launch, String> {
+    let config::Transport::Stdio { command, args, env } = &server.transport else {
+        return Err("the streamable HTTP transport is not supported for MCP servers yet; run the server over stdio".to_owned());
+    };
+    let host_env = |name: &str| std::env::var(name).ok();
+    let path = host_env("PATH").unwrap_or_else(|| DEFAULT_PATH.to_owned());
+    let program = resolve_program(command, &path, input.workspace)
+        .ok_or_else(|| format!("the command {command:?} was not found on PATH"))?;
+    let temp = input.temp_root.join(sanitize_dir(&server.name));
+    std::fs::create_dir_all(&temp)
+        .map_err(|error| format!("cannot create {}: {error}", temp.display()))?;
+    let mut environment: Vec<(String, String)> = INHERITED_ENV
+        .iter()
+        .copied()
+        .chain(policy.env.iter().map(String::as_str))
+        .filter_map(|name| host_env(name).map(|value| (name.to_owned(), value)))
+        .collect();
+    environment.push(("TMPDIR".to_owned(), temp.to_string_lossy().into_owned()));
+    // The configuration's own variables are the server's: they may not be secrets of the host.
+    for (name, value) in env {
+        environment.retain(|(existing, _)| existing != name);
+        environment.push((name.clone(), value.clone()));
+    }
+    let mut read_dirs = vec![input.workspace.to_path_buf()];
+    read_dirs.extend(policy.read.iter().cloned());
+    let mut write_dirs = vec![temp];
+    write_dirs.extend(policy.write.iter().cloned());
+    Ok(connection::Launch {
+        spec: ServerSpec {
+            program,
+            args: args.clone(),
+            cwd: input.workspace.to_path_buf(),
+            env: environment,
+            read_dirs,
+            write_dirs,
+            network: policy.network,
+            sandbox: input.sandbox,
+        },
+        startup_timeout: policy
+            .startup_timeout_ms
+            .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis),
+        workspace: input.workspace.to_path_buf(),
+    })
+}
+
+/// A command with a `/` is a path (relative to the workspace); otherwise it is looked up on
+/// `path`.
+fn resolve_program(command: &str, path: &str, workspace: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |candidate: &Path| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let candidate = workspace.join(command);
+        return executable(&candidate).then_some(candidate);
+    }
+    std::env::split_paths(path)
+        .map(|dir| dir.join(command))
+        .find(|candidate| candidate.is_absolute() && executable(candidate))
+}
+
+/// A server name as a directory name.
+fn sanitize_dir(name: &str) -> String {
+    tools::prefix(name)
+        .trim_start_matches("mcp__")
+        .trim_end_matches("__")
+        .to_owned()
+}

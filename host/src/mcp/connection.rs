@@ -1,0 +1,561 @@
+//! One MCP stdio server: started under the process sandbox, initialized, asked for its tools, sent
+//! calls; restarted with backoff after it crashes or hangs.
+//!
+//! A server failure never reaches the host: a call to a server that is down, dies mid-call or
+//! does not answer in time is an error result, and the next call after the backoff starts it
+//! again. Reads and writes run on the connection's own threads, so a server that stops reading
+//! or floods its output cannot stall an async worker.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::pipeline::ErrorKind;
+use crate::protocol::jsonrpc::{self, Incoming, code};
+use crate::sandbox::process::server::{Pipes, ServerProcess, ServerSpec};
+
+/// Longest line read from a server; a longer one ends the connection (the server is broken).
+const MAX_LINE: usize = 64 << 20;
+/// Bytes of the server's stderr kept for error messages.
+const STDERR_TAIL: usize = 4096;
+/// Pages of `tools/list` followed, and tools kept per server.
+const MAX_PAGES: usize = 100;
+const MAX_TOOLS: usize = 1000;
+/// Longest wait between restarts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often a waiting call looks at cancellation.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How to start the server, fixed at configuration.
+pub(crate) struct Launch {
+    pub(crate) spec: ServerSpec,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) workspace: std::path::PathBuf,
+}
+
+/// Why a request got no result.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) message: String,
+}
+
+impl RequestError {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+type Answer = Result<Value, Value>;
+
+/// A started server.
+struct Live {
+    writer: mpsc::Sender<String>,
+    pending: Arc<Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Answer>>>>,
+    next_id: AtomicU64,
+    alive: Arc<AtomicBool>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    process: Arc<Mutex<ServerProcess>>,
+}
+
+impl Live {
+    fn stderr_tail(&self) -> String {
+        let tail = self
+            .stderr
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let bytes: Vec<u8> = tail.iter().copied().collect();
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    }
+
+    /// Why it is gone, for messages.
+    fn death(&self) -> String {
+        let status = self
+            .process
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .exited()
+            .map_or_else(
+                || "it closed its output".to_owned(),
+                |status| status.to_string(),
+            );
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            status
+        } else {
+            format!("{status}; its last stderr: {tail}")
+        }
+    }
+
+    fn kill(&self) {
+        self.alive.store(false, Ordering::SeqCst);
+        self.process
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .kill();
+    }
+
+    /// Sends a request and waits for its answer, the deadline or `cancel`.
+    async fn request(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+        cancel: &AtomicBool,
+    ) -> Result<Value, RequestError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, mut answer) = tokio::sync::oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .insert(id, sender);
+        let gone = |live: &Live| {
+            RequestError::new(
+                ErrorKind::ToolFailed,
+                format!("the server is not running ({})", live.death()),
+            )
+        };
+        if !self.alive.load(Ordering::SeqCst)
+            || self
+                .writer
+                .send(jsonrpc::request(&json!(id), method, params))
+                .is_err()
+        {
+            self.forget(id);
+            return Err(gone(self));
+        }
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                self.forget(id);
+                self.cancel_request(id, "timed out");
+                return Err(RequestError::new(
+                    ErrorKind::Timeout,
+                    format!("the server did not answer {method} in time"),
+                ));
+            }
+            if cancel.load(Ordering::Relaxed) {
+                self.forget(id);
+                self.cancel_request(id, "cancelled");
+                return Err(RequestError::new(
+                    ErrorKind::Cancelled,
+                    "the call was cancelled",
+                ));
+            }
+            match tokio::time::timeout(POLL.min(deadline - now), &mut answer).await {
+                Ok(Ok(Ok(result))) => return Ok(result),
+                Ok(Ok(Err(error))) => {
+                    return Err(RequestError::new(
+                        ErrorKind::ToolFailed,
+                        format!(
+                            "the server refused {method}: {}",
+                            jsonrpc::error_text(&error)
+                        ),
+                    ));
+                }
+                // The reader dropped every pending answer: the server is gone.
+                Ok(Err(_)) => return Err(gone(self)),
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .remove(&id);
+    }
+
+    fn cancel_request(&self, id: u64, reason: &str) {
+        let _ = self.writer.send(jsonrpc::notification(
+            "notifications/cancelled",
+            &json!({"requestId": id, "reason": reason}),
+        ));
+    }
+
+    fn notify(&self, method: &str) {
+        let _ = self.writer.send(jsonrpc::notification(method, &json!({})));
+    }
+}
+
+enum State {
+    Up(Arc<Live>),
+    Down { retry_at: Instant, reason: String },
+}
+
+/// One configured stdio server, started on demand and restarted with backoff.
+pub(crate) struct Connection {
+    name: String,
+    launch: Launch,
+    state: tokio::sync::Mutex<State>,
+    /// Crashes and failed starts since the last successful call: the backoff grows with them.
+    failures: std::sync::atomic::AtomicU32,
+}
+
+impl Connection {
+    pub(crate) fn new(name: String, launch: Launch) -> Self {
+        Self {
+            name,
+            launch,
+            state: tokio::sync::Mutex::new(State::Down {
+                retry_at: Instant::now(),
+                reason: "not started yet".to_owned(),
+            }),
+            failures: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// The server's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Starts the server and lists its tools (every page).
+    pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, RequestError> {
+        let live = self.live().await?;
+        let deadline = Instant::now() + self.launch.startup_timeout;
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let page = live
+                .request("tools/list", &params, deadline, &AtomicBool::new(false))
+                .await?;
+            let listed = page["tools"].as_array().ok_or_else(|| {
+                RequestError::new(
+                    ErrorKind::ToolFailed,
+                    "the server's tools/list result has no \"tools\" list",
+                )
+            })?;
+            tools.extend(listed.iter().cloned());
+            if tools.len() > MAX_TOOLS {
+                tools.truncate(MAX_TOOLS);
+                break;
+            }
+            match page.get("nextCursor").filter(|next| !next.is_null()) {
+                Some(next) => cursor = Some(next.clone()),
+                None => break,
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Calls `tool` with `arguments`; the answer is the server's `CallToolResult`.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<Value, RequestError> {
+        let live = self.live().await?;
+        let deadline = Instant::now() + timeout;
+        let result = live
+            .request(
+                "tools/call",
+                &json!({"name": tool, "arguments": arguments}),
+                deadline,
+                cancel,
+            )
+            .await;
+        match &result {
+            Ok(_) => self.succeeded().await,
+            // A server that does not answer in time is hung or overloaded: it is restarted (a
+            // slow server is told so by the cancel notification first).
+            Err(error) if error.kind == ErrorKind::Timeout => live.kill(),
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Resets the backoff once a call succeeded.
+    async fn succeeded(&self) {
+        self.failures.store(0, Ordering::Relaxed);
+    }
+
+    /// The running server, started (again) when it is down and its backoff has passed.
+    async fn live(&self) -> Result<Arc<Live>, RequestError> {
+        let mut state = self.state.lock().await;
+        if let State::Up(live) = &*state {
+            if live.alive.load(Ordering::SeqCst) {
+                return Ok(Arc::clone(live));
+            }
+            let reason = live.death();
+            tracing::warn!("MCP server {} stopped: {reason}", self.name);
+            let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+            *state = State::Down {
+                retry_at: Instant::now() + backoff(failures),
+                reason,
+            };
+        }
+        if let State::Down { retry_at, reason } = &*state {
+            let now = Instant::now();
+            if now < *retry_at {
+                return Err(RequestError::new(
+                    ErrorKind::ToolFailed,
+                    format!(
+                        "the server is down ({reason}); warden restarts it in {:.1} s",
+                        (*retry_at - now).as_secs_f64()
+                    ),
+                ));
+            }
+        }
+        match self.start().await {
+            Ok(live) => {
+                *state = State::Up(Arc::clone(&live));
+                Ok(live)
+            }
+            Err(reason) => {
+                let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+                let backoff = backoff(failures);
+                *state = State::Down {
+                    retry_at: Instant::now() + backoff,
+                    reason: reason.clone(),
+                };
+                Err(RequestError::new(
+                    ErrorKind::ToolFailed,
+                    format!(
+                        "the server could not be started: {reason} (next try in {:.0} s)",
+                        backoff.as_secs_f64()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Starts the process and runs the `initialize` handshake.
+    async fn start(&self) -> Result<Arc<Live>, String> {
+        let spec = self.launch.spec.clone();
+        let (process, pipes) =
+            tokio::task::spawn_blocking(move || crate::sandbox::process::server::start(spec))
+                .await
+                .map_err(|error| format!("the start-up task failed: {error}"))??;
+        let live = Arc::new(wire(process, pipes, &self.name, &self.launch.workspace)?);
+        let deadline = Instant::now() + self.launch.startup_timeout;
+        let initialized = live
+            .request(
+                "initialize",
+                &json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"roots": {"listChanged": false}},
+                    "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
+                }),
+                deadline,
+                &AtomicBool::new(false),
+            )
+            .await;
+        match initialized {
+            Ok(_) => {
+                live.notify("notifications/initialized");
+                Ok(live)
+            }
+            Err(error) => {
+                live.kill();
+                Err(format!("initialize failed: {}", error.message))
+            }
+        }
+    }
+
+    /// Stops the server (the session ends).
+    pub(crate) async fn stop(&self) {
+        if let State::Up(live) = &*self.state.lock().await {
+            live.kill();
+        }
+    }
+}
+
+/// The wait before the next start after `failures` crashes or failed starts: none after the
+/// first, then 1, 2, 4 ... up to 30 s.
+fn backoff(failures: u32) -> Duration {
+    if failures <= 1 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs(1u64 << (failures - 2).min(5)).min(MAX_BACKOFF)
+}
+
+/// The reader, writer and stderr threads of a started process.
+fn wire(
+    process: ServerProcess,
+    pipes: Pipes,
+    name: &str,
+    workspace: &std::path::Path,
+) -> Result<Live, String> {
+    let Pipes {
+        stdin,
+        stdout,
+        stderr: stderr_pipe,
+    } = pipes;
+    let (writer, lines) = mpsc::channel::<String>();
+    let pending: Arc<Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Answer>>>> = Arc::default();
+    let alive = Arc::new(AtomicBool::new(true));
+    let stderr: Arc<Mutex<VecDeque<u8>>> = Arc::default();
+    let thread = |role: &str| std::thread::Builder::new().name(format!("warden-mcp-{role}"));
+    {
+        let alive = Arc::clone(&alive);
+        let mut stdin = stdin;
+        thread("write")
+            .spawn(move || {
+                for line in lines {
+                    let written = stdin
+                        .write_all(line.as_bytes())
+                        .and_then(|()| stdin.write_all(b"\n"))
+                        .and_then(|()| stdin.flush());
+                    if written.is_err() {
+                        alive.store(false, Ordering::SeqCst);
+                        break;
+                    }
+                }
+            })
+            .map_err(|error| format!("cannot start a thread: {error}"))?;
+    }
+    {
+        let stderr = Arc::clone(&stderr);
+        let mut pipe = stderr_pipe;
+        thread("stderr")
+            .spawn(move || {
+                let mut buffer = [0u8; 4096];
+                while let Ok(read @ 1..) = pipe.read(&mut buffer) {
+                    let mut tail = stderr.lock().unwrap_or_else(|poison| poison.into_inner());
+                    tail.extend(&buffer[..read]);
+                    let excess = tail.len().saturating_sub(STDERR_TAIL);
+                    tail.drain(..excess);
+                }
+            })
+            .map_err(|error| format!("cannot start a thread: {error}"))?;
+    }
+    {
+        let pending = Arc::clone(&pending);
+        let alive = Arc::clone(&alive);
+        let writer = writer.clone();
+        let name = name.to_owned();
+        let roots = json!({"roots": [{
+            "uri": url::Url::from_directory_path(workspace).map(String::from).unwrap_or_default(),
+            "name": "workspace",
+        }]});
+        thread("read")
+            .spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    match read_line(&mut reader, &mut line) {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(problem) => {
+                            tracing::warn!("MCP server {name}: {problem}");
+                            break;
+                        }
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match jsonrpc::parse(&line) {
+                        Ok(Incoming::Response { id, outcome }) => {
+                            let sender = id.as_u64().and_then(|id| {
+                                pending
+                                    .lock()
+                                    .unwrap_or_else(|poison| poison.into_inner())
+                                    .remove(&id)
+                            });
+                            if let Some(sender) = sender {
+                                let _ = sender.send(outcome);
+                            }
+                        }
+                        Ok(Incoming::Request { id, method, .. }) => {
+                            let reply = match method.as_str() {
+                                "ping" => jsonrpc::response(&id, &json!({})),
+                                "roots/list" => jsonrpc::response(&id, &roots),
+                                _ => jsonrpc::error_response(
+                                    &id,
+                                    code::METHOD_NOT_FOUND,
+                                    &format!("warden does not offer {method} to MCP servers"),
+                                ),
+                            };
+                            let _ = writer.send(reply);
+                        }
+                        Ok(Incoming::Notification { method, .. }) => {
+                            tracing::debug!("MCP server {name} sent {method}");
+                        }
+                        Err(bad) => {
+                            tracing::debug!("MCP server {name} sent a bad line: {}", bad.message);
+                        }
+                    }
+                }
+                alive.store(false, Ordering::SeqCst);
+                // Every waiting request learns at once that no answer will come.
+                pending
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .clear();
+            })
+            .map_err(|error| format!("cannot start a thread: {error}"))?;
+    }
+    Ok(Live {
+        writer,
+        pending,
+        next_id: AtomicU64::new(1),
+        alive,
+        stderr,
+        process: Arc::new(Mutex::new(process)),
+    })
+}
+
+/// Reads one line of at most [`MAX_LINE`] bytes; `Ok(false)` at the end of the output.
+fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> Result<bool, String> {
+    loop {
+        let buffer = reader
+            .fill_buf()
+            .map_err(|error| format!("cannot read its output: {error}"))?;
+        if buffer.is_empty() {
+            return Ok(!line.is_empty());
+        }
+        let (chunk, done) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(end) => (&buffer[..=end], true),
+            None => (buffer, false),
+        };
+        if line.len() + chunk.len() > MAX_LINE {
+            return Err(format!("it sent a line over {MAX_LINE} bytes"));
+        }
+        line.extend_from_slice(chunk);
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_a_ceiling() {
+        let waits: Vec<u64> = (1..=9).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [0, 1, 2, 4, 8, 16, 30, 30, 30]);
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut line = Vec::new();
+        let mut input: &[u8] = b"{\"a\":1}\n{\"b\"";
+        assert_eq!(read_line(&mut input, &mut line), Ok(true));
+        assert_eq!(line, b"{\"a\":1}\n");
+        line.clear();
+        assert_eq!(read_line(&mut input, &mut line), Ok(true));
+        assert_eq!(line, b"{\"b\"");
+        line.clear();
+        assert_eq!(read_line(&mut input, &mut line), Ok(false));
+    }
+}

@@ -1,0 +1,375 @@
+//! `warden mcp serve`: the effective registry served to any MCP client over stdio.
+//!
+//! `tools/list` is answered from a listing built once at start. Every `tools/call` runs the whole
+//! pipeline (coerce, schema, validate-input, hooks, the central decision, the sandbox, the output
+//! budget) and comes back as a `CallToolResult`; failures are results with `isError: true` and
+//! warden's `error_kind`, never protocol errors. Permission questions go to the client as MCP
+//! elicitations when it offers them and are denied otherwise. `notifications/cancelled` stops a
+//! call; a call sent with a `progressToken` gets `notifications/progress` while it runs. When the
+//! input ends, calls in flight are cancelled, the session ends and the server returns.
+//!
+//! Nothing but JSON-RPC is ever written to the output: guests' stdout and stderr are captured by
+//! the sandbox, and warden's own diagnostics go to stderr.
+
+mod peer;
+mod results;
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::jsonrpc::{self, Incoming, code};
+use crate::pipeline::{ErrorKind, Failure, ToolUse};
+use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
+
+pub(crate) use peer::Peer;
+
+/// The protocol revisions warden speaks, newest first. A client asking for another gets the
+/// newest, as the specification prescribes.
+const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Calls read but not finished beyond which new calls are refused (`resource_exhausted`).
+const MAX_QUEUED_CALLS: usize = 1024;
+
+/// How long the server waits for calls to finish after the input ended (they are cancelled).
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// How `warden mcp serve` behaves.
+#[derive(Debug, Clone)]
+pub struct McpServeOptions {
+    /// Most calls running at once (default 10); concurrency-safe calls share the slots, any
+    /// other call runs alone.
+    pub max_concurrency: usize,
+    /// How often a call sent with a `progressToken` gets a progress notification (default 1 s).
+    pub progress_interval: Duration,
+    /// How long a permission question waits for the client's elicitation answer (default 5 min);
+    /// no answer denies.
+    pub elicitation_timeout: Duration,
+}
+
+impl Default for McpServeOptions {
+    fn default() -> Self {
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            progress_interval: Duration::from_secs(1),
+            elicitation_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// One call in flight, keyed by its JSON-RPC id.
+struct InFlight {
+    tool_use_id: String,
+    /// Set by `notifications/cancelled`: the result is then not sent (the specification asks
+    /// receivers not to answer a cancelled request).
+    cancelled: bool,
+}
+
+struct Server {
+    runtime: Arc<Runtime>,
+    peer: Arc<Peer>,
+    options: McpServeOptions,
+    /// The `tools/list` result, built once.
+    tools_list: Value,
+    in_flight: Mutex<HashMap<String, InFlight>>,
+    /// Concurrency-safe calls share it; every other call holds it alone.
+    exclusive: tokio::sync::RwLock<()>,
+    slots: tokio::sync::Semaphore,
+    next_call: AtomicU64,
+    handle: tokio::runtime::Handle,
+    /// Calls whose tasks have not finished, and a signal each time one finishes.
+    running: AtomicU64,
+    finished: tokio::sync::Notify,
+}
+
+/// Serves MCP over `input` and `output` until the input ends, then ends the session and returns
+/// what ending it reported.
+pub async fn serve_mcp(
+    mut runtime: Runtime,
+    options: McpServeOptions,
+    input: Box<dyn BufRead + Send>,
+    output: Box<dyn std::io::Write + Send>,
+) -> SessionEndReport {
+    let peer = Arc::new(Peer::new(output, options.elicitation_timeout));
+    runtime.set_prompter(Arc::new(peer::ElicitationPrompter::new(Arc::clone(&peer))));
+    for warning in runtime.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let specs: Vec<crate::registry::ToolSpec> =
+        runtime.tools().into_iter().map(|tool| tool.spec).collect();
+    let tools_list = super::tool_definitions(&specs, super::DefinitionFormat::Mcp);
+    let runtime = Arc::new(runtime);
+    runtime.start_session().await;
+    let server = Arc::new(Server {
+        runtime: Arc::clone(&runtime),
+        peer: Arc::clone(&peer),
+        slots: tokio::sync::Semaphore::new(options.max_concurrency.max(1)),
+        options,
+        tools_list,
+        in_flight: Mutex::default(),
+        exclusive: tokio::sync::RwLock::new(()),
+        next_call: AtomicU64::new(1),
+        handle: tokio::runtime::Handle::current(),
+        running: AtomicU64::new(0),
+        finished: tokio::sync::Notify::new(),
+    });
+    let (ended, input_closed) = tokio::sync::oneshot::channel();
+    let reader = {
+        let server = Arc::clone(&server);
+        move || {
+            server.read(input);
+            let _ = ended.send(());
+        }
+    };
+    if let Err(error) = std::thread::Builder::new()
+        .name("warden-mcp-input".into())
+        .spawn(reader)
+    {
+        tracing::error!("cannot start the MCP input thread: {error}");
+        return runtime.end_session("other").await;
+    }
+    let _ = input_closed.await;
+    server.shut_down().await;
+    runtime.end_session("other").await
+}
+
+impl Server {
+    /// Reads messages until the input ends.
+    fn read(self: &Arc<Self>, mut input: Box<dyn BufRead + Send>) {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match input.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match jsonrpc::parse(&line) {
+                Ok(message) => self.handle(message),
+                Err(bad) => {
+                    self.peer
+                        .send(&jsonrpc::error_response(&bad.id, bad.code, &bad.message))
+                }
+            }
+        }
+    }
+
+    fn handle(self: &Arc<Self>, message: Incoming) {
+        match message {
+            Incoming::Request { id, method, params } => self.request(id, &method, params),
+            Incoming::Notification { method, params } => self.notification(&method, &params),
+            Incoming::Response { id, outcome } => self.peer.resolve(&id, outcome),
+        }
+    }
+
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Value) {
+        let result = match method {
+            "initialize" => Ok(self.initialize(&params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(self.tools_list.clone()),
+            "tools/call" => return self.call(id, params),
+            // Offered by no capability, but asked for by some clients regardless.
+            "resources/list" => Ok(json!({"resources": []})),
+            "prompts/list" => Ok(json!({"prompts": []})),
+            _ => Err((
+                code::METHOD_NOT_FOUND,
+                format!("warden does not serve the method {method:?}"),
+            )),
+        };
+        let line = match result {
+            Ok(result) => jsonrpc::response(&id, &result),
+            Err((code, message)) => jsonrpc::error_response(&id, code, &message),
+        };
+        self.peer.send(&line);
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        self.peer.set_client(params);
+        let asked = params["protocolVersion"].as_str().unwrap_or_default();
+        let version = PROTOCOL_VERSIONS
+            .iter()
+            .find(|version| **version == asked)
+            .unwrap_or(&PROTOCOL_VERSIONS[0]);
+        json!({
+            "protocolVersion": version,
+            "capabilities": {
+                // Lists change when plugins are reloaded; until then the list is fixed.
+                "tools": { "listChanged": true },
+            },
+            "serverInfo": {
+                "name": "warden",
+                "version": env!("CARGO_PKG_VERSION"),
+            },
+            "instructions": "Tools run in warden's sandbox; every call passes warden's permission rules, hooks and output limits. Error results carry _meta[\"warden/error_kind\"].",
+        })
+    }
+
+    fn notification(&self, method: &str, params: &Value) {
+        if method != "notifications/cancelled" {
+            // `notifications/initialized` and the rest need nothing from warden.
+            return;
+        }
+        let key = params["requestId"].to_string();
+        let mut in_flight = self.lock_in_flight();
+        if let Some(call) = in_flight.get_mut(&key) {
+            call.cancelled = true;
+            let reason = params["reason"].as_str().map_or_else(
+                || "cancelled by the MCP client".to_owned(),
+                |reason| format!("cancelled by the MCP client: {reason}"),
+            );
+            self.runtime.cancel_when_started(&call.tool_use_id, &reason);
+        }
+    }
+
+    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, InFlight>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Starts a `tools/call` on the async runtime; the input thread goes on reading.
+    fn call(self: &Arc<Self>, id: Value, params: Value) {
+        let Some(name) = params["name"].as_str().map(str::to_owned) else {
+            return self.peer.send(&jsonrpc::error_response(
+                &id,
+                code::INVALID_PARAMS,
+                "tools/call needs a string \"name\"",
+            ));
+        };
+        let input = match params.get("arguments") {
+            None | Some(Value::Null) => json!({}),
+            Some(arguments) => arguments.clone(),
+        };
+        let tool_use_id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        let key = id.to_string();
+        {
+            let mut in_flight = self.lock_in_flight();
+            if in_flight.contains_key(&key) {
+                drop(in_flight);
+                return self.peer.send(&jsonrpc::error_response(
+                    &id,
+                    code::INVALID_REQUEST,
+                    &format!("a request with id {key} is still running"),
+                ));
+            }
+            if in_flight.len() >= MAX_QUEUED_CALLS {
+                drop(in_flight);
+                let failure = Failure::new(
+                    ErrorKind::ResourceExhausted,
+                    format!(
+                        "{MAX_QUEUED_CALLS} calls are already running or queued; try again when some have finished"
+                    ),
+                );
+                let call = ToolUse {
+                    id: tool_use_id,
+                    name,
+                    input,
+                };
+                let result = results::call_result(&crate::pipeline::refused(&call, failure));
+                return self.peer.send(&jsonrpc::response(&id, &result));
+            }
+            in_flight.insert(
+                key.clone(),
+                InFlight {
+                    tool_use_id: tool_use_id.clone(),
+                    cancelled: false,
+                },
+            );
+        }
+        let progress_token = params["_meta"]
+            .get("progressToken")
+            .filter(|token| token.is_string() || token.is_number())
+            .cloned();
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let server = Arc::clone(self);
+        self.handle.spawn(async move {
+            let call = ToolUse {
+                id: tool_use_id,
+                name,
+                input,
+            };
+            let progress = progress_token.map(|token| {
+                results::Progress::start(
+                    Arc::clone(&server.peer),
+                    token,
+                    call.name.clone(),
+                    server.options.progress_interval,
+                )
+            });
+            let dispatch = server.run(call).await;
+            let cancelled = server
+                .lock_in_flight()
+                .remove(&key)
+                .is_none_or(|call| call.cancelled);
+            let line =
+                (!cancelled).then(|| jsonrpc::response(&id, &results::call_result(&dispatch)));
+            match progress {
+                // The last progress line goes out before the result, never after it.
+                Some(progress) => progress.finish(line.as_deref()),
+                None => {
+                    if let Some(line) = line {
+                        server.peer.send(&line);
+                    }
+                }
+            }
+            server.running.fetch_sub(1, Ordering::SeqCst);
+            server.finished.notify_waiters();
+        });
+    }
+
+    /// Runs one call within the concurrency rules: a slot, and the exclusive lock unless the tool
+    /// is concurrency-safe.
+    async fn run(&self, call: ToolUse) -> crate::pipeline::Dispatch {
+        let Ok(_slot) = self.slots.acquire().await else {
+            return crate::pipeline::refused(
+                &call,
+                Failure::new(ErrorKind::Internal, "the server is shutting down"),
+            );
+        };
+        if self.runtime.concurrency_safe(&call.name) {
+            let _shared = self.exclusive.read().await;
+            self.runtime.dispatch(call).await
+        } else {
+            let _alone = self.exclusive.write().await;
+            self.runtime.dispatch(call).await
+        }
+    }
+
+    /// The input ended: nobody can answer a question or read a result any more. Calls in flight
+    /// are cancelled and given a moment to finish.
+    async fn shut_down(&self) {
+        self.peer.close();
+        let ids: Vec<String> = self
+            .lock_in_flight()
+            .values()
+            .map(|call| call.tool_use_id.clone())
+            .collect();
+        for id in ids {
+            self.runtime
+                .cancel_when_started(&id, "the MCP client closed the connection");
+        }
+        let drained = tokio::time::timeout(DRAIN, async {
+            loop {
+                let finished = self.finished.notified();
+                if self.running.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                finished.await;
+            }
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!(
+                "{} MCP call(s) had not finished {} s after the input ended",
+                self.running.load(Ordering::SeqCst),
+                DRAIN.as_secs()
+            );
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! A dispatch as an MCP `CallToolResult`, and the progress notifications of a running call.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::Peer;
+use crate::output::{ContentBlock, ResultContent};
+use crate::pipeline::Dispatch;
+use crate::protocol::jsonrpc;
+
+/// `{"content","isError","structuredContent"?,"_meta"}`: the same text the model would get in a
+/// `tool_result`, with warden's `error_kind` and result file in `_meta`.
+pub(crate) fn call_result(dispatch: &Dispatch) -> Value {
+    let content: Vec<Value> = match &dispatch.block.content {
+        ResultContent::Text(text) => vec![json!({"type": "text", "text": text})],
+        ResultContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+                ContentBlock::Image { source } => json!({
+                    "type": "image",
+                    "data": source.data,
+                    "mimeType": source.media_type,
+                }),
+            })
+            .collect(),
+    };
+    let outcome = &dispatch.outcome;
+    let mut meta = serde_json::Map::new();
+    meta.insert("warden/tool_use_id".into(), json!(outcome.tool_use_id));
+    if let Some(failure) = &outcome.error {
+        meta.insert("warden/error_kind".into(), json!(failure.kind.as_str()));
+    }
+    if let Some(path) = &outcome.saved_to {
+        meta.insert("warden/saved_to".into(), json!(path.to_string_lossy()));
+    }
+    let mut result = json!({
+        "content": content,
+        "isError": dispatch.block.is_error,
+        "_meta": meta,
+    });
+    // Structured results only for successes whose tool gave one: an error's shape is the
+    // tool's own business, and a client may check structured content against a schema.
+    if !dispatch.block.is_error
+        && let Some(structured) = outcome
+            .structured
+            .as_ref()
+            .filter(|value| value.is_object())
+    {
+        result["structuredContent"] = structured.clone();
+    }
+    result
+}
+
+/// `notifications/progress` for one call sent with a `progressToken`, every interval until the
+/// call's result is sent.
+pub(crate) struct Progress {
+    /// Held while a notification or the result is written: none follows the result.
+    done: Arc<Mutex<bool>>,
+    peer: Arc<Peer>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+impl Progress {
+    pub(crate) fn start(peer: Arc<Peer>, token: Value, tool: String, interval: Duration) -> Self {
+        let done = Arc::new(Mutex::new(false));
+        let ticker = {
+            let done = Arc::clone(&done);
+            let peer = Arc::clone(&peer);
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let interval = interval.max(Duration::from_millis(10));
+                loop {
+                    tokio::time::sleep(interval).await;
+                    let done = done.lock().unwrap_or_else(|poison| poison.into_inner());
+                    if *done {
+                        break;
+                    }
+                    let elapsed = started.elapsed().as_secs_f64();
+                    peer.send(&jsonrpc::notification(
+                        "notifications/progress",
+                        &json!({
+                            "progressToken": token,
+                            "progress": (elapsed * 10.0).round() / 10.0,
+                            "message": format!("{tool} running for {elapsed:.1} s"),
+                        }),
+                    ));
+                }
+            })
+        };
+        Self { done, peer, ticker }
+    }
+
+    /// Stops the notifications, then sends `result` (when the call was not cancelled).
+    pub(crate) fn finish(&self, result: Option<&str>) {
+        let mut done = self
+            .done
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        *done = true;
+        if let Some(line) = result {
+            self.peer.send(line);
+        }
+        self.ticker.abort();
+    }
+}

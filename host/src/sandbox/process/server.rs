@@ -1,0 +1,130 @@
+//! A long-lived confined program with pipes on stdin, stdout and stderr: what an MCP stdio server
+//! needs.
+//!
+//! It uses the same confinement as Bash's commands and command hooks (`confine.rs`: Landlock, a
+//! network namespace unless the network is granted, seccomp, rlimits, its own process group, death
+//! with the host), minus the CPU-seconds limit a server that lives for the session cannot have.
+//! Dropping the [`ServerProcess`] kills the whole group.
+
+use std::path::PathBuf;
+
+use super::confine::{Confinement, ResourceLimits};
+use super::{KernelSupport, ProcessSandbox, kill_group, spawn_on_spawner};
+
+/// Address space a server may map. JavaScript engines reserve tens of GiB of address space
+/// without touching it, so the Bash limit (16 GiB) would stop `node` from starting.
+const SERVER_ADDRESS_SPACE: u64 = 256 << 30;
+
+/// One program to start.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerSpec {
+    /// Absolute program path.
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) cwd: PathBuf,
+    /// The whole environment (nothing is inherited).
+    pub(crate) env: Vec<(String, String)>,
+    /// Directories readable besides the system ones.
+    pub(crate) read_dirs: Vec<PathBuf>,
+    /// Directories readable and writable.
+    pub(crate) write_dirs: Vec<PathBuf>,
+    /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
+    pub(crate) network: bool,
+    pub(crate) sandbox: ProcessSandbox,
+}
+
+/// A running program; its group is killed when this is dropped.
+pub(crate) struct ServerProcess {
+    /// Its process id (and group id).
+    pub(crate) pid: i32,
+    child: std::process::Child,
+}
+
+/// The program's standard streams.
+pub(crate) struct Pipes {
+    pub(crate) stdin: std::process::ChildStdin,
+    pub(crate) stdout: std::process::ChildStdout,
+    pub(crate) stderr: std::process::ChildStderr,
+}
+
+impl ServerProcess {
+    /// Kills the program's whole group and reaps it.
+    pub(crate) fn kill(&mut self) {
+        kill_group(self.pid);
+        let _ = self.child.wait();
+    }
+
+    /// The exit status once it has ended.
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts `spec`. `Err` says why it could not start.
+pub(crate) fn start(spec: ServerSpec) -> Result<(ServerProcess, Pipes), String> {
+    let sandboxed = match spec.sandbox {
+        ProcessSandbox::Unsandboxed => false,
+        ProcessSandbox::Unavailable => {
+            return Err("the process sandbox is unavailable (forced off)".to_owned());
+        }
+        ProcessSandbox::Required => {
+            if let Some(missing) = KernelSupport::probe().missing() {
+                return Err(format!(
+                    "{missing}; run `warden doctor`, or pass --unsandboxed-process"
+                ));
+            }
+            true
+        }
+    };
+    let confinement = Confinement {
+        read_dirs: spec.read_dirs.clone(),
+        write_dirs: spec.write_dirs.clone(),
+        isolate_network: !spec.network,
+        limits: ResourceLimits {
+            address_space: SERVER_ADDRESS_SPACE,
+            cpu_seconds: libc::RLIM_INFINITY,
+            ..ResourceLimits::default()
+        },
+        sandboxed,
+    };
+    let prepared = confinement.prepare(None)?;
+    let mut command = std::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().cloned())
+        .current_dir(&spec.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            prepared.apply_in_child()
+        });
+    }
+    let mut child = spawn_on_spawner(command)
+        .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        kill_group(pid);
+        let _ = child.wait();
+        return Err("the server's pipes could not be opened".to_owned());
+    };
+    Ok((
+        ServerProcess { pid, child },
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
+}

@@ -1,0 +1,509 @@
+//! MCP servers as tool sources: the official reference servers from npm
+//! (`@modelcontextprotocol/server-everything`, `server-filesystem`) started by warden under the
+//! process sandbox, their tools registered as `mcp__<server>__<tool>` and called through the
+//! pipeline, with rules, the output budget, approval, timeouts and restarts.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp_support::{reference_server, tools_dir, warden_command};
+use crate::support::Fixture;
+
+/// Writes an `.mcp.json`-format file naming `servers` (name -> entry) at `path`.
+fn mcp_config(path: &std::path::Path, servers: Value) {
+    std::fs::write(path, json!({ "mcpServers": servers }).to_string()).expect("write mcp config");
+}
+
+/// Settings that let `server` read the installed npm packages (node resolves its modules there)
+/// and time calls out after `call_timeout_ms`.
+fn policy(server: &str, call_timeout_ms: u64) -> String {
+    json!({"mcpServerPolicy": {server: {
+        "read": [tools_dir().join("npm").display().to_string()],
+        "callTimeoutMs": call_timeout_ms,
+    }}})
+    .to_string()
+}
+
+/// A fixture whose `--mcp-config` file names server-everything as `everything`.
+fn everything(fixture: &Fixture) -> std::path::PathBuf {
+    let config = fixture.root().join("operator-mcp.json");
+    mcp_config(
+        &config,
+        json!({"everything": {"command": reference_server("everything").display().to_string(), "args": ["stdio"]}}),
+    );
+    config
+}
+
+/// `warden GLOBAL... ARGS...`, returning (exit code, stdout, stderr).
+fn warden(fixture: &Fixture, global: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
+    warden_with_stdin(fixture, global, args, "")
+}
+
+/// The same, with `stdin` as the process's input (`--input -`).
+fn warden_with_stdin(
+    fixture: &Fixture,
+    global: &[&str],
+    args: &[&str],
+    stdin: &str,
+) -> (Option<i32>, String, String) {
+    let mut command = warden_command(fixture, global);
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    let program = command.remove(0);
+    let mut child = Command::new(program)
+        .args(&command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run warden");
+    let mut input = child.stdin.take().expect("stdin");
+    let text = stdin.to_owned();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let output = child.wait_with_output().expect("wait for warden");
+    writer.join().expect("stdin writer");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn block(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("not a tool_result: {stdout}"))
+}
+
+fn block_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn mcp_client_registers_reference_server_tools_under_rules() {
+    let fixture = Fixture::new();
+    let config = everything(&fixture);
+    let config = config.display().to_string();
+    let settings = policy("everything", 30_000);
+    let base = [
+        "--mcp-config",
+        config.as_str(),
+        "--settings",
+        settings.as_str(),
+    ];
+
+    let (code, stdout, stderr) = warden(&fixture, &base, &["tools", "--format", "mcp"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).expect("tools JSON");
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    for name in ["mcp__everything__echo", "mcp__everything__get-sum", "Read"] {
+        assert!(names.contains(&name), "{name} missing: {names:?}\n{stderr}");
+    }
+
+    // No rule: an MCP tool is never allowed by default, and nobody can be asked.
+    let echo = [
+        "call",
+        "mcp__everything__echo",
+        "--input",
+        r#"{"message":"hi"}"#,
+    ];
+    let (code, stdout, _) = warden(&fixture, &base, &echo);
+    assert_eq!(code, Some(1));
+    assert!(
+        block_text(&block(&stdout)).starts_with("permission_denied"),
+        "{stdout}"
+    );
+
+    // A server rule allows all its tools; a deny rule naming one removes it.
+    let mut allowed = base.to_vec();
+    allowed.extend([
+        "--allowedTools",
+        "mcp__everything",
+        "--disallowedTools",
+        "mcp__everything__get-sum",
+    ]);
+    let (code, stdout, stderr) = warden(&fixture, &allowed, &echo);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(block_text(&block(&stdout)), "Echo: hi");
+    let (code, stdout, _) = warden(
+        &fixture,
+        &allowed,
+        &[
+            "call",
+            "mcp__everything__get-sum",
+            "--input",
+            r#"{"a":1,"b":2}"#,
+        ],
+    );
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        block_text(&block(&stdout)).starts_with("unknown_tool"),
+        "{stdout}"
+    );
+
+    // A bare-name deny removes the tool from the registry.
+    let mut removed = base.to_vec();
+    removed.extend(["--disallowedTools", "mcp__everything__echo"]);
+    let (_, stdout, _) = warden(&fixture, &removed, &["tools", "--format", "mcp"]);
+    assert!(!stdout.contains("mcp__everything__echo"), "{stdout}");
+    assert!(stdout.contains("mcp__everything__get-sum"), "{stdout}");
+}
+
+#[test]
+fn mcp_client_schema_coercion_and_output_budget_apply_to_server_tools() {
+    let fixture = Fixture::new();
+    let config = everything(&fixture);
+    let config = config.display().to_string();
+    let settings = policy("everything", 30_000);
+    let base = [
+        "--mcp-config",
+        config.as_str(),
+        "--settings",
+        settings.as_str(),
+        "--allowedTools",
+        "mcp__everything__*",
+    ];
+    // "2" is coerced to the schema's number before the server sees it.
+    let (code, stdout, stderr) = warden(
+        &fixture,
+        &base,
+        &[
+            "call",
+            "mcp__everything__get-sum",
+            "--input",
+            r#"{"a":1,"b":"2"}"#,
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(block_text(&block(&stdout)).contains('3'), "{stdout}");
+    // A missing required field never reaches the server.
+    let (code, stdout, _) = warden(
+        &fixture,
+        &base,
+        &["call", "mcp__everything__echo", "--input", "{}"],
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        block_text(&block(&stdout)).starts_with("invalid_input"),
+        "{stdout}"
+    );
+
+    // 25,000 estimated tokens inline (100,000 characters); the whole result goes to a file.
+    let message = "0123456789".repeat(20_000);
+    let input = json!({ "message": message }).to_string();
+    let (code, stdout, stderr) = warden_with_stdin(
+        &fixture,
+        &base,
+        &["call", "--outcome", "mcp__everything__echo", "--input", "-"],
+        &input,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let printed: Value = serde_json::from_str(stdout.trim()).expect("outcome JSON");
+    let text = block_text(&printed["tool_result"]);
+    assert!(text.len() < 110_000, "{} characters inline", text.len());
+    let saved = printed["outcome"]["saved_to"].as_str().expect("saved_to");
+    let whole = std::fs::read_to_string(saved).expect("the saved result");
+    assert!(whole.contains(&message), "the file holds the whole result");
+}
+
+#[test]
+fn mcp_client_filesystem_server_reads_the_workspace_and_nothing_else() {
+    let fixture = Fixture::new();
+    fixture.write("inside.txt", "inside the workspace\n");
+    let config = fixture.root().join("fs-mcp.json");
+    let workspace = fixture.workspace().display().to_string();
+    let outside = fixture.outside().display().to_string();
+    mcp_config(
+        &config,
+        json!({"fs": {"command": reference_server("filesystem").display().to_string(),
+                      "args": [workspace, outside]}}),
+    );
+    let config = config.display().to_string();
+    let settings = policy("fs", 30_000);
+    let base = [
+        "--mcp-config",
+        config.as_str(),
+        "--settings",
+        settings.as_str(),
+        "--allowedTools",
+        "mcp__fs",
+    ];
+    let inside = json!({"path": fixture.workspace().join("inside.txt")}).to_string();
+    let (code, stdout, stderr) = warden(
+        &fixture,
+        &base,
+        &["call", "mcp__fs__read_text_file", "--input", &inside],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(block_text(&block(&stdout)).contains("inside the workspace"));
+    // The server itself allows the outside directory, but its sandbox grants only the workspace.
+    let secret = json!({"path": fixture.outside().join("secret.txt")}).to_string();
+    let (code, stdout, _) = warden(
+        &fixture,
+        &base,
+        &["call", "mcp__fs__read_text_file", "--input", &secret],
+    );
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(!stdout.contains("TOPSECRET"), "{stdout}");
+    // Writes by the server are refused by its sandbox even when a rule allows the call.
+    let write = json!({"path": fixture.workspace().join("made.txt"), "content": "x"}).to_string();
+    let (code, stdout, _) = warden(
+        &fixture,
+        &base,
+        &["call", "mcp__fs__write_file", "--input", &write],
+    );
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(!fixture.workspace().join("made.txt").exists());
+}
+
+#[test]
+fn mcp_client_starts_project_servers_only_when_the_operator_approves() {
+    let fixture = Fixture::new();
+    mcp_config(
+        &fixture.workspace().join(".mcp.json"),
+        json!({"proj": {"command": reference_server("everything").display().to_string()}}),
+    );
+    // The repository approving its own server counts for nothing.
+    fixture.write(
+        ".warden/settings.json",
+        json!({"enabledMcpjsonServers": ["proj"], "enableAllProjectMcpServers": true}).to_string(),
+    );
+    let settings = policy("proj", 30_000);
+    let base = ["--settings", settings.as_str(), "--trust-workspace"];
+    let (code, stdout, stderr) = warden(&fixture, &base, &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains("mcp__proj__"), "{stdout}");
+    assert!(stderr.contains("has not been approved"), "{stderr}");
+    assert!(
+        stderr.contains("only user settings and --settings"),
+        "{stderr}"
+    );
+
+    let mut approved = base.to_vec();
+    approved.extend(["--approve-mcp", "proj"]);
+    let (code, stdout, stderr) = warden(&fixture, &approved, &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("mcp__proj__echo"), "{stdout}\n{stderr}");
+
+    // A refusal from any scope wins over an approval.
+    let refused = json!({"disabledMcpjsonServers": ["proj"]}).to_string();
+    approved.extend(["--settings", refused.as_str()]);
+    let (_, stdout, stderr) = warden(&fixture, &approved, &["tools"]);
+    assert!(!stdout.contains("mcp__proj__"), "{stdout}");
+    assert!(stderr.contains("disabledMcpjsonServers"), "{stderr}");
+}
+
+#[test]
+fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
+    let fixture = Fixture::new();
+    let broken = fixture.root().join("broken.json");
+    std::fs::write(
+        &broken,
+        r#"{"mcpServers":{"x":{"command":"a","url":"http://h"}}}"#,
+    )
+    .unwrap();
+    let (code, _, stderr) = warden(
+        &fixture,
+        &["--mcp-config", &broken.display().to_string()],
+        &["tools"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("server \"x\""), "{stderr}");
+
+    // A server that is not installed, or exits at once, costs a warning, not the host.
+    let missing = fixture.root().join("missing.json");
+    mcp_config(
+        &missing,
+        json!({"gone": {"command": "/nonexistent/server"}, "quits": {"command": "/bin/false"}}),
+    );
+    let (code, stdout, stderr) = warden(
+        &fixture,
+        &["--mcp-config", &missing.display().to_string()],
+        &["tools"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Read"), "{stdout}");
+    assert!(
+        stderr.contains("MCP server gone was not started"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server quits offers no tools"),
+        "{stderr}"
+    );
+}
+
+/// A `warden run` session whose MCP server is killed mid-call and times out.
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Session {
+    fn start(fixture: &Fixture, global: &[&str]) -> Self {
+        let mut command = warden_command(fixture, global);
+        command.push("run".into());
+        let program = command.remove(0);
+        let mut child = Command::new(program)
+            .args(&command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start warden run");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(value) = serde_json::from_str(&line)
+                    && sender.send(value).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, id: &str, name: &str, input: Value) {
+        let line = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+        writeln!(self.stdin, "{line}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The `tool_result` block answering `id`.
+    fn result(&self, id: &str) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("no result for {id}"));
+            if line["type"] == "user"
+                && let Some(block) = line["message"]["content"]
+                    .as_array()
+                    .and_then(|blocks| blocks.iter().find(|block| block["tool_use_id"] == id))
+            {
+                return block.clone();
+            }
+        }
+    }
+
+    /// Pids of the session's descendants whose command line mentions `needle`.
+    fn descendants(&self, needle: &str) -> Vec<i32> {
+        let mut found = Vec::new();
+        let mut queue = vec![i32::try_from(self.child.id()).unwrap()];
+        while let Some(pid) = queue.pop() {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            for task in tasks.flatten() {
+                let children =
+                    std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+                for child in children
+                    .split_whitespace()
+                    .filter_map(|pid| pid.parse::<i32>().ok())
+                {
+                    let cmdline =
+                        std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+                    if String::from_utf8_lossy(&cmdline).contains(needle) {
+                        found.push(child);
+                    }
+                    queue.push(child);
+                }
+            }
+        }
+        found
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_client_a_killed_or_hung_server_yields_errors_and_comes_back() {
+    let fixture = Fixture::new();
+    let config = everything(&fixture);
+    let config = config.display().to_string();
+    let settings = policy("everything", 2_000);
+    let mut session = Session::start(
+        &fixture,
+        &[
+            "--mcp-config",
+            config.as_str(),
+            "--settings",
+            settings.as_str(),
+            "--allowedTools",
+            "mcp__everything",
+        ],
+    );
+    session.send("t1", "mcp__everything__echo", json!({"message": "one"}));
+    assert_eq!(block_text(&session.result("t1")), "Echo: one");
+    let servers = session.descendants("mcp-server-everything");
+    assert!(!servers.is_empty(), "the server runs under warden");
+
+    // Killed in the middle of a call: that call is an error result, the host goes on.
+    session.send(
+        "t2",
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 1.5, "steps": 3}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    for pid in &servers {
+        kill(*pid);
+    }
+    let crashed = session.result("t2");
+    assert_eq!(crashed["is_error"], true, "{crashed}");
+    assert!(block_text(&crashed).starts_with("tool_failed"), "{crashed}");
+
+    // The next call restarts it.
+    session.send("t3", "mcp__everything__echo", json!({"message": "back"}));
+    assert_eq!(block_text(&session.result("t3")), "Echo: back");
+    let restarted = session.descendants("mcp-server-everything");
+    assert!(
+        !restarted.is_empty() && restarted != servers,
+        "{servers:?} -> {restarted:?}"
+    );
+
+    // A call past its 2 s timeout is a timeout; the hung server is replaced.
+    session.send(
+        "t4",
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 10, "steps": 2}),
+    );
+    let slow = session.result("t4");
+    assert!(block_text(&slow).starts_with("timeout"), "{slow}");
+    session.send("t5", "mcp__everything__echo", json!({"message": "again"}));
+    assert_eq!(block_text(&session.result("t5")), "Echo: again");
+}
+
+/// `kill -9 pid` (one of this test's own descendants).
+fn kill(pid: i32) {
+    let status = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    assert!(status.is_ok_and(|status| status.success()), "kill {pid}");
+}

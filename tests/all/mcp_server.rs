@@ -1,0 +1,426 @@
+//! `warden mcp serve` driven by the official MCP Python SDK's stdio client: listing with
+//! annotations, calls through the whole pipeline, errors as results, elicitation, cancellation,
+//! progress, limits, and the lessons measured on Wassette (peers.md §13).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use warden_test_guests::{
+    GRANTS_ENV, REDTEAM_OUTPUT_FLOOD, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP,
+};
+
+use crate::mcp_support::{drive, error_kind, result_text, warden_command};
+use crate::support::{Fixture, warden_bin};
+
+/// `warden GLOBAL... mcp serve --progress-interval-ms 100`.
+fn serve(fixture: &Fixture, global: &[&str]) -> Vec<String> {
+    let mut command = warden_command(fixture, global);
+    command.extend(["mcp", "serve", "--progress-interval-ms", "100"].map(str::to_owned));
+    command
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"op": "call", "name": name, "arguments": arguments, "timeout_s": 60})
+}
+
+#[test]
+fn mcp_server_lists_the_registry_and_runs_calls_through_the_pipeline() {
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "first line\nsecond line\n");
+    let run = drive(
+        &json!([
+            {"op": "list"},
+            call("Read", json!({"file_path": "notes.md"})),
+            // Coerced toward the schema ("1" becomes 1) before validation.
+            call("Read", json!({"file_path": "notes.md", "limit": "1"})),
+            call("Write", json!({"file_path": "new.txt", "content": "x"})),
+            call("Nope", json!({})),
+            call("Read", json!({"file_path": 7})),
+            call("Read", json!({"file_path": "notes.md", "extra": true})),
+        ]),
+        &serve(&fixture, &[]),
+        &[],
+    );
+    let init = run.step(0);
+    assert_eq!(init["serverInfo"]["name"], "warden", "{init}");
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
+
+    let tools = run.step(1)["tools"].as_array().expect("tools").clone();
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not listed: {tools:?}"))
+            .clone()
+    };
+    for name in ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch"] {
+        let listed = tool(name);
+        assert_eq!(listed["inputSchema"]["type"], "object", "{listed}");
+        assert!(
+            !listed["description"]
+                .as_str()
+                .unwrap_or_default()
+                .is_empty(),
+            "{listed}"
+        );
+    }
+    let hints = |name: &str| tool(name)["annotations"].clone();
+    assert_eq!(
+        hints("Read"),
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(hints("Write")["destructiveHint"], true);
+    assert_eq!(hints("Write")["readOnlyHint"], false);
+    assert_eq!(hints("Bash")["destructiveHint"], true);
+    assert_eq!(hints("WebFetch")["openWorldHint"], true);
+
+    let read = &run.step(2)["result"];
+    assert_eq!(read["isError"], false, "{read}");
+    assert!(result_text(read).contains("second line"), "{read}");
+    let limited = &run.step(3)["result"];
+    assert!(result_text(limited).contains("first line"), "{limited}");
+    assert!(!result_text(limited).contains("second line"), "{limited}");
+
+    // Nobody can be asked (the client offers no elicitation): the write is denied, and nothing
+    // was written.
+    let write = &run.step(4)["result"];
+    assert_eq!(write["isError"], true, "{write}");
+    assert_eq!(error_kind(write), Some("permission_denied"), "{write}");
+    assert!(!fixture.workspace().join("new.txt").exists());
+
+    let unknown = &run.step(5)["result"];
+    assert_eq!(error_kind(unknown), Some("unknown_tool"), "{unknown}");
+    let mistyped = &run.step(6)["result"];
+    assert_eq!(error_kind(mistyped), Some("invalid_input"), "{mistyped}");
+    assert!(result_text(mistyped).contains("file_path"), "{mistyped}");
+    let extra = &run.step(7)["result"];
+    assert_eq!(error_kind(extra), Some("invalid_input"), "{extra}");
+}
+
+#[test]
+fn mcp_server_asks_permission_through_elicitation() {
+    let fixture = Fixture::new();
+    let run = drive(
+        &json!({"elicitation": "accept", "content": {"decision": "allow once"}, "steps": [
+            call("Write", json!({"file_path": "allowed.txt", "content": "hello"})),
+            {"op": "elicitation", "answer": "decline"},
+            call("Write", json!({"file_path": "declined.txt", "content": "no"})),
+            {"op": "elicitation", "answer": "accept", "content": {"decision": "yes please"}},
+            call("Write", json!({"file_path": "garbled.txt", "content": "no"})),
+        ]}),
+        &serve(&fixture, &[]),
+        &[],
+    );
+    let allowed = run.step(1);
+    assert_eq!(allowed["result"]["isError"], false, "{allowed}");
+    let asked = allowed["elicitations"].as_array().expect("elicitations");
+    assert_eq!(asked.len(), 1, "{allowed}");
+    assert!(
+        asked[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Write"),
+        "{allowed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixture.workspace().join("allowed.txt")).unwrap(),
+        "hello"
+    );
+    for (step, file) in [(3, "declined.txt"), (5, "garbled.txt")] {
+        let denied = &run.step(step)["result"];
+        assert_eq!(error_kind(denied), Some("permission_denied"), "{denied}");
+        assert!(!fixture.workspace().join(file).exists());
+    }
+}
+
+#[test]
+fn mcp_server_rules_and_modes_decide_without_asking() {
+    let fixture = Fixture::new();
+    let run = drive(
+        &json!({"elicitation": "accept", "content": {"decision": "allow once"}, "steps": [
+            call("Write", json!({"file_path": "a.txt", "content": "by rule"})),
+            call("Read", json!({"file_path": "b.txt"})),
+        ]}),
+        &serve(
+            &fixture,
+            &[
+                "--allowedTools",
+                "Write(a.txt)",
+                "--disallowedTools",
+                "Read(b.txt)",
+            ],
+        ),
+        &[],
+    );
+    let write = run.step(1);
+    assert_eq!(write["result"]["isError"], false, "{write}");
+    assert_eq!(
+        write["elicitations"],
+        json!([]),
+        "a rule allowed it: {write}"
+    );
+    let read = run.step(2);
+    assert_eq!(
+        error_kind(&read["result"]),
+        Some("permission_denied"),
+        "{read}"
+    );
+    assert_eq!(
+        read["elicitations"],
+        json!([]),
+        "a deny rule is never asked: {read}"
+    );
+}
+
+#[test]
+fn mcp_server_cancels_a_looping_call_and_keeps_serving() {
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "still here\n");
+    let spin = fixture.plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 60000 }");
+    let plugins = spin.display().to_string();
+    let started = Instant::now();
+    let run = drive(
+        &json!([
+            {"op": "cancel", "name": "Spin", "arguments": {}, "cancel_after_s": 0.5, "timeout_s": 60},
+            call("Read", json!({"file_path": "notes.md"})),
+        ]),
+        &serve(
+            &fixture,
+            &[
+                "--plugins",
+                &plugins,
+                "--allowedTools",
+                "Spin",
+                "--timeout",
+                "60s",
+            ],
+        ),
+        &[],
+    );
+    let cancelled = run.step(1);
+    assert_eq!(cancelled["sent_cancel"], true, "{cancelled}");
+    let read = &run.step(2)["result"];
+    assert!(result_text(read).contains("still here"), "{read}");
+    // The loop was stopped by the cancellation, not by its 60 s deadline.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn mcp_server_limits_stop_looping_and_hungry_calls_while_others_are_served() {
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "served\n");
+    let spin = fixture.plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 1500 }");
+    let hog = fixture.plugin("hog", SANDBOX_HOG, "limits = { memory_mib = 64 }");
+    let plugins = [spin.display().to_string(), hog.display().to_string()];
+    let run = drive(
+        &json!([
+            {"op": "parallel", "timeout_s": 60, "calls": [
+                {"name": "Spin", "arguments": {}},
+                {"name": "Hog", "arguments": {}},
+                {"name": "Read", "arguments": {"file_path": "notes.md"}},
+            ]},
+            {"op": "call_progress", "name": "Spin", "arguments": {}, "timeout_s": 60},
+        ]),
+        &serve(
+            &fixture,
+            &[
+                "--plugins",
+                &plugins[0],
+                "--plugins",
+                &plugins[1],
+                "--allowedTools",
+                "Spin,Hog",
+            ],
+        ),
+        &[],
+    );
+    let results = run.step(1)["results"].as_array().expect("results").clone();
+    assert_eq!(
+        error_kind(&results[0]["result"]),
+        Some("timeout"),
+        "{results:?}"
+    );
+    assert_eq!(
+        error_kind(&results[1]["result"]),
+        Some("resource_exhausted"),
+        "{results:?}"
+    );
+    assert!(
+        result_text(&results[2]["result"]).contains("served"),
+        "{results:?}"
+    );
+    let progressed = run.step(2);
+    assert_eq!(
+        error_kind(&progressed["result"]),
+        Some("timeout"),
+        "{progressed}"
+    );
+    let progress = progressed["progress"].as_array().expect("progress");
+    assert!(progress.len() >= 3, "a 1.5 s call at 100 ms: {progressed}");
+    assert!(
+        progress[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Spin"),
+        "{progressed}"
+    );
+}
+
+#[test]
+fn mcp_server_keeps_guests_off_the_protocol_and_away_from_host_secrets() {
+    let fixture = Fixture::new();
+    let flood = fixture.plugin("flood", REDTEAM_OUTPUT_FLOOD, "");
+    let env = fixture.plugin("env", GRANTS_ENV, "");
+    let trap = fixture.plugin("trap", SANDBOX_TRAP, "");
+    let plugins: Vec<String> = [flood, env, trap]
+        .iter()
+        .map(|dir| dir.display().to_string())
+        .collect();
+    let mut global = Vec::new();
+    for plugin in &plugins {
+        global.extend(["--plugins", plugin.as_str()]);
+    }
+    global.extend(["--allowedTools", "Flood,EnvPeek,Trap"]);
+    let run = drive(
+        &json!([
+            // 4 MiB on the guest's stdout and stderr: captured, never on the protocol stream.
+            call("Flood", json!({"mode": "stdio", "count": 64})),
+            call("EnvPeek", json!({"name": "WARDEN_TEST_CANARY"})),
+            call("Trap", json!({})),
+            call("Flood", json!({"mode": "error", "size": 100})),
+            {"op": "list"},
+        ]),
+        &serve(&fixture, &global),
+        &[("WARDEN_TEST_CANARY", "host-secret-4711")],
+    );
+    let flooded = &run.step(1)["result"];
+    assert_eq!(flooded["isError"], true, "{flooded}");
+    assert!(
+        !run.stderr
+            .contains("ooooooooooooooooooooooooooooooooooooooooooooooooooooooo"),
+        "guest stdout reached the host's stderr"
+    );
+
+    let peek = &run.step(2)["result"];
+    assert_eq!(peek["isError"], false, "{peek}");
+    let seen: Value = serde_json::from_str(&result_text(peek)).expect("EnvPeek JSON");
+    assert_eq!(seen["value"], Value::Null, "{seen}");
+    assert_eq!(seen["names"], json!([]), "{seen}");
+    let args = seen["args"].as_array().expect("args");
+    assert!(
+        args.iter()
+            .all(|arg| !arg.as_str().unwrap_or_default().contains("mcp")),
+        "the guest saw the host's command line: {seen}"
+    );
+    assert!(!result_text(peek).contains("host-secret-4711"));
+
+    // A trap is a short error for the model, never a wasm backtrace.
+    let trapped = &run.step(3)["result"];
+    assert_eq!(trapped["isError"], true, "{trapped}");
+    assert_eq!(error_kind(trapped), Some("tool_failed"), "{trapped}");
+    let text = result_text(trapped);
+    assert!(text.len() < 2000, "{text}");
+    for marker in ["wasm backtrace", "wasm-function", "0x"] {
+        assert!(!text.contains(marker), "{marker} in {text}");
+    }
+    // The guest's own error is an error result.
+    let failed = &run.step(4)["result"];
+    assert_eq!(failed["isError"], true, "{failed}");
+    // Still serving after all of it.
+    assert!(
+        run.step(5)["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty())
+    );
+}
+
+#[test]
+fn mcp_server_refuses_two_plugins_exporting_the_same_tool_at_load() {
+    let fixture = Fixture::new();
+    let first = fixture.plugin("spin-a", SANDBOX_SPIN, "");
+    let second = fixture.plugin("spin-b", SANDBOX_SPIN, "");
+    let mut command = serve(
+        &fixture,
+        &[
+            "--plugins",
+            &first.display().to_string(),
+            "--plugins",
+            &second.display().to_string(),
+        ],
+    );
+    let program = command.remove(0);
+    let output = Command::new(program)
+        .args(&command)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run warden");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(output.stdout.is_empty(), "nothing on the protocol stream");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("tool Spin is defined twice"), "{stderr}");
+}
+
+/// A raw client: what the server writes, line by line, and how it ends.
+#[test]
+fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
+    let fixture = Fixture::new();
+    let mut child = Command::new(warden_bin())
+        .arg("--cwd")
+        .arg(fixture.workspace())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(crate::support::cache_dir())
+        .args(["--no-user-settings", "mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start warden mcp serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut exchange = |line: &str| -> Value {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str(&answer).unwrap_or_else(|_| panic!("not JSON: {answer:?}"))
+    };
+    let init = exchange(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert_eq!(exchange("{not json")["error"]["code"], -32700);
+    assert_eq!(
+        exchange(r#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#)["error"]["code"],
+        -32601
+    );
+    assert_eq!(
+        exchange(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#)["error"]["code"],
+        -32602
+    );
+    let listed = exchange(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#);
+    let again = exchange(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    assert_eq!(listed["result"], again["result"]);
+    let ping = exchange(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit when stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Installs the external MCP test tooling into DIR (idempotent, concurrency-safe):
+#   DIR/venv                      Python venv with the official MCP Python SDK
+#   DIR/npm/node_modules/.bin/    mcp-server-everything, mcp-server-filesystem
+#   DIR/ready                     written last; holds the pinned versions
+# Usage: tests/mcp/setup.sh DIR
+# Silent on success; on failure prints a message to stderr and exits non-zero.
+set -euo pipefail
+
+MCP_PY_VERSION="2.3.0"                     # PyPI: mcp (needs Python >= 3.10)
+SERVER_EVERYTHING_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-everything
+SERVER_FILESYSTEM_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-filesystem
+
+if [ $# -ne 1 ] || [ -z "$1" ]; then
+    echo "usage: $0 DIR" >&2
+    exit 2
+fi
+DIR="$1"
+PYTHON="${PYTHON:-python3}"
+
+MARKER="mcp==${MCP_PY_VERSION}
+@modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
+@modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
+
+is_ready() { [ -f "$DIR/ready" ] && [ "$(cat "$DIR/ready")" = "$MARKER" ]; }
+
+# Fast path: no lock, no output.
+if is_ready; then
+    exit 0
+fi
+
+fail() {
+    echo "tests/mcp/setup.sh: FAILED: $*" >&2
+    exit 1
+}
+
+mkdir -p "$DIR" || fail "cannot create $DIR"
+DIR="$(cd "$DIR" && pwd)"
+
+exec 9>"$DIR/.lock"
+flock 9 || fail "cannot lock $DIR/.lock"
+
+# Another process may have finished the install while we waited for the lock.
+if is_ready; then
+    exit 0
+fi
+rm -f "$DIR/ready"
+
+LOG="$DIR/setup.log"
+: >"$LOG"
+# Runs a command quietly; on failure shows its output and aborts.
+run() {
+    if ! "$@" >>"$LOG" 2>&1; then
+        cat "$LOG" >&2
+        fail "command failed: $*  (log: $LOG)"
+    fi
+}
+
+# Python SDK.
+if [ ! -x "$DIR/venv/bin/python" ]; then
+    run "$PYTHON" -m venv "$DIR/venv"
+fi
+run "$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "mcp==${MCP_PY_VERSION}"
+run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import ClientSession, StdioServerParameters"
+
+# Reference servers (own package.json so npm does not walk up to a parent project).
+mkdir -p "$DIR/npm"
+if [ ! -f "$DIR/npm/package.json" ]; then
+    echo '{"name":"warden-mcp-test-servers","private":true}' >"$DIR/npm/package.json"
+fi
+run npm install --prefix "$DIR/npm" --no-audit --no-fund --no-update-notifier \
+    --loglevel=error --save-exact \
+    "@modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}" \
+    "@modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
+for bin in mcp-server-everything mcp-server-filesystem; do
+    [ -x "$DIR/npm/node_modules/.bin/$bin" ] || fail "missing $DIR/npm/node_modules/.bin/$bin"
+done
+
+# Marker last, atomically.
+printf '%s' "$MARKER" >"$DIR/ready.tmp"
+mv -f "$DIR/ready.tmp" "$DIR/ready"
