@@ -58,7 +58,8 @@ pub use pipeline::{
     ErrorKind, Failure, Outcome, ToolUse,
 };
 pub use protocol::{
-    DefinitionFormat, McpServeOptions, StreamOptions, serve_mcp, serve_stream, tool_definitions,
+    DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
+    serve_stream, tool_definitions,
 };
 pub use registry::{
     Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,

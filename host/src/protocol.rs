@@ -9,5 +9,5 @@ mod prompter;
 mod serve;
 
 pub use definitions::{DefinitionFormat, tool_definitions};
-pub use mcp_server::{McpServeOptions, serve_mcp};
+pub use mcp_server::{HttpServe, McpServeOptions, serve_mcp, serve_mcp_http};
 pub use serve::{StreamOptions, serve_stream};

@@ -424,3 +424,166 @@ fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `warden mcp serve --http 127.0.0.1:0`: its URL and token from stderr.
+struct HttpServer {
+    child: std::process::Child,
+    address: String,
+    token: String,
+}
+
+impl HttpServer {
+    fn start(fixture: &Fixture, global: &[&str]) -> Self {
+        let mut command = warden_command(fixture, global);
+        command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
+        let program = command.remove(0);
+        let mut child = Command::new(program)
+            .args(&command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start warden mcp serve --http");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let (mut address, mut token) = (None, None);
+        let mut line = String::new();
+        while address.is_none() || token.is_none() {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).expect("read stderr") > 0,
+                "no URL printed"
+            );
+            if let Some(url) = line
+                .trim()
+                .strip_prefix("warden: MCP server listening on http://")
+            {
+                address = url.strip_suffix("/mcp").map(str::to_owned);
+            }
+            if let Some(value) = line.trim().strip_prefix("warden: bearer token: ") {
+                token = Some(value.to_owned());
+            }
+        }
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Self {
+            child,
+            address: address.expect("address"),
+            token: token.expect("token"),
+        }
+    }
+
+    /// POSTs `body` to `path` with `headers`; returns the status and the body.
+    fn post(&self, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        use std::io::Read as _;
+        let mut stream = std::net::TcpStream::connect(&self.address).expect("connect");
+        let mut request = format!(
+            "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).expect("send");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        let status = response
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
+            .unwrap_or_default();
+        (status, body)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_server_over_http_needs_the_token_and_a_loopback_host() {
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "over http\n");
+    let server = HttpServer::start(&fixture, &[]);
+    let bearer = format!("Bearer {}", server.token);
+    let host = server.address.clone();
+    let good = [("Host", host.as_str()), ("Authorization", bearer.as_str())];
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    let (status, body) = server.post("/mcp", &good, init);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+
+    // No token, a wrong token, a rebinding page's Host, a foreign Origin: refused before parsing.
+    let (status, _) = server.post("/mcp", &[("Host", host.as_str())], init);
+    assert_eq!(status, 401);
+    let (status, _) = server.post(
+        "/mcp",
+        &[("Host", host.as_str()), ("Authorization", "Bearer nope")],
+        init,
+    );
+    assert_eq!(status, 401);
+    let (status, _) = server.post(
+        "/mcp",
+        &[
+            ("Host", "evil.example:80"),
+            ("Authorization", bearer.as_str()),
+        ],
+        init,
+    );
+    assert_eq!(status, 403);
+    let mut foreign = good.to_vec();
+    foreign.push(("Origin", "http://evil.example"));
+    let (status, _) = server.post("/mcp", &foreign, init);
+    assert_eq!(status, 403);
+    let mut same_origin = good.to_vec();
+    let origin = format!("http://{host}");
+    same_origin.push(("Origin", origin.as_str()));
+    let (status, _) = server.post(
+        "/mcp",
+        &same_origin,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    );
+    assert_eq!(status, 200);
+
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Read","arguments":{"file_path":"notes.md"}}}"#;
+    let (status, body) = server.post("/mcp", &good, call);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("over http"), "{body}");
+    // Nobody can be asked over plain HTTP responses, even when the client claims elicitation.
+    let write = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"Write","arguments":{"file_path":"x.txt","content":"x"}}}"#;
+    let (_, body) = server.post("/mcp", &good, write);
+    assert!(body.contains("permission_denied"), "{body}");
+    assert!(!fixture.workspace().join("x.txt").exists());
+    let (status, _) = server.post(
+        "/mcp",
+        &good,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status, 202);
+    let (status, body) = server.post("/mcp", &good, "{broken");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("-32700"), "{body}");
+    let (status, _) = server.post("/other", &good, init);
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn mcp_server_over_http_refuses_non_loopback_addresses() {
+    let fixture = Fixture::new();
+    let mut command = warden_command(&fixture, &[]);
+    command.extend(["mcp", "serve", "--http", "0.0.0.0:0"].map(str::to_owned));
+    let program = command.remove(0);
+    let output = Command::new(program)
+        .args(&command)
+        .output()
+        .expect("run warden");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback address"));
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use warden::{McpServeOptions, Runtime};
+use warden::{HttpServe, McpServeOptions, Runtime};
 
 /// Arguments of `warden mcp`.
 #[derive(Debug, Args)]
@@ -31,6 +31,10 @@ struct ServeArgs {
     /// How long a permission question waits for the client's elicitation answer, in seconds.
     #[arg(long = "elicitation-timeout", value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     elicitation_timeout: u64,
+    /// Serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:8931, port 0 picks one)
+    /// instead of stdio; the URL and the bearer token are printed on stderr.
+    #[arg(long = "http", value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
 }
 
 /// Runs the subcommand; the server returns when its input ends.
@@ -42,6 +46,27 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
                 progress_interval: Duration::from_millis(args.progress_interval_ms),
                 elicitation_timeout: Duration::from_secs(args.elicitation_timeout),
             };
+            if let Some(address) = args.http {
+                let http = HttpServe::new(address).map_err(anyhow::Error::msg)?;
+                let token = http.token.clone();
+                use tokio::signal::unix::{SignalKind, signal};
+                let mut interrupt = signal(SignalKind::interrupt())?;
+                let mut terminate = signal(SignalKind::terminate())?;
+                let shutdown = Box::pin(async move {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
+                });
+                let ready = Box::new(move |bound: std::net::SocketAddr| {
+                    eprintln!("warden: MCP server listening on http://{bound}/mcp");
+                    eprintln!("warden: bearer token: {token}");
+                });
+                warden::serve_mcp_http(runtime, options, http, ready, shutdown)
+                    .await
+                    .map_err(anyhow::Error::msg)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let input = Box::new(std::io::BufReader::new(std::io::stdin()));
             let output = Box::new(std::io::stdout());
             warden::serve_mcp(runtime, options, input, output).await;

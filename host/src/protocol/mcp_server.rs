@@ -11,6 +11,7 @@
 //! Nothing but JSON-RPC is ever written to the output: guests' stdout and stderr are captured by
 //! the sandbox, and warden's own diagnostics go to stderr.
 
+mod http;
 mod peer;
 mod results;
 
@@ -26,7 +27,11 @@ use super::jsonrpc::{self, Incoming, code};
 use crate::pipeline::{ErrorKind, Failure, ToolUse};
 use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
 
+pub use http::{HttpServe, serve_mcp_http};
 pub(crate) use peer::Peer;
+
+/// Where the answers to one message go: the stdio stream, or one HTTP response.
+pub(crate) type Reply = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The protocol revisions warden speaks, newest first. A client asking for another gets the
 /// newest, as the specification prescribes.
@@ -89,34 +94,13 @@ struct Server {
 /// Serves MCP over `input` and `output` until the input ends, then ends the session and returns
 /// what ending it reported.
 pub async fn serve_mcp(
-    mut runtime: Runtime,
+    runtime: Runtime,
     options: McpServeOptions,
     input: Box<dyn BufRead + Send>,
     output: Box<dyn std::io::Write + Send>,
 ) -> SessionEndReport {
-    let peer = Arc::new(Peer::new(output, options.elicitation_timeout));
-    runtime.set_prompter(Arc::new(peer::ElicitationPrompter::new(Arc::clone(&peer))));
-    for warning in runtime.warnings() {
-        tracing::warn!("{warning}");
-    }
-    let specs: Vec<crate::registry::ToolSpec> =
-        runtime.tools().into_iter().map(|tool| tool.spec).collect();
-    let tools_list = super::tool_definitions(&specs, super::DefinitionFormat::Mcp);
-    let runtime = Arc::new(runtime);
-    runtime.start_session().await;
-    let server = Arc::new(Server {
-        runtime: Arc::clone(&runtime),
-        peer: Arc::clone(&peer),
-        slots: tokio::sync::Semaphore::new(options.max_concurrency.max(1)),
-        options,
-        tools_list,
-        in_flight: Mutex::default(),
-        exclusive: tokio::sync::RwLock::new(()),
-        next_call: AtomicU64::new(1),
-        handle: tokio::runtime::Handle::current(),
-        running: AtomicU64::new(0),
-        finished: tokio::sync::Notify::new(),
-    });
+    let peer = Arc::new(Peer::new(output, options.elicitation_timeout, true));
+    let (server, runtime) = Server::start(runtime, options, peer).await;
     let (ended, input_closed) = tokio::sync::oneshot::channel();
     let reader = {
         let server = Arc::clone(&server);
@@ -138,8 +122,43 @@ pub async fn serve_mcp(
 }
 
 impl Server {
+    /// Sets the prompter, lists the tools once and starts the session.
+    async fn start(
+        mut runtime: Runtime,
+        options: McpServeOptions,
+        peer: Arc<Peer>,
+    ) -> (Arc<Self>, Arc<Runtime>) {
+        runtime.set_prompter(Arc::new(peer::ElicitationPrompter::new(Arc::clone(&peer))));
+        for warning in runtime.warnings() {
+            tracing::warn!("{warning}");
+        }
+        let specs: Vec<crate::registry::ToolSpec> =
+            runtime.tools().into_iter().map(|tool| tool.spec).collect();
+        let tools_list = super::tool_definitions(&specs, super::DefinitionFormat::Mcp);
+        let runtime = Arc::new(runtime);
+        runtime.start_session().await;
+        let server = Arc::new(Server {
+            runtime: Arc::clone(&runtime),
+            peer,
+            slots: tokio::sync::Semaphore::new(options.max_concurrency.max(1)),
+            options,
+            tools_list,
+            in_flight: Mutex::default(),
+            exclusive: tokio::sync::RwLock::new(()),
+            next_call: AtomicU64::new(1),
+            handle: tokio::runtime::Handle::current(),
+            running: AtomicU64::new(0),
+            finished: tokio::sync::Notify::new(),
+        });
+        (server, runtime)
+    }
+
     /// Reads messages until the input ends.
     fn read(self: &Arc<Self>, mut input: Box<dyn BufRead + Send>) {
+        let reply: Reply = {
+            let peer = Arc::clone(&self.peer);
+            Arc::new(move |line: &str| peer.send(line))
+        };
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -151,29 +170,27 @@ impl Server {
                 continue;
             }
             match jsonrpc::parse(&line) {
-                Ok(message) => self.handle(message),
-                Err(bad) => {
-                    self.peer
-                        .send(&jsonrpc::error_response(&bad.id, bad.code, &bad.message))
-                }
+                Ok(message) => self.handle(message, &reply),
+                Err(bad) => reply(&jsonrpc::error_response(&bad.id, bad.code, &bad.message)),
             }
         }
     }
 
-    fn handle(self: &Arc<Self>, message: Incoming) {
+    /// Handles one message; a request's answer (and a call's progress) goes to `reply`.
+    pub(crate) fn handle(self: &Arc<Self>, message: Incoming, reply: &Reply) {
         match message {
-            Incoming::Request { id, method, params } => self.request(id, &method, params),
+            Incoming::Request { id, method, params } => self.request(id, &method, params, reply),
             Incoming::Notification { method, params } => self.notification(&method, &params),
             Incoming::Response { id, outcome } => self.peer.resolve(&id, outcome),
         }
     }
 
-    fn request(self: &Arc<Self>, id: Value, method: &str, params: Value) {
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Value, reply: &Reply) {
         let result = match method {
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
             "tools/list" => Ok(self.tools_list.clone()),
-            "tools/call" => return self.call(id, params),
+            "tools/call" => return self.call(id, params, reply),
             // Offered by no capability, but asked for by some clients regardless.
             "resources/list" => Ok(json!({"resources": []})),
             "prompts/list" => Ok(json!({"prompts": []})),
@@ -186,7 +203,7 @@ impl Server {
             Ok(result) => jsonrpc::response(&id, &result),
             Err((code, message)) => jsonrpc::error_response(&id, code, &message),
         };
-        self.peer.send(&line);
+        reply(&line);
     }
 
     fn initialize(&self, params: &Value) -> Value {
@@ -234,9 +251,9 @@ impl Server {
     }
 
     /// Starts a `tools/call` on the async runtime; the input thread goes on reading.
-    fn call(self: &Arc<Self>, id: Value, params: Value) {
+    fn call(self: &Arc<Self>, id: Value, params: Value, reply: &Reply) {
         let Some(name) = params["name"].as_str().map(str::to_owned) else {
-            return self.peer.send(&jsonrpc::error_response(
+            return reply(&jsonrpc::error_response(
                 &id,
                 code::INVALID_PARAMS,
                 "tools/call needs a string \"name\"",
@@ -252,7 +269,7 @@ impl Server {
             let mut in_flight = self.lock_in_flight();
             if in_flight.contains_key(&key) {
                 drop(in_flight);
-                return self.peer.send(&jsonrpc::error_response(
+                return reply(&jsonrpc::error_response(
                     &id,
                     code::INVALID_REQUEST,
                     &format!("a request with id {key} is still running"),
@@ -272,7 +289,7 @@ impl Server {
                     input,
                 };
                 let result = results::call_result(&crate::pipeline::refused(&call, failure));
-                return self.peer.send(&jsonrpc::response(&id, &result));
+                return reply(&jsonrpc::response(&id, &result));
             }
             in_flight.insert(
                 key.clone(),
@@ -288,6 +305,7 @@ impl Server {
             .cloned();
         self.running.fetch_add(1, Ordering::SeqCst);
         let server = Arc::clone(self);
+        let reply = Arc::clone(reply);
         self.handle.spawn(async move {
             let call = ToolUse {
                 id: tool_use_id,
@@ -296,7 +314,7 @@ impl Server {
             };
             let progress = progress_token.map(|token| {
                 results::Progress::start(
-                    Arc::clone(&server.peer),
+                    Arc::clone(&reply),
                     token,
                     call.name.clone(),
                     server.options.progress_interval,
@@ -314,7 +332,7 @@ impl Server {
                 Some(progress) => progress.finish(line.as_deref()),
                 None => {
                     if let Some(line) = line {
-                        server.peer.send(&line);
+                        reply(&line);
                     }
                 }
             }

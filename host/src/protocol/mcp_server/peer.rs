@@ -26,10 +26,16 @@ pub(crate) struct Peer {
     client: OnceLock<Value>,
     closed: AtomicBool,
     answer_timeout: Duration,
+    /// False when warden cannot send the client requests (plain HTTP responses, no stream).
+    can_request: bool,
 }
 
 impl Peer {
-    pub(crate) fn new(output: Box<dyn Write + Send>, answer_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        output: Box<dyn Write + Send>,
+        answer_timeout: Duration,
+        can_request: bool,
+    ) -> Self {
         Self {
             output: Mutex::new(std::io::BufWriter::new(output)),
             pending: Mutex::default(),
@@ -37,6 +43,7 @@ impl Peer {
             client: OnceLock::new(),
             closed: AtomicBool::new(false),
             answer_timeout,
+            can_request,
         }
     }
 
@@ -60,9 +67,11 @@ impl Peer {
 
     /// True when the client declared the elicitation capability.
     fn elicits(&self) -> bool {
-        self.client
-            .get()
-            .is_some_and(|client| client["capabilities"].get("elicitation").is_some())
+        self.can_request
+            && self
+                .client
+                .get()
+                .is_some_and(|client| client["capabilities"].get("elicitation").is_some())
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Answer>>> {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::Peer;
+use super::Reply;
 use crate::output::{ContentBlock, ResultContent};
 use crate::pipeline::Dispatch;
 use crate::protocol::jsonrpc;
@@ -59,16 +59,16 @@ pub(crate) fn call_result(dispatch: &Dispatch) -> Value {
 pub(crate) struct Progress {
     /// Held while a notification or the result is written: none follows the result.
     done: Arc<Mutex<bool>>,
-    peer: Arc<Peer>,
+    reply: Reply,
     ticker: tokio::task::JoinHandle<()>,
 }
 
 impl Progress {
-    pub(crate) fn start(peer: Arc<Peer>, token: Value, tool: String, interval: Duration) -> Self {
+    pub(crate) fn start(reply: Reply, token: Value, tool: String, interval: Duration) -> Self {
         let done = Arc::new(Mutex::new(false));
         let ticker = {
             let done = Arc::clone(&done);
-            let peer = Arc::clone(&peer);
+            let reply = Arc::clone(&reply);
             tokio::spawn(async move {
                 let started = Instant::now();
                 let interval = interval.max(Duration::from_millis(10));
@@ -79,7 +79,7 @@ impl Progress {
                         break;
                     }
                     let elapsed = started.elapsed().as_secs_f64();
-                    peer.send(&jsonrpc::notification(
+                    reply(&jsonrpc::notification(
                         "notifications/progress",
                         &json!({
                             "progressToken": token,
@@ -90,7 +90,11 @@ impl Progress {
                 }
             })
         };
-        Self { done, peer, ticker }
+        Self {
+            done,
+            reply,
+            ticker,
+        }
     }
 
     /// Stops the notifications, then sends `result` (when the call was not cancelled).
@@ -101,7 +105,7 @@ impl Progress {
             .unwrap_or_else(|poison| poison.into_inner());
         *done = true;
         if let Some(line) = result {
-            self.peer.send(line);
+            (self.reply)(line);
         }
         self.ticker.abort();
     }
