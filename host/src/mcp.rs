@@ -109,18 +109,34 @@ pub(crate) struct Discovered {
 /// server that cannot start or list its tools is a warning, never a start-up error: it must not
 /// take the host down.
 pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConfigError> {
+    let mut discovered = Discovered::default();
+    // The operator's servers first: a project server cannot take an operator server's name
+    // (and with it the operator's rules and policy for that name).
     let mut servers = Vec::new();
+    for path in input.operator_files {
+        for server in config::read(path, config::Origin::Operator(path.clone()))? {
+            servers.push(server?);
+        }
+    }
     let project_file = input.workspace.join(".mcp.json");
     if input.project && project_file.is_file() {
-        servers.extend(config::read(
-            &project_file,
-            config::Origin::Project(project_file.clone()),
-        )?);
+        // The repository's file must not stop warden: its problems are warnings.
+        match config::read(&project_file, config::Origin::Project(project_file.clone())) {
+            Ok(entries) => {
+                for entry in entries {
+                    match entry {
+                        Ok(server) => servers.push(server),
+                        Err(error) => discovered
+                            .warnings
+                            .push(format!("{error}; the server is not started")),
+                    }
+                }
+            }
+            Err(error) => discovered
+                .warnings
+                .push(format!("{error}; its servers are not started")),
+        }
     }
-    for path in input.operator_files {
-        servers.extend(config::read(path, config::Origin::Operator(path.clone()))?);
-    }
-    let mut discovered = Discovered::default();
     let mut seen: Vec<String> = Vec::new();
     let mut starting = Vec::new();
     for server in servers {
@@ -224,8 +240,10 @@ fn launch(
     };
     let host_env = |name: &str| std::env::var(name).ok();
     let path = host_env("PATH").unwrap_or_else(|| DEFAULT_PATH.to_owned());
-    let program = resolve_program(command, &path, input.workspace)
-        .ok_or_else(|| format!("the command {command:?} was not found on PATH"))?;
+    let program =
+        resolve_program(command, &path, &server.base_dir, input.workspace).ok_or_else(|| {
+            format!("the command {command:?} was not found (outside the workspace) on PATH")
+        })?;
     let temp = input.temp_root.join(sanitize_dir(&server.name));
     std::fs::create_dir_all(&temp)
         .map_err(|error| format!("cannot create {}: {error}", temp.display()))?;
@@ -263,24 +281,34 @@ fn launch(
     })
 }
 
-/// A command with a `/` is a path (relative to the workspace); otherwise it is looked up on
-/// `path`.
-fn resolve_program(command: &str, path: &str, workspace: &Path) -> Option<PathBuf> {
+/// A command with a `/` is a path, relative to its configuration file's directory; otherwise it
+/// is looked up on `path`, skipping directories inside the workspace (a repository must not put
+/// its own program under the name of one the operator configured).
+fn resolve_program(
+    command: &str,
+    path: &str,
+    base_dir: &Path,
+    workspace: &Path,
+) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     let executable = |candidate: &Path| {
         std::fs::metadata(candidate)
             .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
     };
     if command.contains('/') {
-        let candidate = workspace.join(command);
+        let candidate = base_dir.join(command);
         return executable(&candidate).then_some(candidate);
     }
     std::env::split_paths(path)
+        .filter(|dir| {
+            let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            dir.is_absolute() && !resolved.starts_with(workspace)
+        })
         .map(|dir| dir.join(command))
-        .find(|candidate| candidate.is_absolute() && executable(candidate))
+        .find(|candidate| executable(candidate))
 }
 
-/// A server name as a directory name.
+/// A server name as a directory name (names are checked to be `[A-Za-z0-9_-]` at load).
 fn sanitize_dir(name: &str) -> String {
     tools::prefix(name)
         .trim_start_matches("mcp__")

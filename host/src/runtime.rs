@@ -246,9 +246,8 @@ impl Runtime {
         }
 
         let mut approvals = loaded.mcp_approvals.clone();
-        approvals
-            .approved
-            .extend(config.approve_mcp.iter().cloned());
+        approvals.explicit.clone_from(&config.approve_mcp);
+        approvals.trusted = loaded.trusted;
         let discovered = crate::mcp::discover(&crate::mcp::McpInput {
             operator_files: &config.mcp_config_files,
             project: config.project_mcp,

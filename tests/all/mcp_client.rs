@@ -301,6 +301,22 @@ fn mcp_client_starts_project_servers_only_when_the_operator_approves() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("mcp__proj__echo"), "{stdout}\n{stderr}");
 
+    // The operator's settings approve by name, so only where the workspace is trusted.
+    let operator = json!({"enabledMcpjsonServers": ["proj"]}).to_string();
+    let untrusted = [
+        "--settings",
+        settings.as_str(),
+        "--settings",
+        operator.as_str(),
+    ];
+    let (_, stdout, stderr) = warden(&fixture, &untrusted, &["tools"]);
+    assert!(!stdout.contains("mcp__proj__"), "{stdout}");
+    assert!(stderr.contains("only in trusted workspaces"), "{stderr}");
+    let mut trusted = untrusted.to_vec();
+    trusted.push("--trust-workspace");
+    let (_, stdout, stderr) = warden(&fixture, &trusted, &["tools"]);
+    assert!(stdout.contains("mcp__proj__echo"), "{stdout}\n{stderr}");
+
     // A refusal from any scope wins over an approval.
     let refused = json!({"disabledMcpjsonServers": ["proj"]}).to_string();
     approved.extend(["--settings", refused.as_str()]);
@@ -325,6 +341,24 @@ fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
     );
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("server \"x\""), "{stderr}");
+
+    // The same mistakes in the repository's .mcp.json cost warnings, never the start.
+    std::fs::write(
+        fixture.workspace().join(".mcp.json"),
+        r#"{"mcpServers":{"x":{"command":"a","url":"http://h"},"old":{"type":"sse","url":"http://h"},"git__hub":{"command":"a"}}}"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = warden(&fixture, &[], &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Read"), "{stdout}");
+    for name in ["\"x\"", "\"old\"", "\"git__hub\""] {
+        assert!(stderr.contains(name), "{name}: {stderr}");
+    }
+    std::fs::write(fixture.workspace().join(".mcp.json"), "{not json").unwrap();
+    let (code, _, stderr) = warden(&fixture, &[], &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("its servers are not started"), "{stderr}");
+    std::fs::remove_file(fixture.workspace().join(".mcp.json")).unwrap();
 
     // A server that is not installed, or exits at once, costs a warning, not the host.
     let missing = fixture.root().join("missing.json");

@@ -11,7 +11,7 @@ use warden_test_guests::{
     GRANTS_ENV, REDTEAM_OUTPUT_FLOOD, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP,
 };
 
-use crate::mcp_support::{drive, error_kind, result_text, warden_command};
+use crate::mcp_support::{drive, drive_http, error_kind, result_text, warden_command};
 use crate::support::{Fixture, warden_bin};
 
 /// `warden GLOBAL... mcp serve --progress-interval-ms 100`.
@@ -575,6 +575,32 @@ fn mcp_server_over_http_needs_the_token_and_a_loopback_host() {
 }
 
 #[test]
+fn mcp_server_over_http_serves_the_official_sdk_client() {
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "read through streamable http\n");
+    let server = HttpServer::start(&fixture, &[]);
+    let url = format!("http://{}/mcp", server.address);
+    let run = drive_http(
+        &json!([
+            {"op": "list"},
+            call("Read", json!({"file_path": "notes.md"})),
+            call("Nope", json!({})),
+        ]),
+        &url,
+        &server.token,
+    );
+    assert_eq!(run.step(0)["serverInfo"]["name"], "warden");
+    assert!(
+        run.step(1)["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.len() > 5)
+    );
+    let read = &run.step(2)["result"];
+    assert!(result_text(read).contains("streamable http"), "{read}");
+    assert_eq!(error_kind(&run.step(3)["result"]), Some("unknown_tool"));
+}
+
+#[test]
 fn mcp_server_over_http_refuses_non_loopback_addresses() {
     let fixture = Fixture::new();
     let mut command = warden_command(&fixture, &[]);
@@ -586,4 +612,64 @@ fn mcp_server_over_http_refuses_non_loopback_addresses() {
         .expect("run warden");
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback address"));
+}
+
+#[test]
+fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
+    let fixture = Fixture::new();
+    let mut child = Command::new(warden_bin())
+        .arg("--cwd")
+        .arg(fixture.workspace())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(crate::support::cache_dir())
+        .args(["--no-user-settings", "mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start warden mcp serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut send = |line: &str| {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    let mut next = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    assert!(next()["result"].is_object());
+    send(
+        r#"{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"Write","arguments":{"file_path":"q.txt","content":"x"}}}"#,
+    );
+    let question = next();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}"#);
+    let withdrawn = next();
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(
+        withdrawn["params"]["requestId"], question["id"],
+        "{withdrawn}"
+    );
+    // No answer for the cancelled call; the server goes on serving.
+    send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    assert_eq!(next()["id"], "p");
+    // A late answer to the withdrawn question changes nothing.
+    let late = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"decision": "allow once"}}});
+    send(&late.to_string());
+    send(r#"{"jsonrpc":"2.0","id":"p2","method":"ping"}"#);
+    assert_eq!(next()["id"], "p2");
+    drop(send);
+    assert!(!fixture.workspace().join("q.txt").exists());
+    drop(stdin);
+    let _ = child.wait();
 }

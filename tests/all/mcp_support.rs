@@ -88,6 +88,24 @@ impl SdkRun {
 /// Runs the SDK client with `steps` against `server` (a command line), with `env` added to the
 /// client's environment (the server inherits it).
 pub(crate) fn drive(steps: &Value, server: &[String], env: &[(&str, &str)]) -> SdkRun {
+    let mut target = vec!["--".to_owned()];
+    target.extend(server.iter().cloned());
+    run_client(steps, &target, env)
+}
+
+/// Runs the SDK client with `steps` against the Streamable HTTP server at `url`, sending
+/// `Authorization: Bearer <token>`.
+pub(crate) fn drive_http(steps: &Value, url: &str, token: &str) -> SdkRun {
+    let target = [
+        "--http".to_owned(),
+        url.to_owned(),
+        "--header".to_owned(),
+        format!("Authorization: Bearer {token}"),
+    ];
+    run_client(steps, &target, &[])
+}
+
+fn run_client(steps: &Value, target: &[String], env: &[(&str, &str)]) -> SdkRun {
     let dir = tempfile::tempdir().expect("temp dir");
     let steps_file = dir.path().join("steps.json");
     std::fs::write(&steps_file, steps.to_string()).expect("write steps");
@@ -95,8 +113,7 @@ pub(crate) fn drive(steps: &Value, server: &[String], env: &[(&str, &str)]) -> S
         .arg("-B")
         .arg(repo().join("tests/mcp/client.py"))
         .arg(&steps_file)
-        .arg("--")
-        .args(server)
+        .args(target)
         .envs(env.iter().copied())
         .output()
         .expect("run the MCP SDK client");

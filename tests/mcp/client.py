@@ -1,6 +1,8 @@
-"""MCP test driver built on the official Python SDK's stdio client.
+"""MCP test driver built on the official Python SDK's stdio / streamable HTTP clients.
 
 Usage: DIR/venv/bin/python tests/mcp/client.py STEPS_JSON_FILE -- SERVER_COMMAND [ARGS...]
+       DIR/venv/bin/python tests/mcp/client.py STEPS_JSON_FILE --http URL [--header 'Name: value']...
+The second form speaks Streamable HTTP to URL, sending each --header on every HTTP request.
 
 STEPS_JSON_FILE holds either a JSON array of steps, or an object
 {"elicitation": "accept"|"decline"|"cancel"|null, "content": {...}, "steps": [...]}.
@@ -23,6 +25,7 @@ import json
 import os
 import sys
 import time
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -238,7 +241,26 @@ class Driver:
         return {"step": op, **out}
 
 
-async def main(steps_path: str, command: list[str]) -> int:
+@asynccontextmanager
+async def connect(command: list[str] | None, url: str | None, headers: dict[str, str]) -> Any:
+    """Yields (read, write) streams for stdio (command) or streamable HTTP (url)."""
+    if url is None:
+        # env=os.environ: the SDK otherwise passes only HOME/LOGNAME/PATH/SHELL/TERM/USER.
+        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            yield read, write
+        return
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    # Client-level headers ride on every POST/GET/DELETE the transport makes.
+    async with create_mcp_http_client(headers=headers) as http, \
+            streamable_http_client(url, http_client=http) as streams:
+        yield streams[0], streams[1]  # 1.x yields a third item (get_session_id)
+
+
+async def main(steps_path: str, command: list[str] | None, url: str | None = None,
+               headers: dict[str, str] | None = None) -> int:
     with open(steps_path) as f:
         spec = json.load(f)
     steps = spec["steps"] if isinstance(spec, dict) else spec
@@ -256,9 +278,7 @@ async def main(steps_path: str, command: list[str]) -> int:
         content = (elicit["content"] or {}) if answer == "accept" else None
         return types.ElicitResult(action=answer, content=content)
 
-    # env=os.environ: the SDK otherwise passes only HOME/LOGNAME/PATH/SHELL/TERM/USER.
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
-    async with stdio_client(params) as (read, write):
+    async with connect(command, url, headers or {}) as (read, write):
         wire = Tap(write, "out")
         # elicitation_callback=None => the SDK does not advertise the capability.
         async with ClientSession(Tap(read, "in"), wire, elicitation_callback=on_elicit if advertise else None,
@@ -282,11 +302,22 @@ async def main(steps_path: str, command: list[str]) -> int:
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    if len(argv) < 3 or argv[1] != "--":
+    command, url, headers = None, None, {}
+    if len(argv) >= 3 and argv[1] == "--":
+        command = argv[2:]
+    elif len(argv) >= 3 and argv[1] == "--http" and len(argv) % 2 == 1:
+        url = argv[2]
+        for flag, value in zip(argv[3::2], argv[4::2]):
+            name, sep, val = value.partition(":")
+            if flag != "--header" or not sep or not name.strip():
+                url = None
+                break
+            headers[name.strip()] = val.strip()
+    if command is None and url is None:
         sys.stderr.write(__doc__)
         sys.exit(2)
     try:
-        sys.exit(anyio.run(main, argv[0], argv[2:]))
+        sys.exit(anyio.run(main, argv[0], command, url, headers))
     except Exception as exc:  # e.g. spawn failure, unreadable steps file, transport crash
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]

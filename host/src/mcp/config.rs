@@ -63,12 +63,27 @@ pub(crate) struct ServerConfig {
     pub(crate) name: String,
     pub(crate) transport: Transport,
     pub(crate) origin: Origin,
+    /// What a relative command is relative to: the configuration file's directory.
+    pub(crate) base_dir: PathBuf,
 }
 
 #[derive(Deserialize)]
 struct File {
     #[serde(rename = "mcpServers", default)]
-    servers: BTreeMap<String, Entry>,
+    servers: BTreeMap<String, serde_json::Value>,
+}
+
+/// A server name that is its own canonical prefix: `[A-Za-z0-9_-]`, no `__` (which separates a
+/// canonical name's parts, so `a__b` would fall under the rule `mcp__a`), no `_` at either end.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !name.contains("__")
+        && !name.starts_with('_')
+        && !name.ends_with('_')
 }
 
 #[derive(Deserialize)]
@@ -86,8 +101,15 @@ struct Entry {
     headers: BTreeMap<String, String>,
 }
 
-/// Reads the servers of one configuration file.
-pub(crate) fn read(path: &Path, origin: Origin) -> Result<Vec<ServerConfig>, McpConfigError> {
+/// Reads the servers of one configuration file: `Err` when the file is unusable, else each
+/// entry, or why it is not.
+pub(crate) fn read(
+    path: &Path,
+    origin: Origin,
+) -> Result<Vec<Result<ServerConfig, McpConfigError>>, McpConfigError> {
+    let base_dir = path
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let error = |message: String| McpConfigError {
         path: path.to_path_buf(),
         message,
@@ -99,13 +121,18 @@ pub(crate) fn read(path: &Path, origin: Origin) -> Result<Vec<ServerConfig>, Mcp
             "{problem} (expected {{\"mcpServers\": {{\"name\": {{\"command\", \"args\", \"env\"}} or {{\"type\": \"http\", \"url\", \"headers\"}}}}}})"
         ))
     })?;
-    file.servers
+    Ok(file
+        .servers
         .into_iter()
         .map(|(name, entry)| {
             let problem = |message: &str| error(format!("server {name:?}: {message}"));
-            if name.is_empty() || name.chars().any(char::is_control) {
-                return Err(problem("the name must be non-empty text"));
+            if !valid_name(&name) {
+                return Err(problem(
+                    "a server name has at most 32 of the characters A-Z a-z 0-9 _ -, without \"__\" or a \"_\" at either end",
+                ));
             }
+            let entry: Entry =
+                serde_json::from_value(entry).map_err(|bad| problem(&bad.to_string()))?;
             let transport = match (entry.kind.as_deref(), entry.command, entry.url) {
                 (None | Some("stdio"), Some(command), None) => {
                     if command.trim().is_empty() {
@@ -154,17 +181,25 @@ pub(crate) fn read(path: &Path, origin: Origin) -> Result<Vec<ServerConfig>, Mcp
                 name,
                 transport,
                 origin: origin.clone(),
+                base_dir: base_dir.clone(),
             })
         })
-        .collect()
+        .collect())
 }
 
 /// The operator's choices about project servers, from user settings, `--settings` and
 /// `--approve-mcp` (never from the project's own settings).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Approvals {
+    /// `enabledMcpjsonServers`: names, valid in trusted workspaces only (user settings hold them
+    /// for every repository, and a name says nothing about what a repository runs under it).
     pub(crate) approved: Vec<String>,
+    /// `enableAllProjectMcpServers`, likewise.
     pub(crate) approve_all: bool,
+    /// `--approve-mcp`: this run, this workspace.
+    pub(crate) explicit: Vec<String>,
+    /// The workspace is trusted (`--trust-workspace` or `trustedWorkspaces`).
+    pub(crate) trusted: bool,
     /// `disabledMcpjsonServers` from every scope.
     pub(crate) rejected: Vec<String>,
 }
@@ -177,13 +212,17 @@ pub(crate) fn refusal(server: &ServerConfig, approvals: &Approvals) -> Option<St
             server.origin
         ));
     }
+    let by_settings = approvals.approve_all || approvals.approved.contains(&server.name);
     match &server.origin {
         Origin::Operator(_) => None,
-        Origin::Project(_)
-            if approvals.approve_all || approvals.approved.contains(&server.name) =>
-        {
-            None
-        }
+        Origin::Project(_) if approvals.explicit.contains(&server.name) => None,
+        Origin::Project(_) if by_settings && approvals.trusted => None,
+        Origin::Project(path) if by_settings => Some(format!(
+            "{} comes from the repository ({}); your settings approve it, but only in trusted workspaces (--trust-workspace or trustedWorkspaces), or pass --approve-mcp {}",
+            server.name,
+            path.display(),
+            server.name
+        )),
         Origin::Project(path) => Some(format!(
             "{} comes from the repository ({}) and has not been approved: add it to enabledMcpjsonServers in your user settings, or pass --approve-mcp {}",
             server.name,
@@ -201,7 +240,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".mcp.json");
         std::fs::write(&path, text).unwrap();
-        read(&path, Origin::Project(path.clone())).map_err(|error| error.message)
+        read(&path, Origin::Project(path.clone()))
+            .map_err(|error| error.message)?
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(|error| error.message)
     }
 
     #[test]
@@ -240,6 +283,13 @@ mod tests {
                 "unknown field",
             ),
             (r#"{"mcpServers":{"a":{"command":1}}}"#, "invalid type"),
+            (
+                r#"{"mcpServers":{"git__hub":{"command":"x"}}}"#,
+                "server name",
+            ),
+            (r#"{"mcpServers":{"_x":{"command":"x"}}}"#, "server name"),
+            (r#"{"mcpServers":{"a.b":{"command":"x"}}}"#, "server name"),
+            (r#"{"mcpServers":{"":{"command":"x"}}}"#, "server name"),
             ("not json", "expected"),
         ];
         for (text, expected) in bad {
@@ -258,6 +308,7 @@ mod tests {
                 env: BTreeMap::new(),
             },
             origin: Origin::Project(PathBuf::from("/w/.mcp.json")),
+            base_dir: PathBuf::from("/w"),
         };
         let operator = |name: &str| ServerConfig {
             origin: Origin::Operator(PathBuf::from("/etc/mcp.json")),
@@ -266,18 +317,28 @@ mod tests {
         let approvals = Approvals {
             approved: vec!["good".into()],
             approve_all: false,
-            rejected: vec!["bad".into()],
+            explicit: vec!["asked".into()],
+            trusted: true,
+            rejected: vec!["bad".into(), "asked-bad".into()],
         };
         let all = Approvals {
             approve_all: true,
             ..approvals.clone()
         };
+        let untrusted = Approvals {
+            trusted: false,
+            ..all.clone()
+        };
         let cases = [
             (project("good"), &approvals, true),
             (project("other"), &approvals, false),
             (project("bad"), &approvals, false),
+            (project("asked"), &approvals, true),
             (project("other"), &all, true),
             (project("bad"), &all, false),
+            (project("good"), &untrusted, false),
+            (project("other"), &untrusted, false),
+            (project("asked"), &untrusted, true),
             (operator("other"), &approvals, true),
             (operator("bad"), &approvals, false),
         ];

@@ -7,7 +7,7 @@
 //! or floods its output cannot stall an async worker.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -20,6 +20,10 @@ use crate::sandbox::process::server::{Pipes, ServerProcess, ServerSpec};
 
 /// Longest line read from a server; a longer one ends the connection (the server is broken).
 const MAX_LINE: usize = 64 << 20;
+/// Lines waiting for the server to read them; a server that lets more pile up is killed.
+const MAX_QUEUED_LINES: usize = 1024;
+/// The protocol revisions warden accepts from a server.
+const SERVER_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Bytes of the server's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// Pages of `tools/list` followed, and tools kept per server.
@@ -57,7 +61,7 @@ type Answer = Result<Value, Value>;
 
 /// A started server.
 struct Live {
-    writer: mpsc::Sender<String>,
+    writer: mpsc::SyncSender<String>,
     pending: Arc<Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Answer>>>>,
     next_id: AtomicU64,
     alive: Arc<AtomicBool>,
@@ -123,10 +127,7 @@ impl Live {
             )
         };
         if !self.alive.load(Ordering::SeqCst)
-            || self
-                .writer
-                .send(jsonrpc::request(&json!(id), method, params))
-                .is_err()
+            || !self.queue(jsonrpc::request(&json!(id), method, params))
         {
             self.forget(id);
             return Err(gone(self));
@@ -135,7 +136,11 @@ impl Live {
             let now = Instant::now();
             if now >= deadline {
                 self.forget(id);
-                self.cancel_request(id, "timed out");
+                // `initialize` is never cancelled (the specification forbids it); the caller
+                // kills the server instead.
+                if method != "initialize" {
+                    self.cancel_request(id, "timed out");
+                }
                 return Err(RequestError::new(
                     ErrorKind::Timeout,
                     format!("the server did not answer {method} in time"),
@@ -175,14 +180,28 @@ impl Live {
     }
 
     fn cancel_request(&self, id: u64, reason: &str) {
-        let _ = self.writer.send(jsonrpc::notification(
+        self.queue(jsonrpc::notification(
             "notifications/cancelled",
             &json!({"requestId": id, "reason": reason}),
         ));
     }
 
     fn notify(&self, method: &str) {
-        let _ = self.writer.send(jsonrpc::notification(method, &json!({})));
+        self.queue(jsonrpc::notification(method, &json!({})));
+    }
+
+    /// Queues a line for the server; false (and the server killed) when it is gone or has let
+    /// [`MAX_QUEUED_LINES`] pile up unread.
+    fn queue(&self, line: String) -> bool {
+        match self.writer.try_send(line) {
+            Ok(()) => true,
+            Err(mpsc::TrySendError::Full(_)) => {
+                tracing::warn!("an MCP server stopped reading its input; it is killed");
+                self.kill();
+                false
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => false,
+        }
     }
 }
 
@@ -356,7 +375,15 @@ impl Connection {
             )
             .await;
         match initialized {
-            Ok(_) => {
+            Ok(answer) => {
+                let version = answer["protocolVersion"].as_str().unwrap_or_default();
+                if !SERVER_VERSIONS.contains(&version) {
+                    live.kill();
+                    return Err(format!(
+                        "it speaks MCP revision {version:?}; warden speaks {}",
+                        SERVER_VERSIONS.join(", ")
+                    ));
+                }
                 live.notify("notifications/initialized");
                 Ok(live)
             }
@@ -396,7 +423,7 @@ fn wire(
         stdout,
         stderr: stderr_pipe,
     } = pipes;
-    let (writer, lines) = mpsc::channel::<String>();
+    let (writer, lines) = mpsc::sync_channel::<String>(MAX_QUEUED_LINES);
     let pending: Arc<Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Answer>>>> = Arc::default();
     let alive = Arc::new(AtomicBool::new(true));
     let stderr: Arc<Mutex<VecDeque<u8>>> = Arc::default();
@@ -448,12 +475,11 @@ fn wire(
                 let mut reader = BufReader::new(stdout);
                 let mut line = Vec::new();
                 loop {
-                    line.clear();
-                    match read_line(&mut reader, &mut line) {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(problem) => {
-                            tracing::warn!("MCP server {name}: {problem}");
+                    match jsonrpc::read_line(&mut reader, &mut line, MAX_LINE) {
+                        Ok(jsonrpc::Line::Complete) => {}
+                        Ok(jsonrpc::Line::End) | Err(_) => break,
+                        Ok(jsonrpc::Line::TooLong) => {
+                            tracing::warn!("MCP server {name} sent a line over {MAX_LINE} bytes");
                             break;
                         }
                     }
@@ -482,7 +508,11 @@ fn wire(
                                     &format!("warden does not offer {method} to MCP servers"),
                                 ),
                             };
-                            let _ = writer.send(reply);
+                            // A server flooding requests without reading the answers fills
+                            // the queue; the connection then ends.
+                            if writer.try_send(reply).is_err() {
+                                break;
+                            }
                         }
                         Ok(Incoming::Notification { method, .. }) => {
                             tracing::debug!("MCP server {name} sent {method}");
@@ -511,31 +541,6 @@ fn wire(
     })
 }
 
-/// Reads one line of at most [`MAX_LINE`] bytes; `Ok(false)` at the end of the output.
-fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> Result<bool, String> {
-    loop {
-        let buffer = reader
-            .fill_buf()
-            .map_err(|error| format!("cannot read its output: {error}"))?;
-        if buffer.is_empty() {
-            return Ok(!line.is_empty());
-        }
-        let (chunk, done) = match buffer.iter().position(|byte| *byte == b'\n') {
-            Some(end) => (&buffer[..=end], true),
-            None => (buffer, false),
-        };
-        if line.len() + chunk.len() > MAX_LINE {
-            return Err(format!("it sent a line over {MAX_LINE} bytes"));
-        }
-        line.extend_from_slice(chunk);
-        let used = chunk.len();
-        reader.consume(used);
-        if done {
-            return Ok(true);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,18 +549,5 @@ mod tests {
     fn backoff_grows_to_a_ceiling() {
         let waits: Vec<u64> = (1..=9).map(|n| backoff(n).as_secs()).collect();
         assert_eq!(waits, [0, 1, 2, 4, 8, 16, 30, 30, 30]);
-    }
-
-    #[test]
-    fn lines_are_bounded() {
-        let mut line = Vec::new();
-        let mut input: &[u8] = b"{\"a\":1}\n{\"b\"";
-        assert_eq!(read_line(&mut input, &mut line), Ok(true));
-        assert_eq!(line, b"{\"a\":1}\n");
-        line.clear();
-        assert_eq!(read_line(&mut input, &mut line), Ok(true));
-        assert_eq!(line, b"{\"b\"");
-        line.clear();
-        assert_eq!(read_line(&mut input, &mut line), Ok(false));
     }
 }

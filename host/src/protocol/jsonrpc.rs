@@ -131,6 +131,61 @@ pub(crate) fn parse(line: &[u8]) -> Result<Incoming, BadMessage> {
     }
 }
 
+/// What [`read_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// A line (without a final newline only at the end of the input).
+    Complete,
+    /// A line longer than the limit; it was read to its end and dropped.
+    TooLong,
+    /// The input ended.
+    End,
+}
+
+/// Reads one line of at most `limit` bytes into `line` (cleared first), so a peer that never
+/// sends a newline cannot grow memory without bound. A buffer grown by a long line is given back.
+pub(crate) fn read_line(
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
+    line.clear();
+    if line.capacity() > 1 << 20 {
+        line.shrink_to(64 << 10);
+    }
+    let mut too_long = false;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(match (too_long, line.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::End,
+                (false, false) => Line::Complete,
+            });
+        }
+        let (chunk, done) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(end) => (&buffer[..=end], true),
+            None => (buffer, false),
+        };
+        if !too_long && line.len() + chunk.len() > limit {
+            too_long = true;
+            line.clear();
+        }
+        if !too_long {
+            line.extend_from_slice(chunk);
+        }
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Outgoing<'a> {
     jsonrpc: &'static str,
@@ -271,6 +326,21 @@ mod tests {
             let got = parse(line.as_bytes()).map_err(|bad| bad.code);
             assert_eq!(&got, expected, "{line}");
         }
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut input: &[u8] = b"{\"a\":1}\n0123456789abcdef\nok\n{\"b\"";
+        let mut line = Vec::new();
+        let mut read = || {
+            let found = read_line(&mut input, &mut line, 10).unwrap();
+            (found, String::from_utf8_lossy(&line).into_owned())
+        };
+        assert_eq!(read(), (Line::Complete, "{\"a\":1}\n".to_owned()));
+        assert_eq!(read(), (Line::TooLong, String::new()));
+        assert_eq!(read(), (Line::Complete, "ok\n".to_owned()));
+        assert_eq!(read(), (Line::Complete, "{\"b\"".to_owned()));
+        assert_eq!(read(), (Line::End, String::new()));
     }
 
     #[test]

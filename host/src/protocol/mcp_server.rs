@@ -40,6 +40,9 @@ const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "
 /// Calls read but not finished beyond which new calls are refused (`resource_exhausted`).
 const MAX_QUEUED_CALLS: usize = 1024;
 
+/// Largest message read from the client; a longer line is answered with an error and skipped.
+const MAX_MESSAGE: usize = 16 << 20;
+
 /// How long the server waits for calls to finish after the input ended (they are cancelled).
 const DRAIN: Duration = Duration::from_secs(5);
 
@@ -68,10 +71,10 @@ impl Default for McpServeOptions {
 
 /// One call in flight, keyed by its JSON-RPC id.
 struct InFlight {
-    tool_use_id: String,
-    /// Set by `notifications/cancelled`: the result is then not sent (the specification asks
-    /// receivers not to answer a cancelled request).
-    cancelled: bool,
+    /// Set by `notifications/cancelled` or shutdown: the pipeline stops the call (before it
+    /// starts, or its guest through the epoch deadline), and no result is sent (the
+    /// specification asks receivers not to answer a cancelled request).
+    cancel: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Server {
@@ -118,7 +121,10 @@ pub async fn serve_mcp(
     }
     let _ = input_closed.await;
     server.shut_down().await;
-    runtime.end_session("other").await
+    let report = runtime.end_session("other").await;
+    let peer = Arc::clone(&server.peer);
+    let _ = tokio::task::spawn_blocking(move || peer.flush(DRAIN)).await;
+    report
 }
 
 impl Server {
@@ -161,10 +167,17 @@ impl Server {
         };
         let mut line = Vec::new();
         loop {
-            line.clear();
-            match input.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            match jsonrpc::read_line(&mut input, &mut line, MAX_MESSAGE) {
+                Ok(jsonrpc::Line::End) | Err(_) => break,
+                Ok(jsonrpc::Line::TooLong) => {
+                    reply(&jsonrpc::error_response(
+                        &Value::Null,
+                        code::INVALID_REQUEST,
+                        &format!("a message may have at most {MAX_MESSAGE} bytes"),
+                    ));
+                    continue;
+                }
+                Ok(jsonrpc::Line::Complete) => {}
             }
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -233,14 +246,10 @@ impl Server {
             return;
         }
         let key = params["requestId"].to_string();
-        let mut in_flight = self.lock_in_flight();
-        if let Some(call) = in_flight.get_mut(&key) {
-            call.cancelled = true;
-            let reason = params["reason"].as_str().map_or_else(
-                || "cancelled by the MCP client".to_owned(),
-                |reason| format!("cancelled by the MCP client: {reason}"),
-            );
-            self.runtime.cancel_when_started(&call.tool_use_id, &reason);
+        if let Some(call) = self.lock_in_flight().get(&key) {
+            call.cancel.store(true, Ordering::SeqCst);
+            // A permission question the call waits on is withdrawn too (answered as denied).
+            self.peer.withdraw_requests();
         }
     }
 
@@ -265,6 +274,7 @@ impl Server {
         };
         let tool_use_id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let key = id.to_string();
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         {
             let mut in_flight = self.lock_in_flight();
             if in_flight.contains_key(&key) {
@@ -294,8 +304,7 @@ impl Server {
             in_flight.insert(
                 key.clone(),
                 InFlight {
-                    tool_use_id: tool_use_id.clone(),
-                    cancelled: false,
+                    cancel: Arc::clone(&cancel),
                 },
             );
         }
@@ -320,11 +329,9 @@ impl Server {
                     server.options.progress_interval,
                 )
             });
-            let dispatch = server.run(call).await;
-            let cancelled = server
-                .lock_in_flight()
-                .remove(&key)
-                .is_none_or(|call| call.cancelled);
+            let dispatch = server.run(call, Arc::clone(&cancel)).await;
+            server.lock_in_flight().remove(&key);
+            let cancelled = cancel.load(Ordering::SeqCst);
             let line =
                 (!cancelled).then(|| jsonrpc::response(&id, &results::call_result(&dispatch)));
             match progress {
@@ -343,7 +350,11 @@ impl Server {
 
     /// Runs one call within the concurrency rules: a slot, and the exclusive lock unless the tool
     /// is concurrency-safe.
-    async fn run(&self, call: ToolUse) -> crate::pipeline::Dispatch {
+    async fn run(
+        &self,
+        call: ToolUse,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+    ) -> crate::pipeline::Dispatch {
         let Ok(_slot) = self.slots.acquire().await else {
             return crate::pipeline::refused(
                 &call,
@@ -352,10 +363,10 @@ impl Server {
         };
         if self.runtime.concurrency_safe(&call.name) {
             let _shared = self.exclusive.read().await;
-            self.runtime.dispatch(call).await
+            self.runtime.dispatch_cancellable(call, cancel).await
         } else {
             let _alone = self.exclusive.write().await;
-            self.runtime.dispatch(call).await
+            self.runtime.dispatch_cancellable(call, cancel).await
         }
     }
 
@@ -363,14 +374,8 @@ impl Server {
     /// are cancelled and given a moment to finish.
     async fn shut_down(&self) {
         self.peer.close();
-        let ids: Vec<String> = self
-            .lock_in_flight()
-            .values()
-            .map(|call| call.tool_use_id.clone())
-            .collect();
-        for id in ids {
-            self.runtime
-                .cancel_when_started(&id, "the MCP client closed the connection");
+        for call in self.lock_in_flight().values() {
+            call.cancel.store(true, Ordering::SeqCst);
         }
         let drained = tokio::time::timeout(DRAIN, async {
             loop {

@@ -17,9 +17,19 @@ use crate::protocol::jsonrpc;
 
 type Answer = Result<Value, Value>;
 
+/// Lines the writer thread may hold before senders wait (a client that stops reading).
+const MAX_QUEUED_LINES: usize = 4096;
+
+enum Job {
+    Line(String),
+    /// Answered once every line before it is written.
+    Flush(mpsc::Sender<()>),
+}
+
 /// The client on the other end of the stream.
 pub(crate) struct Peer {
-    output: Mutex<std::io::BufWriter<Box<dyn Write + Send>>>,
+    /// To the writer thread: async workers never block on the client's reading.
+    output: mpsc::SyncSender<Job>,
     pending: Mutex<HashMap<String, mpsc::Sender<Answer>>>,
     next_request: AtomicU64,
     /// The client's `initialize` params (capabilities, clientInfo).
@@ -36,8 +46,34 @@ impl Peer {
         answer_timeout: Duration,
         can_request: bool,
     ) -> Self {
+        let (sender, jobs) = mpsc::sync_channel::<Job>(MAX_QUEUED_LINES);
+        let writer = move || {
+            let mut output = std::io::BufWriter::new(output);
+            for job in jobs {
+                match job {
+                    Job::Line(line) => {
+                        // A closed output leaves nobody to tell; the server still ends cleanly
+                        // when its input ends.
+                        let _ = output
+                            .write_all(line.as_bytes())
+                            .and_then(|()| output.write_all(b"\n"))
+                            .and_then(|()| output.flush());
+                    }
+                    Job::Flush(done) => {
+                        let _ = output.flush();
+                        let _ = done.send(());
+                    }
+                }
+            }
+        };
+        if let Err(error) = std::thread::Builder::new()
+            .name("warden-mcp-output".into())
+            .spawn(writer)
+        {
+            tracing::error!("cannot start the MCP output thread: {error}");
+        }
         Self {
-            output: Mutex::new(std::io::BufWriter::new(output)),
+            output: sender,
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
             client: OnceLock::new(),
@@ -47,17 +83,30 @@ impl Peer {
         }
     }
 
-    /// Writes one message line. A closed output leaves nobody to tell; the server still ends
-    /// cleanly when its input ends.
+    /// Queues one message line for the output, in order.
     pub(crate) fn send(&self, line: &str) {
-        let mut output = self
-            .output
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let _ = output
-            .write_all(line.as_bytes())
-            .and_then(|()| output.write_all(b"\n"))
-            .and_then(|()| output.flush());
+        let _ = self.output.send(Job::Line(line.to_owned()));
+    }
+
+    /// Waits (at most `limit`) until every line sent so far is written.
+    pub(crate) fn flush(&self, limit: Duration) {
+        let (done, written) = mpsc::channel();
+        if self.output.send(Job::Flush(done)).is_ok() {
+            let _ = written.recv_timeout(limit);
+        }
+    }
+
+    /// Withdraws every question waiting for the client (a call was cancelled): each is denied,
+    /// and the client is told to drop it.
+    pub(crate) fn withdraw_requests(&self) {
+        let withdrawn: Vec<String> = self.pending().drain().map(|(id, _)| id).collect();
+        for id in withdrawn {
+            let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+            self.send(&jsonrpc::notification(
+                "notifications/cancelled",
+                &json!({"requestId": id, "reason": "the call was cancelled"}),
+            ));
+        }
     }
 
     /// Records the client's `initialize` params (the first ones count).
@@ -133,9 +182,10 @@ impl Peer {
                     timeout.as_secs()
                 ))
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err("the MCP client has disconnected".to_owned())
-            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(
+                "no answer will come (the call was cancelled, or the client disconnected)"
+                    .to_owned(),
+            ),
         }
     }
 }

@@ -72,6 +72,8 @@ impl Progress {
             tokio::spawn(async move {
                 let started = Instant::now();
                 let interval = interval.max(Duration::from_millis(10));
+                // The specification wants `progress` to grow with every notification.
+                let mut ticks = 0u64;
                 loop {
                     tokio::time::sleep(interval).await;
                     let done = done.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -79,11 +81,12 @@ impl Progress {
                         break;
                     }
                     let elapsed = started.elapsed().as_secs_f64();
+                    ticks += 1;
                     reply(&jsonrpc::notification(
                         "notifications/progress",
                         &json!({
                             "progressToken": token,
-                            "progress": (elapsed * 10.0).round() / 10.0,
+                            "progress": ticks,
                             "message": format!("{tool} running for {elapsed:.1} s"),
                         }),
                     ));
