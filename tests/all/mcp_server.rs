@@ -668,7 +668,6 @@ fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
     send(&late.to_string());
     send(r#"{"jsonrpc":"2.0","id":"p2","method":"ping"}"#);
     assert_eq!(next()["id"], "p2");
-    drop(send);
     assert!(!fixture.workspace().join("q.txt").exists());
     drop(stdin);
     let _ = child.wait();
