@@ -3,6 +3,8 @@
 //! example hooks and monitors in `EMBEDDED_EXTENSIONS`).
 
 use std::fmt::Write as _;
+
+use sha2::Digest as _;
 use std::path::PathBuf;
 
 fn main() {
@@ -33,7 +35,10 @@ fn main() {
                 "/// {doc} Each entry: (crate directory name, artifact file name, component bytes, its\n/// `warden.toml`).\npub(crate) static {name}: &[(&str, &str, &[u8], &str)] = &["
             )
         } else {
-            writeln!(generated, "/// {doc}\npub(crate) static {name}: &[(&str, &[u8])] = &[")
+            writeln!(
+                generated,
+                "/// {doc} Each entry: (crate directory name, component bytes, their SHA-256 in hex,\n/// computed here so that start-up does not hash megabytes).\npub(crate) static {name}: &[(&str, &[u8], &str)] = &["
+            )
         }
         .expect("writing to a String cannot fail");
         for (guest, path) in guests.iter().zip(&paths) {
@@ -52,9 +57,14 @@ fn main() {
                     manifest.display().to_string()
                 )
             } else {
+                let bytes = std::fs::read(path).expect("read the built component");
+                let digest: String = sha2::Sha256::digest(&bytes)
+                    .iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect();
                 writeln!(
                     generated,
-                    "    ({:?}, include_bytes!({:?})),",
+                    "    ({:?}, include_bytes!({:?}), {digest:?}),",
                     guest.ident(),
                     path.display().to_string()
                 )

@@ -86,23 +86,55 @@ impl Server {
         .expect("write");
     }
 
-    /// CPU time of the server process: the nanosecond run times of its threads
-    /// (`/proc/<pid>/task/*/schedstat`), as `/proc/<pid>/stat` counts only in 10 ms ticks.
+    /// CPU time of the server process.
     fn cpu(&self) -> Duration {
-        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id()))
-            .expect("read the server's threads");
-        let nanos: u64 = tasks
-            .flatten()
-            .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-            .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
-            .sum();
-        Duration::from_nanos(nanos)
+        process_cpu(&self.child.id().to_string())
     }
 
     fn stop(mut self) {
         drop(self.stdin);
         let _ = self.child.wait();
     }
+}
+
+/// CPU time of process `pid` (or `self`): the nanosecond run times of its threads
+/// (`/proc/<pid>/task/*/schedstat`), as `/proc/<pid>/stat` counts only in 10 ms ticks. Threads
+/// that already exited are not counted, so the measured runs keep their threads alive.
+fn process_cpu(pid: &str) -> Duration {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("read the threads");
+    let nanos: u64 = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
+}
+
+/// The floor in the same run: the same calls through `Runtime::dispatch` in this process.
+fn library_floor(root: &Path, workspace: &Path, plugin: &Path) -> (Vec<Duration>, Duration) {
+    let mut samples = Vec::with_capacity(CALLS);
+    let mut cpu = Duration::ZERO;
+    common::block_on(async {
+        let mut config = warden::RuntimeConfig::new(workspace);
+        config.state_dir = Some(root.join("state"));
+        config.cache_dir = Some(root.join("cache"));
+        config.plugin_dirs = vec![plugin.to_path_buf()];
+        config.allowed_tools = vec!["Echo".to_owned()];
+        let runtime = warden::Runtime::new(config).await.expect("runtime");
+        let input = json!({"text": "x".repeat(100)});
+        for _ in 0..50 {
+            common::dispatch(&runtime, "Echo", &input).await;
+        }
+        let before = process_cpu("self");
+        for _ in 0..CALLS {
+            let started = Instant::now();
+            let result = common::dispatch(&runtime, "Echo", &input).await;
+            samples.push(started.elapsed());
+            assert!(result.outcome.error.is_none(), "{:?}", result.block);
+        }
+        cpu = process_cpu("self") - before;
+    });
+    (samples, cpu)
 }
 
 fn main() {
@@ -118,6 +150,8 @@ fn main() {
 
     println!("| measure | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
+    let (mut floor, floor_cpu) = library_floor(root.path(), &workspace, &plugin);
+    row("floor: `Runtime::dispatch` Echo in-process", &mut floor);
     let mut server = Server::start(root.path(), &workspace, &plugin);
     server.initialize();
     let text = "x".repeat(100);
@@ -168,11 +202,12 @@ fn main() {
     server.stop();
     println!();
     println!(
-        "server CPU per `tools/call`: {} ({} calls in {}); per `ping`: {}",
+        "server CPU per `tools/call`: {} ({} calls in {}); per `ping`: {}; the floor's CPU per dispatch (this process, every thread): {}",
         format_duration(cpu / CALLS as u32),
         CALLS,
         format_duration(wall),
         format_duration(ping_cpu / CALLS as u32),
+        format_duration(floor_cpu / CALLS as u32),
     );
 
     // Start-up with a warm cache: the runs above compiled and cached the component.

@@ -185,8 +185,16 @@ impl Cli {
     /// problem (exit code 2).
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         init_logging(self.global.log);
+        // Guests run on the blocking pool, so async workers only sequence stages. The MCP server
+        // takes one: every call already crosses its input thread, and a second worker added
+        // ≈1.8 context switches and ≈15% CPU per call (BENCHMARKS.md, MCP).
+        let workers = if matches!(self.command, Command::Mcp(_)) {
+            1
+        } else {
+            2
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .context("cannot start the async runtime")?;

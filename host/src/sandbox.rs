@@ -151,6 +151,19 @@ impl Sandbox {
         kind: ComponentKind,
     ) -> Result<LoadedComponent, SandboxError> {
         use sha2::Digest as _;
+        let digest = cache::hex(&sha2::Sha256::digest(wasm));
+        self.load_digested(wasm, &digest, label, kind)
+    }
+
+    /// [`Self::load`] for bytes whose SHA-256 (`digest`, hex) is already known: the embedded
+    /// components, hashed at build time.
+    pub(crate) fn load_digested(
+        &self,
+        wasm: &[u8],
+        digest: &str,
+        label: &str,
+        kind: ComponentKind,
+    ) -> Result<LoadedComponent, SandboxError> {
         let component_error = |message: String| SandboxError::Component {
             label: label.to_owned(),
             kind: kind.as_str(),
@@ -158,7 +171,7 @@ impl Sandbox {
         };
         let component = self
             .cache
-            .load(&self.engine, wasm)
+            .load(&self.engine, wasm, digest)
             .map_err(|error| component_error(format!("{error:#}")))?;
         let instance_pre = self
             .linker
@@ -174,7 +187,7 @@ impl Sandbox {
         .map_err(|error| component_error(format!("{error:#}")))?;
         Ok(LoadedComponent {
             pre,
-            digest: cache::hex(&sha2::Sha256::digest(wasm)),
+            digest: digest.to_owned(),
         })
     }
 

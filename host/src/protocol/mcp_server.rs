@@ -121,10 +121,7 @@ pub async fn serve_mcp(
     }
     let _ = input_closed.await;
     server.shut_down().await;
-    let report = runtime.end_session("other").await;
-    let peer = Arc::clone(&server.peer);
-    let _ = tokio::task::spawn_blocking(move || peer.flush(DRAIN)).await;
-    report
+    runtime.end_session("other").await
 }
 
 impl Server {

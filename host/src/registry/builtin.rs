@@ -71,10 +71,10 @@ pub(super) async fn load(
     operator_limits: Limits,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
     let mut tools = Vec::new();
-    for (crate_dir, wasm) in EMBEDDED_COMPONENTS {
+    for (crate_dir, wasm, digest) in EMBEDDED_COMPONENTS {
         let label = format!("built-in component {crate_dir}");
         let component = ComponentEntry {
-            loaded: sandbox.load(wasm, &label, ComponentKind::Tool)?,
+            loaded: sandbox.load_digested(wasm, digest, &label, ComponentKind::Tool)?,
             grants: grants_for(crate_dir),
             limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,

@@ -8,7 +8,6 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -40,12 +39,17 @@ impl ComponentCache {
         Self { dir }
     }
 
-    /// Loads `wasm` as a component, from the cache when possible.
-    pub(crate) fn load(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
+    /// Loads `wasm`, whose SHA-256 is `digest` (hex), as a component, from the cache when
+    /// possible.
+    pub(crate) fn load(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        digest: &str,
+    ) -> wasmtime::Result<Component> {
         let Some(dir) = &self.dir else {
             return Component::new(engine, wasm);
         };
-        let digest = hex(&Sha256::digest(wasm));
         let path = dir.join(format!("{digest}.cwasm"));
         if path.is_file() && owned_by_us(dir, &path) {
             // SAFETY: the file was produced by `Component::serialize` for an engine with the same
