@@ -278,8 +278,13 @@ impl Connection {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, RequestError> {
-        let live = self.live().await?;
         let deadline = Instant::now() + timeout;
+        // A (re)start counts against the call: a cancel or the deadline ends the wait (dropping a
+        // half-started server kills it).
+        let live = tokio::select! {
+            live = self.live() => live?,
+            stopped = stopped(cancel, deadline) => return Err(stopped),
+        };
         let result = live
             .request(
                 "tools/call",
@@ -399,6 +404,23 @@ impl Connection {
         if let State::Up(live) = &*self.state.lock().await {
             live.kill();
         }
+    }
+}
+
+/// Resolves when `cancel` is set or `deadline` passes, with the matching error.
+async fn stopped(cancel: &AtomicBool, deadline: Instant) -> RequestError {
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return RequestError::new(ErrorKind::Cancelled, "the call was cancelled");
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return RequestError::new(
+                ErrorKind::Timeout,
+                "the server did not start within the call's timeout",
+            );
+        }
+        tokio::time::sleep(POLL.min(deadline - now)).await;
     }
 }
 

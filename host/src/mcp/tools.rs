@@ -5,6 +5,7 @@
 //! server claiming, is never authorization).
 
 use base64::Engine as _;
+use serde::Deserialize as _;
 use serde_json::Value;
 
 use crate::registry::{CapabilityClass, ToolSpec};
@@ -40,17 +41,34 @@ pub(crate) fn canonical_name(server: &str, tool: &str) -> String {
     name
 }
 
-/// The spec of one entry of a server's `tools/list`.
+/// One entry of a server's `tools/list` (other fields are ignored).
+#[derive(serde::Deserialize)]
+struct Listed {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(rename = "inputSchema", default)]
+    input_schema: Option<Value>,
+    #[serde(default)]
+    annotations: Option<Hints>,
+}
+
+#[derive(serde::Deserialize)]
+struct Hints {
+    #[serde(rename = "readOnlyHint", default)]
+    read_only_hint: Option<bool>,
+}
+
+/// The spec of one entry of a server's `tools/list`, and the tool's name on its server.
 pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), String> {
-    let original = tool["name"]
-        .as_str()
-        .filter(|name| !name.is_empty())
-        .ok_or("a tool without a name")?
-        .to_owned();
-    let mut schema = tool["inputSchema"].clone();
-    if !schema.is_object() {
-        return Err(format!("tool {original:?} has no inputSchema object"));
+    let listed = Listed::deserialize(tool).map_err(|error| format!("a malformed tool: {error}"))?;
+    let original = listed.name;
+    if original.is_empty() {
+        return Err("a tool without a name".to_owned());
     }
+    let Some(mut schema) = listed.input_schema.filter(Value::is_object) else {
+        return Err(format!("tool {original:?} has no inputSchema object"));
+    };
     if schema.get("type").is_none() {
         schema["type"] = Value::from("object");
     }
@@ -59,13 +77,16 @@ pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), Str
             "tool {original:?}: the input schema must describe an object"
         ));
     }
-    let description: String = tool["description"]
-        .as_str()
+    let description: String = listed
+        .description
         .unwrap_or_default()
         .chars()
         .take(MAX_DESCRIPTION)
         .collect();
-    let read_only_hint = tool["annotations"]["readOnlyHint"] == Value::Bool(true);
+    let read_only_hint = listed
+        .annotations
+        .and_then(|hints| hints.read_only_hint)
+        .unwrap_or(false);
     Ok((
         ToolSpec {
             name: canonical_name(server, &original),

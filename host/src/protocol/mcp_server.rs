@@ -69,6 +69,23 @@ impl Default for McpServeOptions {
     }
 }
 
+/// `tools/call` params.
+#[derive(serde::Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+/// A request's `_meta`.
+#[derive(serde::Deserialize)]
+struct RequestMeta {
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<Value>,
+}
+
 /// One call in flight, keyed by its JSON-RPC id.
 struct InFlight {
     /// Set by `notifications/cancelled` or shutdown: the pipeline stops the call (before it
@@ -258,17 +275,19 @@ impl Server {
 
     /// Starts a `tools/call` on the async runtime; the input thread goes on reading.
     fn call(self: &Arc<Self>, id: Value, params: Value, reply: &Reply) {
-        let Some(name) = params["name"].as_str().map(str::to_owned) else {
-            return reply(&jsonrpc::error_response(
-                &id,
-                code::INVALID_PARAMS,
-                "tools/call needs a string \"name\"",
-            ));
+        let params: CallParams = match serde_json::from_value(params) {
+            Ok(params) => params,
+            Err(error) => {
+                return reply(&jsonrpc::error_response(
+                    &id,
+                    code::INVALID_PARAMS,
+                    &format!("tools/call params need a string \"name\": {error}"),
+                ));
+            }
         };
-        let input = match params.get("arguments") {
-            None | Some(Value::Null) => json!({}),
-            Some(arguments) => arguments.clone(),
-        };
+        let name = params.name;
+        // Whatever `arguments` is, the schema stage judges it (a non-object is invalid_input).
+        let input = params.arguments.unwrap_or_else(|| json!({}));
         let tool_use_id = format!("mcp_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         let key = id.to_string();
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -305,10 +324,10 @@ impl Server {
                 },
             );
         }
-        let progress_token = params["_meta"]
-            .get("progressToken")
-            .filter(|token| token.is_string() || token.is_number())
-            .cloned();
+        let progress_token = params
+            .meta
+            .and_then(|meta| meta.progress_token)
+            .filter(|token| token.is_string() || token.is_number());
         self.running.fetch_add(1, Ordering::SeqCst);
         let server = Arc::clone(self);
         let reply = Arc::clone(reply);
