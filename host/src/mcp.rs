@@ -8,6 +8,7 @@
 
 mod config;
 mod connection;
+mod http;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -160,11 +161,14 @@ pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConf
             .get(&server.name)
             .cloned()
             .unwrap_or_default();
-        match launch(&server, &policy, input) {
-            Ok(launch) => {
-                let connection = Arc::new(Connection::new(server.name.clone(), launch));
-                starting.push((connection, policy));
-            }
+        let connection = match &server.transport {
+            config::Transport::Http { url, headers } => http_target(url, headers, &policy)
+                .map(|target| Connection::http(server.name.clone(), target)),
+            config::Transport::Stdio { .. } => launch(&server, &policy, input)
+                .map(|launch| Connection::new(server.name.clone(), launch)),
+        };
+        match connection {
+            Ok(connection) => starting.push((Arc::new(connection), policy)),
             Err(reason) => discovered.warnings.push(format!(
                 "MCP server {} was not started: {reason}",
                 server.name
@@ -229,6 +233,32 @@ pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConf
     Ok(discovered)
 }
 
+/// Where a Streamable HTTP server is, with its configured headers.
+fn http_target(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    policy: &McpServerPolicy,
+) -> Result<http::HttpTarget, String> {
+    let url = url::Url::parse(url).map_err(|error| format!("its url {url:?}: {error}"))?;
+    let headers = headers
+        .iter()
+        .map(|(name, value)| {
+            let name = ::http::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("{name:?} is not a header name"))?;
+            let value = ::http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("the value of header {name} is not a header value"))?;
+            Ok((name, value))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(http::HttpTarget {
+        url,
+        headers,
+        startup_timeout: policy
+            .startup_timeout_ms
+            .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis),
+    })
+}
+
 /// How to start a stdio server under the process sandbox.
 fn launch(
     server: &config::ServerConfig,
@@ -236,7 +266,7 @@ fn launch(
     input: &McpInput<'_>,
 ) -> Result<connection::Launch, String> {
     let config::Transport::Stdio { command, args, env } = &server.transport else {
-        return Err("the streamable HTTP transport is not supported for MCP servers yet; run the server over stdio".to_owned());
+        return Err("not a stdio server".to_owned());
     };
     let host_env = |name: &str| std::env::var(name).ok();
     let path = host_env("PATH").unwrap_or_else(|| DEFAULT_PATH.to_owned());

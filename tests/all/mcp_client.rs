@@ -541,3 +541,210 @@ fn kill(pid: i32) {
     let status = Command::new("kill").arg("-9").arg(pid.to_string()).status();
     assert!(status.is_ok_and(|status| status.success()), "kill {pid}");
 }
+
+#[test]
+fn mcp_client_uses_a_streamable_http_server_with_its_headers() {
+    // The server: another warden, serving its workspace over HTTP with a bearer token.
+    let inner = Fixture::new();
+    inner.write("inner.txt", "from the other warden\n");
+    let mut command = warden_command(&inner, &["--allowedTools", "Read"]);
+    command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
+    let program = command.remove(0);
+    let mut server = Command::new(program)
+        .args(&command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the HTTP server");
+    let mut stderr = BufReader::new(server.stderr.take().expect("stderr"));
+    let (mut url, mut token) = (String::new(), String::new());
+    let mut line = String::new();
+    while url.is_empty() || token.is_empty() {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("read") > 0,
+            "no URL printed"
+        );
+        if let Some(found) = line.trim().strip_prefix("warden: MCP server listening on ") {
+            url = found.to_owned();
+        }
+        if let Some(found) = line.trim().strip_prefix("warden: bearer token: ") {
+            token = found.to_owned();
+        }
+    }
+    let fixture = Fixture::new();
+    let config = fixture.root().join("http-mcp.json");
+    let file = inner.workspace().join("inner.txt").display().to_string();
+    let input = json!({ "file_path": file }).to_string();
+    let call = |headers: Value| {
+        mcp_config(
+            &config,
+            json!({"inner": {"type": "http", "url": url, "headers": headers}}),
+        );
+        warden(
+            &fixture,
+            &[
+                "--mcp-config",
+                &config.display().to_string(),
+                "--allowedTools",
+                "mcp__inner",
+            ],
+            &["call", "mcp__inner__Read", "--input", &input],
+        )
+    };
+    let (code, stdout, stderr) = call(json!({"Authorization": format!("Bearer {token}")}));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        block_text(&block(&stdout)).contains("from the other warden"),
+        "{stdout}"
+    );
+    // Without the token the server refuses the session: no tools, a warning, the host goes on.
+    let (code, stdout, stderr) = call(json!({}));
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        block_text(&block(&stdout)).starts_with("unknown_tool"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("401"), "{stderr}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// A Streamable HTTP server that answers with event streams and session ids, and forgets its
+/// session once: what the SDK-based servers do.
+fn event_stream_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::Read as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        let mut sessions = 0;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            let (head, body) = loop {
+                let read = stream.read(&mut buffer).unwrap_or(0);
+                if read == 0 {
+                    break (String::new(), String::new());
+                }
+                request.extend_from_slice(&buffer[..read]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|line| {
+                            line.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(str::to_owned)
+                        })
+                        .and_then(|value| value.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        break (head.to_owned(), body.to_owned());
+                    }
+                }
+            };
+            let message: Value = serde_json::from_str(&body).unwrap_or_default();
+            let method = message["method"].as_str().unwrap_or_default().to_owned();
+            let session = head.lines().find_map(|line| {
+                line.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id: ")
+                    .map(str::to_owned)
+            });
+            log.lock()
+                .unwrap()
+                .push(format!("{method} {}", session.clone().unwrap_or_default()));
+            let reply = |stream: &mut std::net::TcpStream,
+                         status: &str,
+                         headers: &str,
+                         body: &str| {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+                    body.len()
+                );
+            };
+            let current = format!("s{sessions}");
+            if method == "initialize" {
+                sessions += 1;
+                let result = json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "stub", "version": "0"}}});
+                let events = format!("event: message\ndata: {result}\n\n");
+                reply(
+                    &mut stream,
+                    "200 OK",
+                    &format!("Content-Type: text/event-stream\r\nMcp-Session-Id: s{sessions}\r\n"),
+                    &events,
+                );
+                continue;
+            }
+            // The first session is forgotten after tools/list: the client must start another.
+            if session.as_deref() != Some(current.as_str())
+                || (current == "s1" && method == "tools/call")
+            {
+                reply(&mut stream, "404 Not Found", "", "");
+                continue;
+            }
+            if message.get("id").is_none() {
+                reply(&mut stream, "202 Accepted", "", "");
+                continue;
+            }
+            let result = match method.as_str() {
+                "tools/list" => {
+                    json!({"tools": [{"name": "shout", "description": "Upper-cases", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]})
+                }
+                _ => {
+                    json!({"content": [{"type": "text", "text": message["params"]["arguments"]["text"].as_str().unwrap_or_default().to_uppercase()}]})
+                }
+            };
+            let notice = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}});
+            let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+            let events = format!("data: {notice}\n\ndata: {answer}\n\n");
+            reply(
+                &mut stream,
+                "200 OK",
+                "Content-Type: text/event-stream\r\n",
+                &events,
+            );
+        }
+    });
+    (format!("http://{address}/mcp"), seen)
+}
+
+#[test]
+fn mcp_client_reads_event_streams_and_starts_a_forgotten_session_again() {
+    let (url, seen) = event_stream_server();
+    let fixture = Fixture::new();
+    let config = fixture.root().join("sse-mcp.json");
+    mcp_config(&config, json!({"stub": {"type": "http", "url": url}}));
+    let (code, stdout, stderr) = warden(
+        &fixture,
+        &[
+            "--mcp-config",
+            &config.display().to_string(),
+            "--allowedTools",
+            "mcp__stub",
+        ],
+        &["call", "mcp__stub__shout", "--input", r#"{"text":"hello"}"#],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(block_text(&block(&stdout)), "HELLO");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            "initialize ",
+            "notifications/initialized s1",
+            "tools/list s1",
+            "tools/call s1",
+            "initialize ",
+            "notifications/initialized s2",
+            "tools/call s2",
+        ],
+        "{seen:?}"
+    );
+}

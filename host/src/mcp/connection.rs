@@ -23,7 +23,8 @@ const MAX_LINE: usize = 64 << 20;
 /// Lines waiting for the server to read them; a server that lets more pile up is killed.
 const MAX_QUEUED_LINES: usize = 1024;
 /// The protocol revisions warden accepts from a server.
-const SERVER_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const SERVER_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// Bytes of the server's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// Pages of `tools/list` followed, and tools kept per server.
@@ -210,26 +211,81 @@ enum State {
     Down { retry_at: Instant, reason: String },
 }
 
-/// One configured stdio server, started on demand and restarted with backoff.
+/// One configured server: a stdio child started on demand and restarted with backoff, or a
+/// Streamable HTTP endpoint.
 pub(crate) struct Connection {
     name: String,
-    launch: Launch,
-    state: tokio::sync::Mutex<State>,
+    link: Link,
     /// Crashes and failed starts since the last successful call: the backoff grows with them.
     failures: std::sync::atomic::AtomicU32,
+}
+
+enum Link {
+    Stdio {
+        launch: Launch,
+        state: tokio::sync::Mutex<State>,
+    },
+    Http(super::http::HttpSession),
 }
 
 impl Connection {
     pub(crate) fn new(name: String, launch: Launch) -> Self {
         Self {
             name,
-            launch,
-            state: tokio::sync::Mutex::new(State::Down {
-                retry_at: Instant::now(),
-                reason: "not started yet".to_owned(),
-            }),
+            link: Link::Stdio {
+                launch,
+                state: tokio::sync::Mutex::new(State::Down {
+                    retry_at: Instant::now(),
+                    reason: "not started yet".to_owned(),
+                }),
+            },
             failures: std::sync::atomic::AtomicU32::new(0),
         }
+    }
+
+    /// A Streamable HTTP server.
+    pub(crate) fn http(name: String, target: super::http::HttpTarget) -> Self {
+        Self {
+            name,
+            link: Link::Http(super::http::HttpSession::new(target)),
+            failures: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// How long the server has to start and list its tools.
+    fn startup_timeout(&self) -> Duration {
+        match &self.link {
+            Link::Stdio { launch, .. } => launch.startup_timeout,
+            Link::Http(session) => session.startup_timeout(),
+        }
+    }
+
+    /// Sends one request to the server, starting it first if needed; the deadline and `cancel`
+    /// cover the start too (dropping a half-started server kills it).
+    async fn send(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Instant,
+        cancel: &AtomicBool,
+    ) -> Result<Value, RequestError> {
+        if let Link::Http(session) = &self.link {
+            return session.request(method, params, deadline, cancel).await;
+        }
+        let live = tokio::select! {
+            live = self.live() => live?,
+            stopped = stopped(cancel, deadline) => return Err(stopped),
+        };
+        let result = live.request(method, params, deadline, cancel).await;
+        // A server that does not answer in time is hung or overloaded: it is restarted (a slow
+        // server is told so by the cancel notification first).
+        if result
+            .as_ref()
+            .is_err_and(|error| error.kind == ErrorKind::Timeout)
+        {
+            live.kill();
+        }
+        result
     }
 
     /// The server's name.
@@ -239,8 +295,8 @@ impl Connection {
 
     /// Starts the server and lists its tools (every page).
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, RequestError> {
-        let live = self.live().await?;
-        let deadline = Instant::now() + self.launch.startup_timeout;
+        let deadline = Instant::now() + self.startup_timeout();
+        let never = AtomicBool::new(false);
         let mut tools = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_PAGES {
@@ -248,9 +304,7 @@ impl Connection {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let page = live
-                .request("tools/list", &params, deadline, &AtomicBool::new(false))
-                .await?;
+            let page = self.send("tools/list", &params, deadline, &never).await?;
             let listed = page["tools"].as_array().ok_or_else(|| {
                 RequestError::new(
                     ErrorKind::ToolFailed,
@@ -279,26 +333,16 @@ impl Connection {
         cancel: &AtomicBool,
     ) -> Result<Value, RequestError> {
         let deadline = Instant::now() + timeout;
-        // A (re)start counts against the call: a cancel or the deadline ends the wait (dropping a
-        // half-started server kills it).
-        let live = tokio::select! {
-            live = self.live() => live?,
-            stopped = stopped(cancel, deadline) => return Err(stopped),
-        };
-        let result = live
-            .request(
+        let result = self
+            .send(
                 "tools/call",
                 &json!({"name": tool, "arguments": arguments}),
                 deadline,
                 cancel,
             )
             .await;
-        match &result {
-            Ok(_) => self.succeeded().await,
-            // A server that does not answer in time is hung or overloaded: it is restarted (a
-            // slow server is told so by the cancel notification first).
-            Err(error) if error.kind == ErrorKind::Timeout => live.kill(),
-            Err(_) => {}
+        if result.is_ok() {
+            self.succeeded().await;
         }
         result
     }
@@ -310,7 +354,10 @@ impl Connection {
 
     /// The running server, started (again) when it is down and its backoff has passed.
     async fn live(&self) -> Result<Arc<Live>, RequestError> {
-        let mut state = self.state.lock().await;
+        let Link::Stdio { state, .. } = &self.link else {
+            return Err(RequestError::new(ErrorKind::Internal, "not a stdio server"));
+        };
+        let mut state = state.lock().await;
         if let State::Up(live) = &*state {
             if live.alive.load(Ordering::SeqCst) {
                 return Ok(Arc::clone(live));
@@ -360,13 +407,16 @@ impl Connection {
 
     /// Starts the process and runs the `initialize` handshake.
     async fn start(&self) -> Result<Arc<Live>, String> {
-        let spec = self.launch.spec.clone();
+        let Link::Stdio { launch, .. } = &self.link else {
+            return Err("not a stdio server".to_owned());
+        };
+        let spec = launch.spec.clone();
         let (process, pipes) =
             tokio::task::spawn_blocking(move || crate::sandbox::process::server::start(spec))
                 .await
                 .map_err(|error| format!("the start-up task failed: {error}"))??;
-        let live = Arc::new(wire(process, pipes, &self.name, &self.launch.workspace)?);
-        let deadline = Instant::now() + self.launch.startup_timeout;
+        let live = Arc::new(wire(process, pipes, &self.name, &launch.workspace)?);
+        let deadline = Instant::now() + launch.startup_timeout;
         let initialized = live
             .request(
                 "initialize",
@@ -401,14 +451,16 @@ impl Connection {
 
     /// Stops the server (the session ends).
     pub(crate) async fn stop(&self) {
-        if let State::Up(live) = &*self.state.lock().await {
+        if let Link::Stdio { state, .. } = &self.link
+            && let State::Up(live) = &*state.lock().await
+        {
             live.kill();
         }
     }
 }
 
 /// Resolves when `cancel` is set or `deadline` passes, with the matching error.
-async fn stopped(cancel: &AtomicBool, deadline: Instant) -> RequestError {
+pub(crate) async fn stopped(cancel: &AtomicBool, deadline: Instant) -> RequestError {
     loop {
         if cancel.load(Ordering::Relaxed) {
             return RequestError::new(ErrorKind::Cancelled, "the call was cancelled");

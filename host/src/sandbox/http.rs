@@ -29,6 +29,11 @@ use super::grants::{NetGrant, NetScheme};
 
 pub(crate) use send::ProxyConfig;
 
+/// The TLS client configuration outgoing requests use (webpki roots, ring).
+pub(crate) fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
+    send::tls_config().map_err(|error| format!("{error:?}"))
+}
+
 /// Default cap on one response body.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 10 << 20;
 /// Default time one request may take, connection to last byte.

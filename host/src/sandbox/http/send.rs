@@ -343,7 +343,7 @@ async fn tunnel(
     }
 }
 
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
+pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
