@@ -10,6 +10,7 @@ mod grants;
 mod hook_plugins;
 mod hooks;
 mod mcp_client;
+mod mcp_hostile;
 mod mcp_server;
 mod mcp_support;
 mod monitors;

@@ -1,0 +1,176 @@
+//! Hostile MCP servers as tool sources (`tests/mcp/hostile_server.py`, run by the system Python
+//! under the process sandbox): each misbehaves in one way, and each time warden answers with
+//! an error result or a warning, stays up, and keeps serving the server's good tool or restarts
+//! it.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_support::{repo, warden_command};
+use crate::support::Fixture;
+
+/// `warden --mcp-config <hostile MODE> --allowedTools mcp__bad ARGS...` with the server's
+/// timeouts; returns (exit code, stdout, stderr, wall time).
+fn against(
+    mode: &str,
+    call_timeout_ms: u64,
+    args: &[&str],
+) -> (Option<i32>, String, String, Duration) {
+    let fixture = Fixture::new();
+    let script = repo().join("tests/mcp/hostile_server.py");
+    let config = fixture.root().join("hostile.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"bad": {"command": "/usr/bin/python3", "args": [script, mode]}}})
+            .to_string(),
+    )
+    .expect("config");
+    let settings = json!({"mcpServerPolicy": {"bad": {
+        "read": [repo().join("tests/mcp")],
+        "startupTimeoutMs": 3000,
+        "callTimeoutMs": call_timeout_ms,
+    }}})
+    .to_string();
+    let config = config.display().to_string();
+    let mut command = warden_command(
+        &fixture,
+        &[
+            "--mcp-config",
+            &config,
+            "--settings",
+            &settings,
+            "--allowedTools",
+            "mcp__bad",
+        ],
+    );
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    let program = command.remove(0);
+    let started = Instant::now();
+    let output = Command::new(program)
+        .args(&command)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run warden");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        started.elapsed(),
+    )
+}
+
+fn text(stdout: &str) -> String {
+    let block: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("not JSON: {stdout}"));
+    match &block["content"] {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+const CALL_OK: &[&str] = &["call", "mcp__bad__ok", "--input", "{}"];
+
+#[test]
+fn mcp_hostile_a_silent_server_costs_its_startup_timeout_and_nothing_else() {
+    let (code, stdout, stderr, took) = against("silent", 5000, &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("Read") && !stdout.contains("mcp__bad"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("MCP server bad offers no tools"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn mcp_hostile_garbage_lines_are_skipped() {
+    let (code, stdout, stderr, _) = against("garbage", 5000, CALL_OK);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(text(&stdout), "fine");
+}
+
+#[test]
+fn mcp_hostile_an_oversized_line_ends_the_connection_not_the_host() {
+    let (code, stdout, stderr, _) = against("huge_line", 20_000, CALL_OK);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(text(&stdout).starts_with("tool_failed"), "{stdout}");
+    assert!(stdout.len() < 20_000, "{} bytes", stdout.len());
+}
+
+#[test]
+fn mcp_hostile_a_ping_flood_that_never_reads_is_cut_off() {
+    let (code, stdout, stderr, took) = against("flood", 20_000, CALL_OK);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(text(&stdout).starts_with("tool_failed"), "{stdout}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn mcp_hostile_broken_tool_listings_keep_only_valid_unique_tools() {
+    let (code, stdout, stderr, _) = against("bad_tools", 5000, &["tools", "--format", "mcp"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).expect("tools JSON");
+    let names: Vec<String> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .filter(|name| name.starts_with("mcp__bad__"))
+        .collect();
+    assert!(names.contains(&"mcp__bad__ok".to_owned()), "{names:?}");
+    for name in &names {
+        assert!(name.len() <= 64, "{name}");
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{name:?}"
+        );
+    }
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "duplicate names");
+    // At most 1,000 tools are kept from one server.
+    assert!(names.len() <= 1000, "{}", names.len());
+    for skipped in ["no_schema", "string_schema", "broken_schema"] {
+        assert!(
+            !names.iter().any(|name| name.ends_with(skipped)),
+            "{skipped}: {names:?}"
+        );
+    }
+    assert!(stderr.contains("is taken by another tool"), "{stderr}");
+}
+
+#[test]
+fn mcp_hostile_a_crash_mid_call_is_an_error_result() {
+    let (code, stdout, stderr, _) = against("crash_on_call", 5000, CALL_OK);
+    assert_eq!(code, Some(1), "{stderr}");
+    let text = text(&stdout);
+    assert!(text.starts_with("tool_failed"), "{text}");
+    assert!(text.contains("exit status: 3"), "{text}");
+}
+
+#[test]
+fn mcp_hostile_a_stderr_flood_is_drained_and_bounded() {
+    let (code, stdout, stderr, _) = against("stderr_flood", 20_000, CALL_OK);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(text(&stdout), "fine");
+    assert!(
+        stderr.len() < 100_000,
+        "the server's stderr reached warden's: {}",
+        stderr.len()
+    );
+}
+
+#[test]
+fn mcp_hostile_an_unknown_protocol_revision_is_refused() {
+    let (code, stdout, stderr, _) = against("wrong_version", 5000, &["tools"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stdout.contains("mcp__bad"), "{stdout}");
+    assert!(stderr.contains("1999-01-01"), "{stderr}");
+}
