@@ -327,6 +327,21 @@ impl GlobalArgs {
     }
 }
 
+/// Resolves at SIGINT or SIGTERM. The handlers are installed now, so a signal that arrives before
+/// anyone awaits it still counts.
+fn shutdown_signal()
+-> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(Box::pin(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    }))
+}
+
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {
     text.parse()
         .map_err(|error: warden::UnknownMode| error.to_string())

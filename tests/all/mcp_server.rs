@@ -366,10 +366,14 @@ fn mcp_server_refuses_two_plugins_exporting_the_same_tool_at_load() {
     assert!(stderr.contains("tool Spin is defined twice"), "{stderr}");
 }
 
-/// A raw client: what the server writes, line by line, and how it ends.
-#[test]
-fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
-    let fixture = Fixture::new();
+/// `warden mcp serve` for a raw client: the child, its stdin and its stdout.
+fn raw_server(
+    fixture: &Fixture,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
     let mut child = Command::new(warden_bin())
         .arg("--cwd")
         .arg(fixture.workspace())
@@ -383,8 +387,16 @@ fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start warden mcp serve");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
+/// A raw client: what the server writes, line by line, and how it ends.
+#[test]
+fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
+    let fixture = Fixture::new();
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture);
     let mut exchange = |line: &str| -> Value {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
@@ -617,21 +629,7 @@ fn mcp_server_over_http_refuses_non_loopback_addresses() {
 #[test]
 fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
     let fixture = Fixture::new();
-    let mut child = Command::new(warden_bin())
-        .arg("--cwd")
-        .arg(fixture.workspace())
-        .arg("--state-dir")
-        .arg(fixture.state_dir())
-        .arg("--cache-dir")
-        .arg(crate::support::cache_dir())
-        .args(["--no-user-settings", "mcp", "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warden mcp serve");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture);
     let mut send = |line: &str| {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");

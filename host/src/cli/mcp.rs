@@ -49,15 +49,7 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
             if let Some(address) = args.http {
                 let http = HttpServe::new(address).map_err(anyhow::Error::msg)?;
                 let token = http.token.clone();
-                use tokio::signal::unix::{SignalKind, signal};
-                let mut interrupt = signal(SignalKind::interrupt())?;
-                let mut terminate = signal(SignalKind::terminate())?;
-                let shutdown = Box::pin(async move {
-                    tokio::select! {
-                        _ = interrupt.recv() => {}
-                        _ = terminate.recv() => {}
-                    }
-                });
+                let shutdown = super::shutdown_signal()?;
                 let ready = Box::new(move |bound: std::net::SocketAddr| {
                     eprintln!("warden: MCP server listening on http://{bound}/mcp");
                     eprintln!("warden: bearer token: {token}");

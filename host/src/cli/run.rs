@@ -34,17 +34,9 @@ pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<Exit
         progress_interval: Duration::from_millis(args.progress_interval_ms),
         token_budget: args.batch_token_budget,
     };
-    // Both handlers are installed now, before SessionStart hooks run: a signal during them must
-    // still end the session cleanly.
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    let shutdown = Box::pin(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    });
+    // Installed now, before SessionStart hooks run: a signal during them must still end the
+    // session cleanly.
+    let shutdown = super::shutdown_signal()?;
     let input = Box::new(std::io::BufReader::new(std::io::stdin()));
     let output = Box::new(std::io::stdout());
     warden::serve_stream(runtime, options, input, output, shutdown).await;

@@ -408,3 +408,65 @@ impl NetworkNamespace {
         Ok(())
     }
 }
+
+/// What a piped, confined child runs and may reach (command hooks, MCP servers).
+pub(crate) struct Piped<'a> {
+    /// Absolute program path.
+    pub(crate) program: &'a std::path::Path,
+    pub(crate) args: &'a [String],
+    /// The whole environment (nothing is inherited).
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) cwd: &'a std::path::Path,
+    /// Directories readable besides the system ones.
+    pub(crate) read_dirs: &'a [PathBuf],
+    /// Directories readable and writable.
+    pub(crate) write_dirs: &'a [PathBuf],
+    /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
+    pub(crate) network: bool,
+    pub(crate) sandbox: super::ProcessSandbox,
+    pub(crate) limits: ResourceLimits,
+}
+
+/// A command with stdin, stdout and stderr piped and nothing inherited, confined between fork and
+/// exec as the operator's sandbox mode says; `Err` when the mode requires a sandbox this kernel
+/// cannot give.
+pub(crate) fn piped_command(spec: &Piped<'_>) -> Result<std::process::Command, String> {
+    let sandboxed = match spec.sandbox {
+        super::ProcessSandbox::Unsandboxed => false,
+        super::ProcessSandbox::Unavailable => {
+            return Err("the process sandbox is unavailable (forced off)".to_owned());
+        }
+        super::ProcessSandbox::Required => {
+            if let Some(missing) = KernelSupport::probe().missing() {
+                return Err(format!(
+                    "{missing}; run `warden doctor`, or pass --unsandboxed-process"
+                ));
+            }
+            true
+        }
+    };
+    let confinement = Confinement {
+        read_dirs: spec.read_dirs.to_vec(),
+        write_dirs: spec.write_dirs.to_vec(),
+        isolate_network: !spec.network,
+        limits: spec.limits,
+        sandboxed,
+    };
+    let prepared = confinement.prepare(None)?;
+    let mut command = std::process::Command::new(spec.program);
+    command
+        .args(spec.args)
+        .env_clear()
+        .envs(spec.env.iter().cloned())
+        .current_dir(spec.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            prepared.apply_in_child()
+        });
+    }
+    Ok(command)
+}

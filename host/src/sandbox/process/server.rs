@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
-use super::confine::{Confinement, ResourceLimits};
-use super::{KernelSupport, ProcessSandbox, kill_group, spawn_on_spawner};
+use super::confine::{Piped, ResourceLimits, piped_command};
+use super::{ProcessSandbox, kill_group, spawn_on_spawner};
 
 /// Address space a server may map. JavaScript engines reserve tens of GiB of address space
 /// without touching it, so the Bash limit (16 GiB) would stop `node` from starting.
@@ -68,47 +68,21 @@ impl Drop for ServerProcess {
 
 /// Starts `spec`. `Err` says why it could not start.
 pub(crate) fn start(spec: ServerSpec) -> Result<(ServerProcess, Pipes), String> {
-    let sandboxed = match spec.sandbox {
-        ProcessSandbox::Unsandboxed => false,
-        ProcessSandbox::Unavailable => {
-            return Err("the process sandbox is unavailable (forced off)".to_owned());
-        }
-        ProcessSandbox::Required => {
-            if let Some(missing) = KernelSupport::probe().missing() {
-                return Err(format!(
-                    "{missing}; run `warden doctor`, or pass --unsandboxed-process"
-                ));
-            }
-            true
-        }
-    };
-    let confinement = Confinement {
-        read_dirs: spec.read_dirs.clone(),
-        write_dirs: spec.write_dirs.clone(),
-        isolate_network: !spec.network,
+    let command = piped_command(&Piped {
+        program: &spec.program,
+        args: &spec.args,
+        env: &spec.env,
+        cwd: &spec.cwd,
+        read_dirs: &spec.read_dirs,
+        write_dirs: &spec.write_dirs,
+        network: spec.network,
+        sandbox: spec.sandbox,
         limits: ResourceLimits {
             address_space: SERVER_ADDRESS_SPACE,
             cpu_seconds: libc::RLIM_INFINITY,
             ..ResourceLimits::default()
         },
-        sandboxed,
-    };
-    let prepared = confinement.prepare(None)?;
-    let mut command = std::process::Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().cloned())
-        .current_dir(&spec.cwd)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            prepared.apply_in_child()
-        });
-    }
+    })?;
     let mut child = spawn_on_spawner(command)
         .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
     let pid = i32::try_from(child.id()).unwrap_or(0);
