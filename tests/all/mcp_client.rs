@@ -748,3 +748,73 @@ fn mcp_client_reads_event_streams_and_starts_a_forgotten_session_again() {
         "{seen:?}"
     );
 }
+
+/// A loopback HTTP server answering every request with `body`, counting the requests it saw.
+fn counting_server(body: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::Read as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&hits);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (format!("http://{address}/data.txt"), hits)
+}
+
+#[test]
+fn mcp_client_servers_have_no_network_unless_the_operator_grants_it() {
+    let (url, hits) = counting_server("payload for the gzip tool");
+    let fixture = Fixture::new();
+    let config = everything(&fixture);
+    let config = config.display().to_string();
+    let fetch = json!({"name": "data.gz", "data": url, "outputType": "resource"}).to_string();
+    let call = [
+        "call",
+        "mcp__everything__gzip-file-as-resource",
+        "--input",
+        fetch.as_str(),
+    ];
+    let run = |network: bool| {
+        let settings = json!({"mcpServerPolicy": {"everything": {
+            "read": [tools_dir().join("npm").display().to_string()],
+            "network": network,
+        }}})
+        .to_string();
+        warden(
+            &fixture,
+            &[
+                "--mcp-config",
+                config.as_str(),
+                "--settings",
+                settings.as_str(),
+                "--allowedTools",
+                "mcp__everything",
+            ],
+            &call,
+        )
+    };
+    // By default the server lives in its own network namespace: the host's loopback is not
+    // there, and the test server sees nothing.
+    let (code, stdout, stderr) = run(false);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        block_text(&block(&stdout)).starts_with("tool_failed"),
+        "{stdout}"
+    );
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // Granted, the same call reaches it.
+    let (code, stdout, stderr) = run(true);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
