@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use crate::permissions::{PermissionRequest, PromptAnswer, Prompter};
@@ -221,18 +222,35 @@ impl Prompter for ElicitationPrompter {
 
 /// An elicitation result as a prompt answer: only an accepted, well-formed choice allows.
 fn read_answer(answer: &Value, always_offered: bool) -> PromptAnswer {
-    match answer["action"].as_str() {
-        Some("accept") => match answer["content"]["decision"].as_str() {
-            Some(ALLOW_ONCE) => PromptAnswer::Allow,
-            Some(ALLOW_ALWAYS) if always_offered => PromptAnswer::AllowAlways,
-            Some(DENY) => PromptAnswer::Deny("the user denied the call".to_owned()),
-            other => PromptAnswer::Deny(format!(
-                "the user's answer {other:?} is not one of the offered choices, so the call is denied"
-            )),
+    /// An `ElicitResult`: `action`, and with `accept` the form's `content`.
+    #[derive(serde::Deserialize)]
+    #[serde(tag = "action", rename_all = "lowercase")]
+    enum Elicited {
+        Accept {
+            #[serde(default)]
+            content: Option<Form>,
         },
-        Some("decline") => PromptAnswer::Deny("the user declined the call".to_owned()),
-        Some("cancel") => PromptAnswer::Deny("the user dismissed the question".to_owned()),
-        _ => PromptAnswer::Deny(format!(
+        Decline,
+        Cancel,
+    }
+    #[derive(serde::Deserialize)]
+    struct Form {
+        decision: Option<String>,
+    }
+    match Elicited::deserialize(answer) {
+        Ok(Elicited::Accept { content }) => {
+            match content.and_then(|form| form.decision).as_deref() {
+                Some(ALLOW_ONCE) => PromptAnswer::Allow,
+                Some(ALLOW_ALWAYS) if always_offered => PromptAnswer::AllowAlways,
+                Some(DENY) => PromptAnswer::Deny("the user denied the call".to_owned()),
+                other => PromptAnswer::Deny(format!(
+                    "the user's answer {other:?} is not one of the offered choices, so the call is denied"
+                )),
+            }
+        }
+        Ok(Elicited::Decline) => PromptAnswer::Deny("the user declined the call".to_owned()),
+        Ok(Elicited::Cancel) => PromptAnswer::Deny("the user dismissed the question".to_owned()),
+        Err(_) => PromptAnswer::Deny(format!(
             "the MCP client's elicitation answer is malformed ({answer}), so the call is denied"
         )),
     }
