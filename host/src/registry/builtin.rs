@@ -65,23 +65,57 @@ fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
     limits
 }
 
-/// Loads every embedded component and describes its tools.
+/// Loads every embedded component and describes its tools. Start-up is what users wait for:
+/// the components are deserialized on every core at once, and described concurrently.
 pub(super) async fn load(
     sandbox: &Sandbox,
     operator_limits: Limits,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
-    let mut tools = Vec::new();
-    for (crate_dir, wasm, digest) in EMBEDDED_COMPONENTS {
-        let label = format!("built-in component {crate_dir}");
+    let label = |crate_dir: &str| format!("built-in component {crate_dir}");
+    // Deserializing is synchronous CPU work (it always ran on the caller's thread); scoped
+    // threads may borrow the sandbox. This runs once, before anything is served.
+    let loaded: Vec<Result<_, RegistryError>> = {
+        std::thread::scope(|scope| {
+            let loading: Vec<_> = EMBEDDED_COMPONENTS
+                .iter()
+                .map(|(crate_dir, wasm, digest)| {
+                    scope.spawn(move || {
+                        sandbox
+                            .load_digested(wasm, digest, &label(crate_dir), ComponentKind::Tool)
+                            .map_err(RegistryError::from)
+                    })
+                })
+                .collect();
+            loading
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(RegistryError::Describe {
+                            label: "built-in components".to_owned(),
+                            message: "loading a component panicked".to_owned(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut described = Vec::new();
+    for ((crate_dir, _, _), loaded) in EMBEDDED_COMPONENTS.iter().zip(loaded) {
         let component = ComponentEntry {
-            loaded: sandbox.load_digested(wasm, digest, &label, ComponentKind::Tool)?,
+            loaded: loaded?,
             grants: grants_for(crate_dir),
             limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,
             plugin_data: None,
             keep_escapes: false,
         };
-        tools.extend(load::describe(sandbox, Arc::new(component), &label).await?);
+        described.push(async move {
+            load::describe(sandbox, Arc::new(component), &label(crate_dir)).await
+        });
+    }
+    let mut tools = Vec::new();
+    for listed in futures_util::future::join_all(described).await {
+        tools.extend(listed?);
     }
     Ok(tools)
 }
