@@ -9,5 +9,8 @@ mod prompter;
 mod serve;
 
 pub use definitions::{DefinitionFormat, tool_definitions};
+
+/// The MCP protocol revisions warden speaks, newest first, as a server and as a client.
+pub(crate) const MCP_REVISIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 pub use mcp_server::{HttpServe, McpServeOptions, serve_mcp, serve_mcp_http};
 pub use serve::{StreamOptions, serve_stream};

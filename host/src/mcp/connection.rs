@@ -1,5 +1,6 @@
-//! One MCP stdio server: started under the process sandbox, initialized, asked for its tools, sent
-//! calls; restarted with backoff after it crashes or hangs.
+//! One MCP server: a stdio child started under the process sandbox, initialized, asked for its
+//! tools, sent calls, restarted with backoff after it crashes or hangs; or a Streamable HTTP
+//! endpoint (`http.rs`).
 //!
 //! A server failure never reaches the host: a call to a server that is down, dies mid-call or
 //! does not answer in time is an error result, and the next call after the backoff starts it
@@ -23,8 +24,7 @@ const MAX_LINE: usize = 64 << 20;
 /// Lines waiting for the server to read them; a server that lets more pile up is killed.
 const MAX_QUEUED_LINES: usize = 1024;
 /// The protocol revisions warden accepts from a server.
-pub(crate) const SERVER_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) use crate::protocol::MCP_REVISIONS as SERVER_VERSIONS;
 /// Bytes of the server's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// Pages of `tools/list` followed, and tools kept per server.

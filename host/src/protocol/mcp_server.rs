@@ -33,10 +33,6 @@ pub(crate) use peer::Peer;
 /// Where the answers to one message go: the stdio stream, or one HTTP response.
 pub(crate) type Reply = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// The protocol revisions warden speaks, newest first. A client asking for another gets the
-/// newest, as the specification prescribes.
-const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
 /// Calls read but not finished beyond which new calls are refused (`resource_exhausted`).
 const MAX_QUEUED_CALLS: usize = 1024;
 
@@ -236,10 +232,12 @@ impl Server {
     fn initialize(&self, params: &Value) -> Value {
         self.peer.set_client(params);
         let asked = params["protocolVersion"].as_str().unwrap_or_default();
-        let version = PROTOCOL_VERSIONS
+        // A client asking for a revision warden does not speak gets the newest, as the
+        // specification prescribes; it may then disconnect.
+        let version = super::MCP_REVISIONS
             .iter()
             .find(|version| **version == asked)
-            .unwrap_or(&PROTOCOL_VERSIONS[0]);
+            .unwrap_or(&super::MCP_REVISIONS[0]);
         json!({
             "protocolVersion": version,
             "capabilities": {
