@@ -260,22 +260,25 @@ impl Connection {
         }
     }
 
-    /// Sends one request to the server, starting it first if needed; the deadline and `cancel`
-    /// cover the start too (dropping a half-started server kills it).
+    /// Sends one request to the server, starting it first if needed. A (re)start has the
+    /// start-up timeout and `cancel` (dropping a half-started server kills it); the request's own
+    /// `timeout` starts once the server is up.
     async fn send(
         &self,
         method: &str,
         params: &Value,
-        deadline: Instant,
+        timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, RequestError> {
         if let Link::Http(session) = &self.link {
-            return session.request(method, params, deadline, cancel).await;
+            return session.request(method, params, timeout, cancel).await;
         }
+        let started_by = Instant::now() + self.startup_timeout();
         let live = tokio::select! {
             live = self.live() => live?,
-            stopped = stopped(cancel, deadline) => return Err(stopped),
+            stopped = stopped(cancel, started_by) => return Err(stopped),
         };
+        let deadline = Instant::now() + timeout;
         let result = live.request(method, params, deadline, cancel).await;
         // A server that does not answer in time is hung or overloaded: it is restarted (a slow
         // server is told so by the cancel notification first).
@@ -304,7 +307,8 @@ impl Connection {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let page = self.send("tools/list", &params, deadline, &never).await?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let page = self.send("tools/list", &params, left, &never).await?;
             let listed = page["tools"].as_array().ok_or_else(|| {
                 RequestError::new(
                     ErrorKind::ToolFailed,
@@ -332,12 +336,11 @@ impl Connection {
         timeout: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, RequestError> {
-        let deadline = Instant::now() + timeout;
         let result = self
             .send(
                 "tools/call",
                 &json!({"name": tool, "arguments": arguments}),
-                deadline,
+                timeout,
                 cancel,
             )
             .await;

@@ -55,17 +55,18 @@ impl HttpSession {
         self.target.startup_timeout
     }
 
-    /// Sends a request (initializing the session first if needed) and waits for its answer, the
-    /// deadline or `cancel`.
+    /// Sends a request (initializing the session first if needed, within the start-up timeout)
+    /// and waits for its answer, `timeout` or `cancel`.
     pub(crate) async fn request(
         &self,
         method: &str,
         params: &Value,
-        deadline: Instant,
+        timeout: std::time::Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, RequestError> {
         for attempt in 0..2 {
-            let (session_id, version) = self.session(deadline, cancel).await?;
+            let (session_id, version) = self.session(cancel).await?;
+            let deadline = Instant::now() + timeout;
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let body = jsonrpc::request(&json!(id), method, params);
             let sent = tokio::select! {
@@ -94,16 +95,12 @@ impl HttpSession {
     }
 
     /// The session, started with `initialize` when there is none.
-    async fn session(
-        &self,
-        deadline: Instant,
-        cancel: &AtomicBool,
-    ) -> Result<(Option<String>, String), RequestError> {
+    async fn session(&self, cancel: &AtomicBool) -> Result<(Option<String>, String), RequestError> {
         let mut session = self.session.lock().await;
         if let Some(session) = &*session {
             return Ok(session.clone());
         }
-        let deadline = deadline.min(Instant::now() + self.target.startup_timeout);
+        let deadline = Instant::now() + self.target.startup_timeout;
         let body = jsonrpc::request(
             &json!(0),
             "initialize",
