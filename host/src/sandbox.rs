@@ -28,6 +28,7 @@ pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSp
 pub(crate) use cache::hex;
 pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
+    ProgressSink,
 };
 pub(crate) use hidden::HiddenPaths;
 pub(crate) use resident::{Resident, ResidentSetup};

@@ -670,3 +670,39 @@ fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
     drop(stdin);
     let _ = child.wait();
 }
+
+#[test]
+fn mcp_server_forwards_a_tools_own_progress_messages() {
+    let fixture = Fixture::new();
+    let echo = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
+    let run = drive(
+        &json!([
+            {"op": "call_progress", "name": "Echo", "arguments": {"text": "hi"}, "timeout_s": 60},
+        ]),
+        &serve(
+            &fixture,
+            &[
+                "--plugins",
+                &echo.display().to_string(),
+                "--allowedTools",
+                "Echo",
+            ],
+        ),
+        &[],
+    );
+    let step = run.step(1);
+    assert_eq!(step["result"]["isError"], false, "{step}");
+    let progress = step["progress"].as_array().expect("progress");
+    assert!(
+        progress.iter().any(|update| update["message"] == "echoing"),
+        "the guest's own message: {step}"
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .filter_map(|update| update["progress"].as_f64())
+        .collect();
+    assert!(
+        values.windows(2).all(|pair| pair[0] < pair[1]),
+        "{values:?}"
+    );
+}

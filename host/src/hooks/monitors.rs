@@ -272,6 +272,30 @@ impl Monitors {
     }
 
     /// Delivers a `kind` event with `fields` to every monitor that wants it, without waiting.
+    /// A sink for call `tool_use_id`'s progress messages, as `tool_progress` events for the
+    /// embedder's sink only (monitors see calls start and finish, not their chatter); `None`
+    /// when no sink is set.
+    pub(crate) fn progress_sink(
+        &self,
+        tool_use_id: &str,
+        tool_name: &str,
+    ) -> Option<crate::sandbox::ProgressSink> {
+        let sink = self
+            .sink
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()?;
+        let (id, name) = (tool_use_id.to_owned(), tool_name.to_owned());
+        Some(Arc::new(move |message: &str| {
+            sink(&json!({
+                "event": "tool_progress",
+                "tool_use_id": id,
+                "tool_name": name,
+                "message": message,
+            }));
+        }))
+    }
+
     pub(crate) fn emit(&self, kind: &str, fields: Value) {
         let sink = self
             .sink

@@ -67,6 +67,7 @@ impl WasmHook {
                     files: env.files,
                     process: None,
                     net: None,
+                    on_progress: None,
                 },
                 GuestRequest::Hook {
                     event: event.to_string(),

@@ -67,6 +67,7 @@ pub(crate) async fn run(
                 process: None,
                 // No network while validating: validation runs before the decision.
                 net: None,
+                on_progress: None,
             },
             request,
         )

@@ -97,6 +97,8 @@ struct Server {
     /// The `tools/list` result, built once.
     tools_list: Value,
     in_flight: Mutex<HashMap<String, InFlight>>,
+    /// The progress notifiers of calls sent with a `progressToken`, by `tool_use_id`.
+    progress: Mutex<HashMap<String, Arc<results::Progress>>>,
     /// Concurrency-safe calls share it; every other call holds it alone.
     exclusive: tokio::sync::RwLock<()>,
     slots: tokio::sync::Semaphore,
@@ -160,12 +162,28 @@ impl Server {
             options,
             tools_list,
             in_flight: Mutex::default(),
+            progress: Mutex::default(),
             exclusive: tokio::sync::RwLock::new(()),
             next_call: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
             running: AtomicU64::new(0),
             finished: tokio::sync::Notify::new(),
         });
+        // A tool's progress messages reach its call's notifier as they come.
+        let weak = Arc::downgrade(&server);
+        runtime.set_event_sink(Arc::new(move |event: &Value| {
+            if event["event"] != "tool_progress" {
+                return;
+            }
+            let Some(server) = weak.upgrade() else {
+                return;
+            };
+            let id = event["tool_use_id"].as_str().unwrap_or_default();
+            let progress = server.lock_progress().get(id).cloned();
+            if let Some(progress) = progress {
+                progress.message(event["message"].as_str().unwrap_or_default());
+            }
+        }));
         (server, runtime)
     }
 
@@ -265,6 +283,12 @@ impl Server {
         }
     }
 
+    fn lock_progress(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<results::Progress>>> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, InFlight>> {
         self.in_flight
             .lock()
@@ -336,14 +360,21 @@ impl Server {
                 input,
             };
             let progress = progress_token.map(|token| {
-                results::Progress::start(
+                Arc::new(results::Progress::start(
                     Arc::clone(&reply),
                     token,
                     call.name.clone(),
                     server.options.progress_interval,
-                )
+                ))
             });
+            let tool_use_id = call.id.clone();
+            if let Some(progress) = &progress {
+                server
+                    .lock_progress()
+                    .insert(tool_use_id.clone(), Arc::clone(progress));
+            }
             let dispatch = server.run(call, Arc::clone(&cancel)).await;
+            server.lock_progress().remove(&tool_use_id);
             server.lock_in_flight().remove(&key);
             let cancelled = cancel.load(Ordering::SeqCst);
             let line =

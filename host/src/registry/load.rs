@@ -27,6 +27,7 @@ pub(super) async fn describe(
                 files: &FileAccess::default(),
                 process: None,
                 net: None,
+                on_progress: None,
             },
             GuestRequest::Describe,
         )

@@ -113,7 +113,12 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) process: Option<super::process::ProcessAccess>,
     /// What outgoing HTTP requests may reach; `None` refuses every request.
     pub(crate) net: Option<Arc<NetPolicy>>,
+    /// Gets each progress message as the guest reports it (the messages are kept as well).
+    pub(crate) on_progress: Option<ProgressSink>,
 }
+
+/// Receives a call's progress messages as they come.
+pub(crate) type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
 /// and the read record behind `record-read` and `read-digest`.
@@ -137,6 +142,7 @@ pub(crate) struct CallState {
     stopped: Option<Stop>,
     log_lines: u32,
     progress: Vec<String>,
+    on_progress: Option<ProgressSink>,
     label: String,
     fs_view: PathView,
     reads: Option<Arc<crate::session::ReadLedger>>,
@@ -265,8 +271,11 @@ impl Host for CallState {
 
     fn progress(&mut self, message: String) {
         if self.progress.len() < MAX_LOG_LINES as usize {
-            self.progress
-                .push(message.chars().take(MAX_LOG_CHARS).collect());
+            let message: String = message.chars().take(MAX_LOG_CHARS).collect();
+            if let Some(sink) = &self.on_progress {
+                sink(&message);
+            }
+            self.progress.push(message);
         }
     }
 
@@ -475,6 +484,7 @@ pub(super) fn new_store(
         stopped: None,
         log_lines: 0,
         progress: Vec::new(),
+        on_progress: setup.on_progress,
         label: setup.label.to_owned(),
         fs_view: PathView::new(setup.files.hidden.clone(), setup.files.write_scope.clone()),
         reads: setup.files.reads.clone(),

@@ -104,6 +104,7 @@ impl Resident {
             files: &self.setup.files,
             process: None,
             net: None,
+            on_progress: None,
         };
         let (mut store, stderr) = call::new_store(&self.engine, setup, false)?;
         self.instances = self.instances.saturating_add(1);

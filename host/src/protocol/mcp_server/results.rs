@@ -54,61 +54,78 @@ pub(crate) fn call_result(dispatch: &Dispatch) -> Value {
     result
 }
 
-/// `notifications/progress` for one call sent with a `progressToken`, every interval until the
-/// call's result is sent.
+/// `notifications/progress` for one call sent with a `progressToken`: every progress message the
+/// tool reports, and an elapsed-time tick every interval, until the call's result is sent.
 pub(crate) struct Progress {
-    /// Held while a notification or the result is written: none follows the result.
-    done: Arc<Mutex<bool>>,
-    reply: Reply,
+    /// What the notifications need; held while one or the result is written, so none follows
+    /// the result.
+    state: Arc<Mutex<Notifier>>,
     ticker: tokio::task::JoinHandle<()>,
+}
+
+struct Notifier {
+    reply: Reply,
+    token: Value,
+    /// The specification wants `progress` to grow with every notification.
+    sent: u64,
+    done: bool,
+}
+
+impl Notifier {
+    fn send(&mut self, message: &str) {
+        if self.done {
+            return;
+        }
+        self.sent += 1;
+        (self.reply)(&jsonrpc::notification(
+            "notifications/progress",
+            &json!({"progressToken": self.token, "progress": self.sent, "message": message}),
+        ));
+    }
+}
+
+fn lock(state: &Mutex<Notifier>) -> std::sync::MutexGuard<'_, Notifier> {
+    state.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 impl Progress {
     pub(crate) fn start(reply: Reply, token: Value, tool: String, interval: Duration) -> Self {
-        let done = Arc::new(Mutex::new(false));
+        let state = Arc::new(Mutex::new(Notifier {
+            reply,
+            token,
+            sent: 0,
+            done: false,
+        }));
         let ticker = {
-            let done = Arc::clone(&done);
-            let reply = Arc::clone(&reply);
+            let state = Arc::clone(&state);
             tokio::spawn(async move {
                 let started = Instant::now();
                 let interval = interval.max(Duration::from_millis(10));
-                // The specification wants `progress` to grow with every notification.
-                let mut ticks = 0u64;
                 loop {
                     tokio::time::sleep(interval).await;
-                    let done = done.lock().unwrap_or_else(|poison| poison.into_inner());
-                    if *done {
+                    let mut state = lock(&state);
+                    if state.done {
                         break;
                     }
                     let elapsed = started.elapsed().as_secs_f64();
-                    ticks += 1;
-                    reply(&jsonrpc::notification(
-                        "notifications/progress",
-                        &json!({
-                            "progressToken": token,
-                            "progress": ticks,
-                            "message": format!("{tool} running for {elapsed:.1} s"),
-                        }),
-                    ));
+                    state.send(&format!("{tool} running for {elapsed:.1} s"));
                 }
             })
         };
-        Self {
-            done,
-            reply,
-            ticker,
-        }
+        Self { state, ticker }
+    }
+
+    /// Forwards a progress message the tool reported.
+    pub(crate) fn message(&self, text: &str) {
+        lock(&self.state).send(text);
     }
 
     /// Stops the notifications, then sends `result` (when the call was not cancelled).
     pub(crate) fn finish(&self, result: Option<&str>) {
-        let mut done = self
-            .done
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        *done = true;
+        let mut state = lock(&self.state);
+        state.done = true;
         if let Some(line) = result {
-            (self.reply)(line);
+            (state.reply)(line);
         }
         self.ticker.abort();
     }
