@@ -36,7 +36,7 @@ pub use matcher::{Matcher, MatcherError};
 
 pub use audit::{AuditError, AuditSummary, verify_audit_log};
 pub use examples::{example_names, write_example};
-pub use monitors::MonitorStats;
+pub use monitors::{MonitorStats, ProgressListener};
 
 pub(crate) use capped::cap_text;
 pub(crate) use command::CommandHook;

@@ -37,8 +37,8 @@ mod wildcard;
 pub use hooks::{
     AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
     ExtensionsReport, FnHook, Hook, HookEvent, HookInfo, Matcher, MatcherError, MonitorInfo,
-    MonitorStats, OnError, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer, SkippedExtension,
-    example_names, verify_audit_log, write_example,
+    MonitorStats, OnError, PostAnswer, PreAnswer, ProgressListener, RequestAnswer, SessionAnswer,
+    SkippedExtension, example_names, verify_audit_log, write_example,
 };
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,

@@ -416,6 +416,13 @@ impl Runtime {
         self.monitors.set_sink(Some(sink));
     }
 
+    /// Gives every progress message a tool reports (`host.progress`) to `listener` with the
+    /// call's `tool_use_id`, as it is reported, on the guest's thread; `warden mcp serve` turns
+    /// them into progress notifications.
+    pub fn set_progress_listener(&self, listener: crate::ProgressListener) {
+        self.monitors.set_progress_listener(Some(listener));
+    }
+
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).
     pub fn set_prompter(&mut self, prompter: Arc<dyn Prompter>) {
         self.prompter = prompter;

@@ -203,11 +203,17 @@ struct Hub {
 /// thread: it must be quick and must not block.
 pub(crate) type EventSink = Arc<dyn Fn(&Value) + Send + Sync>;
 
+/// A host-side observer of calls' progress messages (`tool_use_id`, message), called on the
+/// guest's thread: it must be quick and must not block.
+pub type ProgressListener = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// The session's monitors; emitting is a no-op when there are none and no sink.
 #[derive(Clone, Default)]
 pub(crate) struct Monitors {
     hub: Option<Arc<Hub>>,
     sink: Arc<std::sync::RwLock<Option<EventSink>>>,
+    /// Kept apart from `sink`: setting it must not make every lifecycle event cost its JSON.
+    progress: Arc<std::sync::RwLock<Option<ProgressListener>>>,
     seq: Arc<AtomicU64>,
     session_id: Arc<str>,
 }
@@ -258,6 +264,7 @@ impl Monitors {
         Self {
             hub: Some(Arc::new(Hub { channels })),
             sink: Arc::default(),
+            progress: Arc::default(),
             seq: Arc::default(),
             session_id: session_id.into(),
         }
@@ -271,31 +278,27 @@ impl Monitors {
             .unwrap_or_else(|poison| poison.into_inner()) = sink;
     }
 
-    /// Delivers a `kind` event with `fields` to every monitor that wants it, without waiting.
-    /// A sink for call `tool_use_id`'s progress messages, as `tool_progress` events for the
-    /// embedder's sink only (monitors see calls start and finish, not their chatter); `None`
-    /// when no sink is set.
-    pub(crate) fn progress_sink(
-        &self,
-        tool_use_id: &str,
-        tool_name: &str,
-    ) -> Option<crate::sandbox::ProgressSink> {
-        let sink = self
-            .sink
+    /// Sets the host-side observer of progress messages.
+    pub(crate) fn set_progress_listener(&self, listener: Option<ProgressListener>) {
+        *self
+            .progress
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = listener;
+    }
+
+    /// A sink for call `tool_use_id`'s progress messages, for the progress listener only
+    /// (monitors see calls start and finish, not their chatter); `None` when there is none.
+    pub(crate) fn progress_sink(&self, tool_use_id: &str) -> Option<crate::sandbox::ProgressSink> {
+        let listener = self
+            .progress
             .read()
             .unwrap_or_else(|poison| poison.into_inner())
             .clone()?;
-        let (id, name) = (tool_use_id.to_owned(), tool_name.to_owned());
-        Some(Arc::new(move |message: &str| {
-            sink(&json!({
-                "event": "tool_progress",
-                "tool_use_id": id,
-                "tool_name": name,
-                "message": message,
-            }));
-        }))
+        let id = tool_use_id.to_owned();
+        Some(Arc::new(move |message: &str| listener(&id, message)))
     }
 
+    /// Delivers a `kind` event with `fields` to every monitor that wants it, without waiting.
     pub(crate) fn emit(&self, kind: &str, fields: Value) {
         let sink = self
             .sink

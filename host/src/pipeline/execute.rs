@@ -194,7 +194,7 @@ pub(crate) async fn run(
         owner: component.loaded.digest.clone(),
     });
     let net = net_policy(stages, tool, &input);
-    let on_progress = stages.monitors.progress_sink(&ctx.call_id, &tool.spec.name);
+    let on_progress = stages.monitors.progress_sink(&ctx.call_id);
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
         input,

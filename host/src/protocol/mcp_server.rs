@@ -171,17 +171,13 @@ impl Server {
         });
         // A tool's progress messages reach its call's notifier as they come.
         let weak = Arc::downgrade(&server);
-        runtime.set_event_sink(Arc::new(move |event: &Value| {
-            if event["event"] != "tool_progress" {
-                return;
-            }
+        runtime.set_progress_listener(Arc::new(move |id: &str, message: &str| {
             let Some(server) = weak.upgrade() else {
                 return;
             };
-            let id = event["tool_use_id"].as_str().unwrap_or_default();
             let progress = server.lock_progress().get(id).cloned();
             if let Some(progress) = progress {
-                progress.message(event["message"].as_str().unwrap_or_default());
+                progress.message(message);
             }
         }));
         (server, runtime)
