@@ -22,7 +22,7 @@ pub(crate) use connection::{Connection, RequestError};
 pub(crate) use tools::{Converted, convert};
 
 use crate::registry::ToolSpec;
-use crate::sandbox::process::server::ServerSpec;
+use crate::sandbox::process::ChildSpec;
 use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
 
 /// How long a server has to start and list its tools (Claude Code's `MCP_TIMEOUT` default).
@@ -294,7 +294,7 @@ fn launch(
     let mut write_dirs = vec![temp];
     write_dirs.extend(policy.write.iter().cloned());
     Ok(connection::Launch {
-        spec: ServerSpec {
+        spec: ChildSpec {
             program,
             args: args.clone(),
             cwd: input.workspace.to_path_buf(),

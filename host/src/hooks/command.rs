@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::HookEvent;
 use super::load::CommandGrants;
 use super::run::{HookEnv, Reply};
+use crate::sandbox::process::ChildSpec;
 use crate::sandbox::process::oneshot::{self, OneShot};
 use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV};
 
@@ -43,16 +44,18 @@ impl CommandHook {
     ) -> Reply {
         let workspace = env.grant_context.workspace.clone();
         let spec = OneShot {
-            program: PathBuf::from(SHELL),
-            args: vec!["-c".to_owned(), self.command.clone()],
+            child: ChildSpec {
+                program: PathBuf::from(SHELL),
+                args: vec!["-c".to_owned(), self.command.clone()],
+                cwd: workspace.clone(),
+                env: self.environment(&workspace, event),
+                read_dirs: self.grants.read.clone(),
+                write_dirs: self.grants.write.clone(),
+                network: self.grants.network,
+                sandbox: env.process_sandbox,
+            },
             stdin: payload.to_string().into_bytes(),
-            cwd: workspace.clone(),
-            env: self.environment(&workspace, event),
-            read_dirs: self.grants.read.clone(),
-            write_dirs: self.grants.write.clone(),
-            network: self.grants.network,
             timeout,
-            sandbox: env.process_sandbox,
             output_cap: OUTPUT_CAP,
         };
         let output = match tokio::task::spawn_blocking(move || oneshot::run(spec)).await {

@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use crate::pipeline::ErrorKind;
 use crate::protocol::jsonrpc::{self, Incoming, code};
-use crate::sandbox::process::server::{Pipes, ServerProcess, ServerSpec};
+use crate::sandbox::process::ChildSpec;
+use crate::sandbox::process::server::{Pipes, ServerProcess};
 
 /// Longest line read from a server; a longer one ends the connection (the server is broken).
 const MAX_LINE: usize = 64 << 20;
@@ -37,7 +38,7 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// How to start the server, fixed at configuration.
 pub(crate) struct Launch {
-    pub(crate) spec: ServerSpec,
+    pub(crate) spec: ChildSpec,
     pub(crate) startup_timeout: Duration,
     pub(crate) workspace: std::path::PathBuf,
 }

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
+pub(crate) use confine::ChildSpec;
 pub use confine::KernelSupport;
 use confine::{Confinement, ResourceLimits};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;

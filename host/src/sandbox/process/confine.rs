@@ -410,27 +410,30 @@ impl NetworkNamespace {
 }
 
 /// What a piped, confined child runs and may reach (command hooks, MCP servers).
-pub(crate) struct Piped<'a> {
+#[derive(Debug, Clone)]
+pub(crate) struct ChildSpec {
     /// Absolute program path.
-    pub(crate) program: &'a std::path::Path,
-    pub(crate) args: &'a [String],
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
     /// The whole environment (nothing is inherited).
-    pub(crate) env: &'a [(String, String)],
-    pub(crate) cwd: &'a std::path::Path,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: PathBuf,
     /// Directories readable besides the system ones.
-    pub(crate) read_dirs: &'a [PathBuf],
+    pub(crate) read_dirs: Vec<PathBuf>,
     /// Directories readable and writable.
-    pub(crate) write_dirs: &'a [PathBuf],
+    pub(crate) write_dirs: Vec<PathBuf>,
     /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
     pub(crate) network: bool,
     pub(crate) sandbox: super::ProcessSandbox,
-    pub(crate) limits: ResourceLimits,
 }
 
 /// A command with stdin, stdout and stderr piped and nothing inherited, confined between fork and
 /// exec as the operator's sandbox mode says; `Err` when the mode requires a sandbox this kernel
 /// cannot give.
-pub(crate) fn piped_command(spec: &Piped<'_>) -> Result<std::process::Command, String> {
+pub(crate) fn piped_command(
+    spec: &ChildSpec,
+    limits: ResourceLimits,
+) -> Result<std::process::Command, String> {
     let sandboxed = match spec.sandbox {
         super::ProcessSandbox::Unsandboxed => false,
         super::ProcessSandbox::Unavailable => {
@@ -446,19 +449,19 @@ pub(crate) fn piped_command(spec: &Piped<'_>) -> Result<std::process::Command, S
         }
     };
     let confinement = Confinement {
-        read_dirs: spec.read_dirs.to_vec(),
-        write_dirs: spec.write_dirs.to_vec(),
+        read_dirs: spec.read_dirs.clone(),
+        write_dirs: spec.write_dirs.clone(),
         isolate_network: !spec.network,
-        limits: spec.limits,
+        limits,
         sandboxed,
     };
     let prepared = confinement.prepare(None)?;
-    let mut command = std::process::Command::new(spec.program);
+    let mut command = std::process::Command::new(&spec.program);
     command
-        .args(spec.args)
+        .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().cloned())
-        .current_dir(spec.cwd)
+        .current_dir(&spec.cwd)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -6,34 +6,22 @@
 //! whole group at the deadline and when the program ends.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::confine::{Piped, ResourceLimits, piped_command};
-use super::{ProcessSandbox, kill_group, spawn_on_spawner};
+use super::confine::{ChildSpec, ResourceLimits, piped_command};
+use super::{kill_group, spawn_on_spawner};
 
 /// How long to wait for the pipes to drain after the program's group is gone.
 const DRAIN: Duration = Duration::from_millis(500);
 
 /// One program to run.
 pub(crate) struct OneShot {
-    /// Absolute program path.
-    pub(crate) program: PathBuf,
-    pub(crate) args: Vec<String>,
+    /// The program, its environment and what it may reach.
+    pub(crate) child: ChildSpec,
     /// Written to the program's stdin, which is then closed.
     pub(crate) stdin: Vec<u8>,
-    pub(crate) cwd: PathBuf,
-    /// The whole environment (nothing is inherited).
-    pub(crate) env: Vec<(String, String)>,
-    /// Directories readable besides the system ones.
-    pub(crate) read_dirs: Vec<PathBuf>,
-    /// Directories readable and writable.
-    pub(crate) write_dirs: Vec<PathBuf>,
-    /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
-    pub(crate) network: bool,
     pub(crate) timeout: Duration,
-    pub(crate) sandbox: ProcessSandbox,
     /// Bytes kept of stdout and of stderr each; the rest is read and dropped.
     pub(crate) output_cap: usize,
 }
@@ -50,22 +38,15 @@ pub(crate) struct OneShotOutput {
 
 /// Runs `spec` to completion (or its deadline). `Err` means it could not start.
 pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
-    let command = piped_command(&Piped {
-        program: &spec.program,
-        args: &spec.args,
-        env: &spec.env,
-        cwd: &spec.cwd,
-        read_dirs: &spec.read_dirs,
-        write_dirs: &spec.write_dirs,
-        network: spec.network,
-        sandbox: spec.sandbox,
-        limits: ResourceLimits {
+    let command = piped_command(
+        &spec.child,
+        ResourceLimits {
             cpu_seconds: spec.timeout.as_secs().saturating_add(5),
             ..ResourceLimits::default()
         },
-    })?;
+    )?;
     let mut child = spawn_on_spawner(command)
-        .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
+        .map_err(|error| format!("cannot start {}: {error}", spec.child.program.display()))?;
     let group = i32::try_from(child.id()).unwrap_or(0);
     if let Some(mut stdin) = child.stdin.take() {
         let input = spec.stdin;

@@ -6,32 +6,12 @@
 //! with the host), minus the CPU-seconds limit a server that lives for the session cannot have.
 //! Dropping the [`ServerProcess`] kills the whole group.
 
-use std::path::PathBuf;
-
-use super::confine::{Piped, ResourceLimits, piped_command};
-use super::{ProcessSandbox, kill_group, spawn_on_spawner};
+use super::confine::{ChildSpec, ResourceLimits, piped_command};
+use super::{kill_group, spawn_on_spawner};
 
 /// Address space a server may map. JavaScript engines reserve tens of GiB of address space
 /// without touching it, so the Bash limit (16 GiB) would stop `node` from starting.
 const SERVER_ADDRESS_SPACE: u64 = 256 << 30;
-
-/// One program to start.
-#[derive(Debug, Clone)]
-pub(crate) struct ServerSpec {
-    /// Absolute program path.
-    pub(crate) program: PathBuf,
-    pub(crate) args: Vec<String>,
-    pub(crate) cwd: PathBuf,
-    /// The whole environment (nothing is inherited).
-    pub(crate) env: Vec<(String, String)>,
-    /// Directories readable besides the system ones.
-    pub(crate) read_dirs: Vec<PathBuf>,
-    /// Directories readable and writable.
-    pub(crate) write_dirs: Vec<PathBuf>,
-    /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
-    pub(crate) network: bool,
-    pub(crate) sandbox: ProcessSandbox,
-}
 
 /// A running program; its group is killed when this is dropped.
 pub(crate) struct ServerProcess {
@@ -67,22 +47,15 @@ impl Drop for ServerProcess {
 }
 
 /// Starts `spec`. `Err` says why it could not start.
-pub(crate) fn start(spec: ServerSpec) -> Result<(ServerProcess, Pipes), String> {
-    let command = piped_command(&Piped {
-        program: &spec.program,
-        args: &spec.args,
-        env: &spec.env,
-        cwd: &spec.cwd,
-        read_dirs: &spec.read_dirs,
-        write_dirs: &spec.write_dirs,
-        network: spec.network,
-        sandbox: spec.sandbox,
-        limits: ResourceLimits {
+pub(crate) fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
+    let command = piped_command(
+        &spec,
+        ResourceLimits {
             address_space: SERVER_ADDRESS_SPACE,
             cpu_seconds: libc::RLIM_INFINITY,
             ..ResourceLimits::default()
         },
-    })?;
+    )?;
     let mut child = spawn_on_spawner(command)
         .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
     let pid = i32::try_from(child.id()).unwrap_or(0);
