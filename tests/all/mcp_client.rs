@@ -38,6 +38,24 @@ fn everything(fixture: &Fixture) -> std::path::PathBuf {
     config
 }
 
+/// The global flags that start server-everything as `everything` (reading the npm packages,
+/// calls timing out after `call_timeout_ms`), then `extra`.
+fn everything_flags(fixture: &Fixture, call_timeout_ms: u64, extra: &[&str]) -> Vec<String> {
+    let mut flags = vec![
+        "--mcp-config".to_owned(),
+        everything(fixture).display().to_string(),
+        "--settings".to_owned(),
+        policy("everything", call_timeout_ms),
+    ];
+    flags.extend(extra.iter().map(|flag| (*flag).to_owned()));
+    flags
+}
+
+/// `&str`s of `flags`.
+fn strs(flags: &[String]) -> Vec<&str> {
+    flags.iter().map(String::as_str).collect()
+}
+
 /// `warden GLOBAL... ARGS...`, returning (exit code, stdout, stderr).
 fn warden(fixture: &Fixture, global: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
     warden_with_stdin(fixture, global, args, "")
@@ -93,15 +111,8 @@ fn block_text(block: &Value) -> String {
 #[test]
 fn mcp_client_registers_reference_server_tools_under_rules() {
     let fixture = Fixture::new();
-    let config = everything(&fixture);
-    let config = config.display().to_string();
-    let settings = policy("everything", 30_000);
-    let base = [
-        "--mcp-config",
-        config.as_str(),
-        "--settings",
-        settings.as_str(),
-    ];
+    let flags = everything_flags(&fixture, 30_000, &[]);
+    let base = strs(&flags);
 
     let (code, stdout, stderr) = warden(&fixture, &base, &["tools", "--format", "mcp"]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -168,17 +179,8 @@ fn mcp_client_registers_reference_server_tools_under_rules() {
 #[test]
 fn mcp_client_schema_coercion_and_output_budget_apply_to_server_tools() {
     let fixture = Fixture::new();
-    let config = everything(&fixture);
-    let config = config.display().to_string();
-    let settings = policy("everything", 30_000);
-    let base = [
-        "--mcp-config",
-        config.as_str(),
-        "--settings",
-        settings.as_str(),
-        "--allowedTools",
-        "mcp__everything__*",
-    ];
+    let flags = everything_flags(&fixture, 30_000, &["--allowedTools", "mcp__everything__*"]);
+    let base = strs(&flags);
     // "2" is coerced to the schema's number before the server sees it.
     let (code, stdout, stderr) = warden(
         &fixture,
@@ -482,20 +484,8 @@ impl Drop for Session {
 #[test]
 fn mcp_client_a_killed_or_hung_server_yields_errors_and_comes_back() {
     let fixture = Fixture::new();
-    let config = everything(&fixture);
-    let config = config.display().to_string();
-    let settings = policy("everything", 2_000);
-    let mut session = Session::start(
-        &fixture,
-        &[
-            "--mcp-config",
-            config.as_str(),
-            "--settings",
-            settings.as_str(),
-            "--allowedTools",
-            "mcp__everything",
-        ],
-    );
+    let flags = everything_flags(&fixture, 2_000, &["--allowedTools", "mcp__everything"]);
+    let mut session = Session::start(&fixture, &strs(&flags));
     session.send("t1", "mcp__everything__echo", json!({"message": "one"}));
     assert_eq!(block_text(&session.result("t1")), "Echo: one");
     let servers = session.descendants("mcp-server-everything");
