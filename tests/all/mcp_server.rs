@@ -366,9 +366,10 @@ fn mcp_server_refuses_two_plugins_exporting_the_same_tool_at_load() {
     assert!(stderr.contains("tool Spin is defined twice"), "{stderr}");
 }
 
-/// `warden mcp serve` for a raw client: the child, its stdin and its stdout.
+/// `warden GLOBAL... mcp serve` for a raw client: the child, its stdin and its stdout.
 fn raw_server(
     fixture: &Fixture,
+    global: &[&str],
 ) -> (
     std::process::Child,
     std::process::ChildStdin,
@@ -381,7 +382,9 @@ fn raw_server(
         .arg(fixture.state_dir())
         .arg("--cache-dir")
         .arg(crate::support::cache_dir())
-        .args(["--no-user-settings", "mcp", "serve"])
+        .arg("--no-user-settings")
+        .args(global)
+        .args(["mcp", "serve"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -396,7 +399,7 @@ fn raw_server(
 #[test]
 fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
     let fixture = Fixture::new();
-    let (mut child, mut stdin, mut stdout) = raw_server(&fixture);
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[]);
     let mut exchange = |line: &str| -> Value {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
@@ -629,7 +632,7 @@ fn mcp_server_over_http_refuses_non_loopback_addresses() {
 #[test]
 fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
     let fixture = Fixture::new();
-    let (mut child, mut stdin, mut stdout) = raw_server(&fixture);
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[]);
     let mut send = |line: &str| {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
@@ -705,4 +708,42 @@ fn mcp_server_forwards_a_tools_own_progress_messages() {
         values.windows(2).all(|pair| pair[0] < pair[1]),
         "{values:?}"
     );
+}
+
+#[test]
+fn mcp_server_protocol_stream_carries_only_json_rpc_while_a_guest_floods_stdout() {
+    let fixture = Fixture::new();
+    let flood = fixture.plugin("flood", REDTEAM_OUTPUT_FLOOD, "");
+    let flood = flood.display().to_string();
+    let (mut child, mut stdin, mut stdout) =
+        raw_server(&fixture, &["--plugins", &flood, "--allowedTools", "Flood"]);
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Flood","arguments":{"mode":"stdio","count":64}}}"#,
+    ] {
+        writeln!(stdin, "{line}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    // Every line up to the call's answer is a JSON-RPC message of warden's.
+    loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "the server ended"
+        );
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("not JSON-RPC: {:?}", &line[..line.len().min(200)]));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        if message["id"] == 2 {
+            // The crash report quotes the tail of the guest's stderr, inside the result.
+            assert_eq!(message["result"]["isError"], true, "{message}");
+            break;
+        }
+        assert!(
+            !line.contains("oooooooo"),
+            "guest output on the protocol stream"
+        );
+    }
+    drop(stdin);
+    let _ = child.wait();
 }
