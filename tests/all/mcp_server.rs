@@ -12,7 +12,7 @@ use warden_test_guests::{
 };
 
 use crate::mcp_support::{drive, drive_http, error_kind, result_text, warden_command};
-use crate::support::{Fixture, warden_bin};
+use crate::support::Fixture;
 
 /// `warden GLOBAL... mcp serve --progress-interval-ms 100`.
 fn serve(fixture: &Fixture, global: &[&str]) -> Vec<String> {
@@ -375,16 +375,11 @@ fn raw_server(
     std::process::ChildStdin,
     BufReader<std::process::ChildStdout>,
 ) {
-    let mut child = Command::new(warden_bin())
-        .arg("--cwd")
-        .arg(fixture.workspace())
-        .arg("--state-dir")
-        .arg(fixture.state_dir())
-        .arg("--cache-dir")
-        .arg(crate::support::cache_dir())
-        .arg("--no-user-settings")
-        .args(global)
-        .args(["mcp", "serve"])
+    let mut command = warden_command(fixture, global);
+    command.extend(["mcp", "serve"].map(str::to_owned));
+    let program = command.remove(0);
+    let mut child = Command::new(program)
+        .args(&command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
