@@ -13,9 +13,11 @@ fn main() {
     let guests = warden_guest_build::guests_in(&root.join("example-tools"));
     let paths = warden_guest_build::build_guests(&root, &guests);
 
-    // `hook-*` and `monitor-*` crates are example extensions, shipped for `warden example`; every
+    // `hook-*`, `monitor-*` and `workflow-*` crates are examples, shipped for `warden example`; every
     // other crate is a default tool.
-    let extension = |ident: &str| ident.starts_with("hook_") || ident.starts_with("monitor_");
+    let extension = |ident: &str| {
+        ident.starts_with("hook_") || ident.starts_with("monitor_") || ident.starts_with("workflow_")
+    };
     let mut generated = String::new();
     for (name, doc, want_extension) in [
         (

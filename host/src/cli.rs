@@ -166,6 +166,19 @@ struct GlobalArgs {
     /// Approve the project .mcp.json server NAME for this run (repeatable).
     #[arg(long = "approve-mcp", global = true, value_name = "NAME")]
     approve_mcp: Vec<String>,
+    /// Offer the Agent tool, run by COMMAND (split into words like a POSIX shell would): it is
+    /// started per Agent call under the process sandbox and speaks docs/DELEGATION.md.
+    #[arg(long = "agent-runner", global = true, value_name = "COMMAND")]
+    agent_runner: Option<String>,
+    /// An environment variable the agent runner receives by name (repeatable; e.g. an API key).
+    #[arg(long = "agent-runner-env", global = true, value_name = "NAME")]
+    agent_runner_env: Vec<String>,
+    /// Give the agent runner the host's network (it usually calls a model API).
+    #[arg(long = "agent-runner-network", global = true)]
+    agent_runner_network: bool,
+    /// How deeply delegated calls and sub-agents may nest (default 3).
+    #[arg(long = "max-delegation-depth", global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=16))]
+    max_delegation_depth: Option<u32>,
     /// Log verbosity for warden's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
@@ -316,6 +329,17 @@ impl GlobalArgs {
         config.limits = limits;
         config.mcp_config_files.clone_from(&self.mcp_config);
         config.approve_mcp.clone_from(&self.approve_mcp);
+        if let Some(command) = &self.agent_runner {
+            let words = shlex::split(command)
+                .filter(|words| !words.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("--agent-runner {command:?}: not a command line"))?;
+            config.agent_command = Some(words);
+        }
+        config.agent_env.clone_from(&self.agent_runner_env);
+        config.agent_network = self.agent_runner_network;
+        if let Some(depth) = self.max_delegation_depth {
+            config.max_delegation_depth = depth;
+        }
         config.session_id.clone_from(&self.session);
         config.state_dir.clone_from(&self.state_dir);
         if self.no_cache {

@@ -21,6 +21,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod delegation;
 mod hooks;
 mod mcp;
 mod output;
@@ -34,6 +35,10 @@ mod session;
 mod settings;
 mod wildcard;
 
+pub use delegation::{
+    AGENT_TOOL, AgentError, AgentReport, AgentRequest, AgentRunner, CommandRunner,
+    DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing, SubSession,
+};
 pub use hooks::{
     AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
     ExtensionsReport, FnHook, Hook, HookEvent, HookInfo, Matcher, MatcherError, MonitorInfo,

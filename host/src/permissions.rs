@@ -145,6 +145,44 @@ impl Policy {
         }
     }
 
+    /// A copy for a sub-session: `allow` replaces the allow rules (and session rules) when given,
+    /// `ask` and `deny` are added, and `mode` replaces the mode. The caller checks that nothing
+    /// widens (see `delegation/narrowing.rs`).
+    pub(crate) fn narrowed(
+        &self,
+        allow: Option<Vec<Rule>>,
+        ask: Vec<Rule>,
+        deny: Vec<Rule>,
+        mode: PermissionMode,
+    ) -> Policy {
+        let (allow, session) = match allow {
+            Some(allow) => (allow, Vec::new()),
+            None => (self.allow.clone(), self.session_rules()),
+        };
+        Policy {
+            allow,
+            ask: self.ask.iter().cloned().chain(ask).collect(),
+            deny: self.deny.iter().cloned().chain(deny).collect(),
+            session: RwLock::new(session),
+            mode,
+            additional_dirs: self.additional_dirs.clone(),
+            context: self.context.clone(),
+        }
+    }
+
+    /// True when an allow rule of this policy (configured or session) already allows everything
+    /// `rule` allows: the same rule, or a bare rule for its tool.
+    pub(crate) fn covers_allow(&self, rule: &Rule) -> bool {
+        self.with_allow_rules(|rules| {
+            rules.iter().any(|held| {
+                held.text() == rule.text()
+                    || (held.is_bare()
+                        && (held.tool() == rule.tool()
+                            || crate::wildcard::matches(held.tool(), rule.tool())))
+            })
+        })
+    }
+
     /// Runs `f` on the configured and session allow rules, in that order, without copying them.
     pub(crate) fn with_allow_rules<T>(&self, f: impl FnOnce(&[&Rule]) -> T) -> T {
         let session = self.session.read().ok();

@@ -10,6 +10,7 @@ mod batch;
 mod checkpoint;
 mod coerce;
 mod decide;
+mod delegate;
 mod execute;
 mod outcome;
 mod output;
@@ -29,6 +30,7 @@ pub use batch::BatchDispatch;
 pub use coerce::{Coercion, CoercionRule};
 
 pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
+pub(crate) use delegate::dispatch_scoped;
 pub use outcome::{AliasHop, DeferredCall, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
 pub(crate) use output::FAILURE_CHARS;
 
@@ -41,6 +43,7 @@ use crate::sandbox::{CallContext, FileAccess, Sandbox};
 use crate::session::Checkpoints;
 
 /// What the stages share for one dispatch.
+#[derive(Clone)]
 pub(crate) struct Stages<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) registry: &'a Registry,
@@ -77,6 +80,12 @@ pub(crate) struct Stages<'a> {
     pub(crate) output_limits: &'a std::collections::BTreeMap<String, usize>,
     /// The batch's interrupt flag: once set, the call ends `cancelled` before it runs.
     pub(crate) batch_interrupt: Option<&'a AtomicBool>,
+    /// Where the call runs: the root session, a delegated call's nest, or a sub-session.
+    pub(crate) scope: &'a crate::delegation::Scope,
+    /// How deeply delegated calls and sub-sessions may nest.
+    pub(crate) max_delegation_depth: u32,
+    /// Who runs the Agent tool's sub-agents.
+    pub(crate) agent_runner: Option<&'a dyn crate::delegation::AgentRunner>,
 }
 
 /// Operator defaults for input fields, by canonical tool name.
@@ -89,7 +98,8 @@ impl<'a> Stages<'a> {
         use std::sync::atomic::Ordering;
         let interrupted = self
             .batch_interrupt
-            .is_some_and(|flag| flag.load(Ordering::Relaxed));
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+            || self.scope.caller_cancelled();
         if interrupted {
             cancel.store(true, Ordering::Relaxed);
         }
@@ -120,10 +130,22 @@ impl<'a> Stages<'a> {
             call_id: call_id.to_owned(),
             session_id: self.session_id.to_owned(),
             cwd: self.grant_context.workspace.to_string_lossy().into_owned(),
-            deadline_ms: u64::try_from(tool.limits().timeout.as_millis()).unwrap_or(u64::MAX),
+            deadline_ms: u64::try_from(self.timeout(tool).as_millis()).unwrap_or(u64::MAX),
             plugin_data: None,
             tmp: None,
         }
+    }
+
+    /// The call's time limit: the tool's, cut to what is left of the scope's deadline.
+    pub(crate) fn timeout(&self, tool: &crate::registry::RegisteredTool) -> std::time::Duration {
+        let own = tool.limits().timeout;
+        self.scope.remaining().map_or(own, |left| own.min(left))
+    }
+
+    /// Delivers a lifecycle event, with the scope's lineage when the call is nested.
+    pub(crate) fn emit(&self, kind: &str, mut fields: Value) {
+        self.scope.annotate(&mut fields);
+        self.monitors.emit(kind, fields);
     }
 
     /// What hooks need to run.
@@ -135,6 +157,7 @@ impl<'a> Stages<'a> {
             process_sandbox: self.shell.sandbox_mode(),
             monitors: self.monitors,
             rules: self.policy.context(),
+            scope: self.scope,
         }
     }
 
@@ -169,6 +192,7 @@ impl<'a> Stages<'a> {
             grant_context: self.grant_context,
             home: self.home,
             on_approval: self.on_approval,
+            ceiling: self.scope.ceiling.as_deref(),
         }
     }
 }
@@ -237,7 +261,7 @@ pub(crate) async fn dispatch(
     outcome.estimated_tokens =
         u64::try_from(block.text().chars().count().div_ceil(4)).unwrap_or(u64::MAX);
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    stages.monitors.emit(
+    stages.emit(
         "tool_finished",
         serde_json::json!({
             "tool_use_id": outcome.tool_use_id,
@@ -290,6 +314,7 @@ async fn run(
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
     }
     let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
+    plain(delegate::admit(stages, &tool))?;
     outcome.tool = Some(tool.spec.name.clone());
     outcome.alias = hop;
     // The tool's limit (manifests only lower the operator's), or the settings' toolOutputChars,
@@ -340,6 +365,7 @@ async fn run(
         permission_mode: stages.permission_mode(),
         tool_use_id: &call.id,
         tool_name: &tool.spec.name,
+        scope: stages.scope,
     };
     let pre = match pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await {
         Ok(pre) => pre,
@@ -396,7 +422,7 @@ async fn run(
     }
     let input = decided.input;
     let decision = decided.decision;
-    stages.monitors.emit(
+    stages.emit(
         "decision",
         serde_json::json!({
             "tool_use_id": call.id,
@@ -441,7 +467,7 @@ async fn run(
             decided.notes,
         ));
     }
-    stages.monitors.emit(
+    stages.emit(
         "tool_started",
         serde_json::json!({
             "tool_use_id": call.id,
@@ -626,6 +652,7 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
             permission_mode: stages.permission_mode(),
             tool_use_id: &call.id,
             tool_name: &tool.spec.name,
+            scope: stages.scope,
         };
         match pre_hooks::run(stages, &base, &tool.spec, &input, true).await {
             Ok(pre) => {

@@ -171,6 +171,8 @@ pub(crate) enum Backend {
     Component(Arc<ComponentEntry>),
     /// An MCP server, with the limits its calls get.
     Mcp(Arc<crate::mcp::McpTool>, Limits),
+    /// The Agent tool: the embedder's agent runner, with the limits its runs get.
+    Agent(Limits),
 }
 
 /// The grants of a tool that holds none (an MCP tool: its server has its own process sandbox).
@@ -181,7 +183,7 @@ impl RegisteredTool {
     pub(crate) fn component(&self) -> Option<&Arc<ComponentEntry>> {
         match &self.backend {
             Backend::Component(component) => Some(component),
-            Backend::Mcp(..) => None,
+            Backend::Mcp(..) | Backend::Agent(_) => None,
         }
     }
 
@@ -189,7 +191,7 @@ impl RegisteredTool {
     pub(crate) fn grants(&self) -> &Grants {
         match &self.backend {
             Backend::Component(component) => &component.grants,
-            Backend::Mcp(..) => &NO_GRANTS,
+            Backend::Mcp(..) | Backend::Agent(_) => &NO_GRANTS,
         }
     }
 
@@ -197,7 +199,7 @@ impl RegisteredTool {
     pub(crate) fn limits(&self) -> Limits {
         match &self.backend {
             Backend::Component(component) => component.limits,
-            Backend::Mcp(_, limits) => *limits,
+            Backend::Mcp(_, limits) | Backend::Agent(limits) => *limits,
         }
     }
 
@@ -208,6 +210,7 @@ impl RegisteredTool {
             Backend::Mcp(tool, _) => ToolSource::Mcp {
                 server: tool.connection.name().to_owned(),
             },
+            Backend::Agent(_) => ToolSource::BuiltIn,
         }
     }
 
@@ -304,6 +307,8 @@ pub(crate) struct RegistryConfig<'a> {
     pub(crate) removed: &'a dyn Fn(&str) -> bool,
     /// The tools of the started MCP servers.
     pub(crate) mcp_tools: Vec<(ToolSpec, crate::mcp::McpTool)>,
+    /// Offer the Agent tool (an agent runner is configured).
+    pub(crate) agent: bool,
 }
 
 /// The effective registry.
@@ -323,8 +328,28 @@ impl Registry {
         let mut tools: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
 
         let builtins = builtin::load(sandbox, config.operator_limits).await?;
-        let builtin_names: Vec<String> = builtins.iter().map(|t| t.spec.name.clone()).collect();
+        let mut builtin_names: Vec<String> =
+            builtins.iter().map(|t| t.spec.name.clone()).collect();
+        if config.agent {
+            builtin_names.push(crate::delegation::AGENT_TOOL.to_owned());
+        }
         let selected = config.selection.choose(&builtin_names)?;
+        if config.agent && selected.iter().any(|name| name == crate::delegation::AGENT_TOOL) {
+            let spec = crate::delegation::agent_spec();
+            let validator = jsonschema::validator_for(&spec.input_schema)
+                .expect("the Agent tool's schema is valid");
+            all_names.push(spec.name.clone());
+            tools.insert(
+                spec.name.clone(),
+                Arc::new(RegisteredTool {
+                    spec,
+                    validator,
+                    backend: Backend::Agent(crate::delegation::agent_limits(
+                        config.operator_limits,
+                    )),
+                }),
+            );
+        }
         for tool in builtins {
             all_names.push(tool.spec.name.clone());
             if selected.contains(&tool.spec.name) {

@@ -86,6 +86,17 @@ pub struct RuntimeConfig {
     pub approve_mcp: Vec<String>,
     /// Start the workspace's `.mcp.json` servers that are approved (default true).
     pub project_mcp: bool,
+    /// How deeply delegated calls and sub-sessions may nest (default 3).
+    pub max_delegation_depth: u32,
+    /// Offer the Agent tool. Its runner is `agent_command` when given, else the one the embedder
+    /// sets with [`Runtime::set_agent_runner`].
+    pub agent_tool: bool,
+    /// `--agent-runner`: the external command that runs sub-agents (implies `agent_tool`).
+    pub agent_command: Option<Vec<String>>,
+    /// Environment variables the agent runner receives by name (`--agent-runner-env`).
+    pub agent_env: Vec<String>,
+    /// Give the agent runner the host's network (`--agent-runner-network`).
+    pub agent_network: bool,
 }
 
 impl RuntimeConfig {
@@ -117,6 +128,11 @@ impl RuntimeConfig {
             mcp_config_files: Vec::new(),
             approve_mcp: Vec::new(),
             project_mcp: true,
+            max_delegation_depth: crate::delegation::DEFAULT_MAX_DELEGATION_DEPTH,
+            agent_tool: false,
+            agent_command: None,
+            agent_env: Vec::new(),
+            agent_network: false,
         }
     }
 }
@@ -178,6 +194,10 @@ pub struct Runtime {
     ended: std::sync::atomic::AtomicBool,
     /// The MCP servers whose tools are registered; stopped when the session ends.
     mcp_servers: Vec<Arc<crate::mcp::Connection>>,
+    /// The root session's scope (nothing narrowed).
+    root_scope: crate::delegation::Scope,
+    max_delegation_depth: u32,
+    agent_runner: Option<Arc<dyn crate::delegation::AgentRunner>>,
 }
 
 impl Runtime {
@@ -276,6 +296,7 @@ impl Runtime {
                 plugin_data_root,
                 removed: &|name| policy.removes(name),
                 mcp_tools: discovered.tools,
+                agent: config.agent_tool || config.agent_command.is_some(),
             },
         )
         .await?;
@@ -334,7 +355,20 @@ impl Runtime {
         }
         let controls = Arc::new(Controls::default());
         let monitors = Monitors::start(extensions.monitors, session.id(), &controls);
+        let agent_runner = config.agent_command.as_ref().map(|command| {
+            Arc::new(crate::delegation::CommandRunner {
+                command: command.clone(),
+                workspace: grant_context.workspace.clone(),
+                temp_dir: session.dir().join("tmp"),
+                env: config.agent_env.clone(),
+                network: config.agent_network,
+                sandbox: config.process_sandbox,
+            }) as Arc<dyn crate::delegation::AgentRunner>
+        });
         Ok(Self {
+            root_scope: crate::delegation::Scope::root(),
+            max_delegation_depth: config.max_delegation_depth,
+            agent_runner,
             mcp_servers: discovered.connections,
             monitors,
             controls,
@@ -423,6 +457,54 @@ impl Runtime {
         self.monitors.set_progress_listener(Some(listener));
     }
 
+    /// Sets who runs the Agent tool's sub-agents (replacing `--agent-runner`'s command). The
+    /// Agent tool is offered only when [`RuntimeConfig::agent_tool`] or `agent_command` is set.
+    pub fn set_agent_runner(&mut self, runner: Arc<dyn crate::delegation::AgentRunner>) {
+        self.agent_runner = Some(runner);
+    }
+
+    /// A sub-session of this session whose tools, rules and grants are `narrowing`'s subset of
+    /// the session's; anything that would widen them is an error here.
+    pub fn fork(
+        &self,
+        narrowing: crate::delegation::Narrowing,
+    ) -> Result<crate::delegation::SubSession<'_>, crate::delegation::ForkError> {
+        let scope = self.with_stages(|stages| {
+            crate::delegation::fork(
+                &crate::delegation::Parent {
+                    scope: stages.scope,
+                    policy: stages.policy,
+                    registry: stages.registry,
+                    grant_context: stages.grant_context,
+                    max_depth: stages.max_delegation_depth,
+                },
+                narrowing,
+                None,
+            )
+        })?;
+        Ok(crate::delegation::SubSession::from_runtime(self, scope))
+    }
+
+    /// Runs `f` on this session's stages (no approvals recorded).
+    pub(crate) fn with_stages<T>(&self, f: impl FnOnce(&pipeline::Stages<'_>) -> T) -> T {
+        let on_approval = |_: &[String]| {};
+        f(&self.stages(&on_approval, false))
+    }
+
+    /// Dispatches `call` inside a sub-session's `scope`.
+    pub(crate) async fn dispatch_scoped(
+        &self,
+        call: ToolUse,
+        scope: &crate::delegation::Scope,
+    ) -> Dispatch {
+        let on_approval = |rules: &[String]| self.record_approvals(rules);
+        let stages = self.stages(&on_approval, false);
+        let call_id = call.id.clone();
+        let dispatch = pipeline::dispatch_scoped(&stages, scope, call, Arc::default()).await;
+        self.session.record_call(&call_id);
+        dispatch
+    }
+
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).
     pub fn set_prompter(&mut self, prompter: Arc<dyn Prompter>) {
         self.prompter = prompter;
@@ -461,6 +543,10 @@ impl Runtime {
                         "runs in the MCP server {}'s process sandbox",
                         mcp.connection.name()
                     ),
+                    Backend::Agent(_) => {
+                        "none of its own: the agent runner calls tools through a narrowed sub-session"
+                            .to_owned()
+                    }
                 },
                 digest: tool
                     .component()
@@ -515,6 +601,9 @@ impl Runtime {
             allow_defer,
             output_limits: &self.output_limits,
             batch_interrupt: None,
+            scope: &self.root_scope,
+            max_delegation_depth: self.max_delegation_depth,
+            agent_runner: self.agent_runner.as_deref(),
         }
     }
 

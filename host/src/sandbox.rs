@@ -6,6 +6,7 @@
 mod bindings;
 mod cache;
 mod call;
+mod delegate;
 mod engine;
 pub(crate) mod grants;
 mod hidden;
@@ -30,6 +31,8 @@ pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
     ProgressSink,
 };
+pub(crate) use bindings::WitDelegated;
+pub(crate) use delegate::{BoxFuture, Delegator};
 pub(crate) use hidden::HiddenPaths;
 pub(crate) use resident::{Resident, ResidentSetup};
 
@@ -129,6 +132,8 @@ impl Sandbox {
         bindings::add_host_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_process_to_linker(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        bindings::add_delegate_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);
         let ticker = engine::EpochTicker::start(&engine).map_err(|error| {

@@ -25,6 +25,15 @@ pub(crate) struct HookEnv<'a> {
     pub(crate) monitors: &'a Monitors,
     /// For `if` rules.
     pub(crate) rules: &'a RuleContext,
+    /// The calling scope: hook events of nested calls carry its lineage.
+    pub(crate) scope: &'a crate::delegation::Scope,
+}
+
+impl HookEnv<'_> {
+    fn emit(&self, kind: &str, mut fields: Value) {
+        self.scope.annotate(&mut fields);
+        self.monitors.emit(kind, fields);
+    }
 }
 
 /// The call a tool event is about.
@@ -155,7 +164,7 @@ async fn run_one<'h>(
     payload: &Value,
     tool_use_id: Option<&str>,
 ) -> Ran<'h> {
-    env.monitors.emit(
+    env.emit(
         "hook_started",
         json!({
             "hook": hook.name,
@@ -184,7 +193,7 @@ async fn run_one<'h>(
         Handler::Wasm(wasm) => wasm.run(env, payload, hook.timeout).await,
         Handler::Command(command) => command.run(env, event, payload, hook.timeout).await,
     };
-    env.monitors.emit(
+    env.emit(
         "hook_response",
         json!({
             "hook": hook.name,

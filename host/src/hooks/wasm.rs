@@ -68,6 +68,7 @@ impl WasmHook {
                     process: None,
                     net: None,
                     on_progress: None,
+                    delegator: None,
                 },
                 GuestRequest::Hook {
                     event: event.to_string(),

@@ -232,6 +232,8 @@ impl Rule {
         if tool.is_empty() {
             return Err(error("the rule has no tool name".to_owned()));
         }
+        // Claude Code's older name for its sub-agent tool; both spell rules for the Agent tool.
+        let tool = if tool == "Task" { "Agent" } else { tool };
         let specifier = match inner {
             None | Some("*") => Specifier::Any,
             Some(inner) => Self::specifier(tool, inner, kind, &source, context).map_err(error)?,

@@ -27,6 +27,8 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) home: Option<&'a Path>,
     /// Called with the rules an "allow always" answer added.
     pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+    /// The grant ceiling of a nested call: paths beyond it are a grant violation.
+    pub(crate) ceiling: Option<&'a crate::delegation::Ceiling>,
 }
 
 /// Decides without asking anyone: the verdict may be `Ask`. (`warden check` stops here.)
@@ -117,7 +119,7 @@ pub(crate) async fn run(
         stop: None,
     };
     if decided.decision.verdict == Verdict::Ask {
-        stages.monitors.emit(
+        stages.emit(
             "permission_request",
             serde_json::json!({
                 "tool_use_id": base.tool_use_id,
@@ -421,7 +423,10 @@ fn locate(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> (b
     let granted = tool
         .grants()
         .covering(&tool_context, path, access)
-        .is_some();
+        .is_some()
+        && context
+            .ceiling
+            .is_none_or(|ceiling| ceiling.covers(path, access));
     (
         granted || in_results,
         context.policy.inside_workspace(path) || in_results,

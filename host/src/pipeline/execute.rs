@@ -140,6 +140,16 @@ pub(crate) async fn run(
     let component = match &tool.backend {
         Backend::Component(component) => component,
         Backend::Mcp(mcp, _) => return call_mcp(mcp, &input, &cancel).await,
+        Backend::Agent(_) => {
+            let input: serde_json::Value = serde_json::from_str(&input).unwrap_or_default();
+            let timeout = stages.timeout(tool);
+            return match super::delegate::run_agent(stages, &ctx.call_id, &input, timeout, cancel)
+                .await
+            {
+                Ok(text) => Ok(Executed::bounded(vec![WitContent::Text(text)], None, Vec::new())),
+                Err(failure) => Err((failure, Vec::new())),
+            };
+        }
     };
     let mut context = tool.grant_context(stages.grant_context);
     if let Some(data) = &context.plugin_data
@@ -188,12 +198,39 @@ pub(crate) async fn run(
         None if tool.spec.class == CapabilityClass::Write => grants.make_read_only(),
         None => {}
     }
-    let process = (!component.grants.process.is_empty()).then(|| ProcessAccess {
-        grants: component.grants.process.clone(),
+    // Under a delegating caller, the tool holds at most what the caller holds.
+    let ceiling = stages.scope.ceiling.as_deref();
+    let mut effective = component.grants.clone();
+    if let Some(ceiling) = ceiling {
+        grants = ceiling.narrow(grants);
+        effective.process = ceiling.process(&effective.process);
+        effective.net = ceiling.net(&effective.net);
+        effective.delegate = ceiling.delegate(&effective.delegate);
+    }
+    let process = (!effective.process.is_empty()).then(|| ProcessAccess {
+        grants: effective.process.clone(),
         shell: Arc::clone(stages.shell),
         owner: component.loaded.digest.clone(),
     });
-    let net = net_policy(stages, tool, &input);
+    let net = net_policy(stages, tool, &effective.net, &input);
+    let timeout = stages.timeout(tool);
+    if timeout.is_zero() {
+        return Err((
+            Failure::new(
+                ErrorKind::Timeout,
+                "the delegating call's deadline left no time for this call",
+            ),
+            Vec::new(),
+        ));
+    }
+    let mut limits = component.limits;
+    limits.timeout = timeout;
+    let nested = (!effective.delegate.is_empty()).then(|| super::delegate::NestedCalls {
+        stages,
+        caller: ctx.call_id.clone(),
+        ceiling: Arc::new(crate::delegation::Ceiling::of_call(&grants, &effective)),
+        cancel: Arc::clone(&cancel),
+    });
     let on_progress = stages.monitors.progress_sink(&ctx.call_id);
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
@@ -206,13 +243,16 @@ pub(crate) async fn run(
             stages.sandbox,
             CallSetup {
                 grants: &grants,
-                limits: component.limits,
+                limits,
                 cancel,
                 label: &tool.spec.name,
                 files: &files,
                 process,
                 net,
                 on_progress,
+                delegator: nested
+                    .as_ref()
+                    .map(|nested| nested as &dyn crate::sandbox::Delegator),
             },
             request,
         )
@@ -301,8 +341,12 @@ async fn call_mcp(
 /// What the call's outgoing HTTP requests may reach: the component's net grants, checked against
 /// the permission rules with the host the decision looked at (the rule field's URL). `None` for a
 /// component without net grants: every request is refused.
-fn net_policy(stages: &Stages<'_>, tool: &RegisteredTool, input: &str) -> Option<Arc<NetPolicy>> {
-    let grants = &tool.grants().net;
+fn net_policy(
+    stages: &Stages<'_>,
+    tool: &RegisteredTool,
+    grants: &[crate::sandbox::grants::NetGrant],
+    input: &str,
+) -> Option<Arc<NetPolicy>> {
     if grants.is_empty() {
         return None;
     }
@@ -311,7 +355,7 @@ fn net_policy(stages: &Stages<'_>, tool: &RegisteredTool, input: &str) -> Option
         crate::permissions::url_host(input.get(field)?.as_str()?)
     });
     Some(Arc::new(NetPolicy {
-        grants: grants.clone(),
+        grants: grants.to_vec(),
         hosts: stages.policy.host_check(&tool.spec.name, decided),
         settings: Arc::clone(&stages.net.settings),
         proxy: Arc::clone(&stages.net.proxy),

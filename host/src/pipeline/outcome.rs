@@ -44,6 +44,8 @@ pub enum ErrorKind {
     Cancelled,
     /// The call hit a memory or table limit.
     ResourceExhausted,
+    /// A delegated call or sub-session would nest deeper than the delegation depth limit.
+    DelegationDepthExceeded,
     /// warden itself failed.
     Internal,
 }
@@ -63,6 +65,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::ResourceExhausted => "resource_exhausted",
+            ErrorKind::DelegationDepthExceeded => "delegation_depth_exceeded",
             ErrorKind::Internal => "internal",
         }
     }

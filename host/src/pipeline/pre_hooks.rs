@@ -41,12 +41,14 @@ pub(crate) struct EventBase<'a> {
     pub(crate) permission_mode: &'a str,
     pub(crate) tool_use_id: &'a str,
     pub(crate) tool_name: &'a str,
+    /// The call's scope: nested calls add `parent_tool_use_id` and `agent_id`.
+    pub(crate) scope: &'a crate::delegation::Scope,
 }
 
 impl EventBase<'_> {
     /// The common fields of every tool event.
     pub(crate) fn event(&self, event: HookEvent, tool_input: &Value) -> Value {
-        json!({
+        let mut fields = json!({
             "session_id": self.session_id,
             "cwd": self.cwd,
             "permission_mode": self.permission_mode,
@@ -54,7 +56,9 @@ impl EventBase<'_> {
             "tool_name": self.tool_name,
             "tool_input": tool_input,
             "tool_use_id": self.tool_use_id,
-        })
+        });
+        self.scope.annotate(&mut fields);
+        fields
     }
 }
 

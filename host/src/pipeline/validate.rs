@@ -35,13 +35,15 @@ pub(crate) async fn run(
         return Ok(());
     };
     let grants = if component.source == ToolSource::BuiltIn {
-        component
-            .grants
-            .resolve(
-                &tool.grant_context(stages.grant_context),
-                tool.reads_session_results(),
-            )
-            .read_only()
+        let resolved = component.grants.resolve(
+            &tool.grant_context(stages.grant_context),
+            tool.reads_session_results(),
+        );
+        match stages.scope.ceiling.as_deref() {
+            Some(ceiling) => ceiling.narrow(resolved),
+            None => resolved,
+        }
+        .read_only()
     } else {
         ResolvedGrants::default()
     };
@@ -68,6 +70,7 @@ pub(crate) async fn run(
                 // No network while validating: validation runs before the decision.
                 net: None,
                 on_progress: None,
+                delegator: None,
             },
             request,
         )

@@ -289,6 +289,28 @@ fn event_sink(
                     .unwrap_or_else(|poison| poison.into_inner())
                     .remove(&id);
             }
+            // A call made by a delegating tool or a sub-agent: shown under its parent, as
+            // Claude Code shows a sub-agent's messages (`parent_tool_use_id`).
+            Some("nested_result") => {
+                let lineage = |mut line: Value| {
+                    line["session_id"] = event["session_id"].clone();
+                    line["parent_tool_use_id"] = event["parent_tool_use_id"].clone();
+                    if let Some(agent) = event.get("agent_id") {
+                        line["agent_id"] = agent.clone();
+                    }
+                    line["delegation_depth"] = event["delegation_depth"].clone();
+                    line
+                };
+                write(lineage(json!({
+                    "type": "assistant",
+                    "message": {"role": "assistant", "content": [event["tool_use"]]},
+                })));
+                write(lineage(json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": [event["tool_result"]]},
+                    "error_kind": event["error_kind"],
+                })));
+            }
             Some(kind @ ("hook_started" | "hook_response")) if include_hook_events => {
                 write(json!({
                     "type": "system",

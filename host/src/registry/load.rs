@@ -28,6 +28,7 @@ pub(super) async fn describe(
                 process: None,
                 net: None,
                 on_progress: None,
+                delegator: None,
             },
             GuestRequest::Describe,
         )

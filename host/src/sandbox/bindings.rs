@@ -36,6 +36,9 @@ mod generated_monitor {
 
 pub(crate) use generated::ToolPluginPre;
 pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
+pub(crate) use generated::warden::plugin::delegate::{
+    Delegated as WitDelegated, Host as DelegateHost,
+};
 pub(crate) use generated::warden::plugin::process::{
     Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,
     TaskStatus,
@@ -64,6 +67,16 @@ pub(crate) fn add_process_to_linker<T: ProcessHost + Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
 ) -> wasmtime::Result<()> {
     generated::warden::plugin::process::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
+        linker,
+        |state| state,
+    )
+}
+
+/// Adds the `warden:plugin/delegate` import to `linker`.
+pub(crate) fn add_delegate_to_linker<T: DelegateHost + Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    generated::warden::plugin::delegate::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
         linker,
         |state| state,
     )

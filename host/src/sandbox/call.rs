@@ -115,6 +115,8 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) net: Option<Arc<NetPolicy>>,
     /// Gets each progress message as the guest reports it (the messages are kept as well).
     pub(crate) on_progress: Option<ProgressSink>,
+    /// Runs the guest's `delegate` calls; `None` refuses them (only `call` ever gets one).
+    pub(crate) delegator: Option<&'a dyn super::delegate::Delegator>,
 }
 
 /// Receives a call's progress messages as they come.
@@ -154,9 +156,26 @@ pub(crate) struct CallState {
     process: Option<super::process::ProcessAccess>,
     http: WasiHttpCtx,
     http_hooks: HttpHooks,
+    /// Where the guest's `delegate` calls go (only during `call`, with a delegator).
+    delegate: Option<super::delegate::DelegateLink>,
 }
 
 impl CallState {
+    /// The channel to the call's task, when the guest may delegate.
+    pub(super) fn delegate_link(&self) -> Option<&super::delegate::DelegateLink> {
+        self.delegate.as_ref()
+    }
+
+    /// True once the call was cancelled.
+    pub(super) fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// When the call's time runs out.
+    pub(super) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// Gives a resident instance a fresh deadline and a clean slate of per-event counters.
     pub(super) fn rearm(&mut self, timeout: Duration) {
         self.deadline = far_deadline(timeout);
@@ -398,6 +417,14 @@ pub(crate) async fn run(
     let cancel = Arc::clone(&setup.cancel);
     let timeout = setup.limits.timeout;
     let may_record = matches!(request, GuestRequest::Call { .. });
+    let delegator = setup.delegator.filter(|_| may_record);
+    let (delegate_link, mut delegated) = match delegator {
+        Some(_) => {
+            let (link, requests) = tokio::sync::mpsc::unbounded_channel();
+            (Some(link), Some(requests))
+        }
+        None => (None, None),
+    };
     let (store, stderr) = match new_store(engine, setup, may_record) {
         Ok(built) => built,
         Err(failure) => {
@@ -409,6 +436,7 @@ pub(crate) async fn run(
         }
     };
     let mut store = store;
+    store.data_mut().delegate = delegate_link;
     let pre = pre.clone();
     let mut guest = tokio::task::spawn_blocking(move || {
         let result = invoke(&mut store, &pre, request);
@@ -436,6 +464,16 @@ pub(crate) async fn run(
                     },
                 };
             }
+            Some(request) = next_request(&mut delegated) => {
+                if let Some(delegator) = delegator {
+                    let answer = delegator
+                        .delegate(request.tool, request.input, request.deadline)
+                        .await;
+                    // A guest that stopped waiting (trapped, timed out) just drops it.
+                    let _ = request.reply.send(answer);
+                }
+                continue;
+            }
             () = tokio::time::sleep(EPOCH_TICK) => {}
         }
         // Still running: the epoch callback stops guest code, so a guest here past its deadline
@@ -450,6 +488,16 @@ pub(crate) async fn run(
         if now >= backstop {
             return abandon(guest, abandoned, GuestFailure::Timeout(timeout));
         }
+    }
+}
+
+/// The guest's next `delegate` request; pending forever for a guest that cannot delegate.
+async fn next_request(
+    requests: &mut Option<tokio::sync::mpsc::UnboundedReceiver<super::delegate::DelegateRequest>>,
+) -> Option<super::delegate::DelegateRequest> {
+    match requests {
+        Some(requests) => requests.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -493,6 +541,7 @@ pub(super) fn new_store(
         process: if may_record { setup.process } else { None },
         http: WasiHttpCtx::new(),
         http_hooks: HttpHooks::new(setup.net, deadline),
+        delegate: None,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);

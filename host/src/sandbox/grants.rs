@@ -34,6 +34,10 @@ pub struct Grants {
     /// Outgoing HTTP destinations (`scheme://host[:port]` patterns); see `grants/net.rs`.
     #[serde(default)]
     pub net: Vec<NetGrant>,
+    /// Tools (names or `*` globs) the component may call through the host's `delegate`
+    /// interface; each call runs the whole pipeline under the caller's grants.
+    #[serde(default)]
+    pub delegate: Vec<String>,
 }
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
@@ -209,15 +213,19 @@ impl Grants {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        if self.process.is_empty() {
-            return format!("fs: {fs}; env: {env}; net: {net}");
+        let mut text = format!("fs: {fs}; env: {env}; net: {net}");
+        if !self.process.is_empty() {
+            let process = self
+                .process
+                .iter()
+                .map(ProcessGrant::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            text.push_str(&format!("; process: {process}"));
         }
-        let process = self
-            .process
-            .iter()
-            .map(ProcessGrant::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        format!("fs: {fs}; env: {env}; net: {net}; process: {process}")
+        if !self.delegate.is_empty() {
+            text.push_str(&format!("; delegate: {}", self.delegate.join(", ")));
+        }
+        text
     }
 }

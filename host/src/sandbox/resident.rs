@@ -105,6 +105,7 @@ impl Resident {
             process: None,
             net: None,
             on_progress: None,
+            delegator: None,
         };
         let (mut store, stderr) = call::new_store(&self.engine, setup, false)?;
         self.instances = self.instances.saturating_add(1);

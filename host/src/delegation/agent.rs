@@ -1,0 +1,101 @@
+//! The Agent tool: warden has no model, so an Agent call hands its request to the embedder's
+//! [`AgentRunner`] together with a [`SubSession`](super::SubSession) narrowed to the tools the
+//! call names. Rules `Agent(name)` (or `Task(name)`, the accepted alias) match `subagent_type`.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::registry::{CapabilityClass, ToolSpec};
+use crate::sandbox::BoxFuture;
+use crate::sandbox::limits::Limits;
+
+/// The Agent tool's canonical name.
+pub const AGENT_TOOL: &str = "Agent";
+
+/// The longest an agent run may take unless the operator's `--timeout` says more.
+const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What an Agent call asks its runner to do.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AgentRequest {
+    /// The sub-agent's id (on every event and hook input of its calls).
+    pub agent_id: String,
+    /// The Agent call's `tool_use` id.
+    pub parent_tool_use_id: String,
+    /// The session the sub-agent's calls belong to.
+    pub session_id: String,
+    /// A short description of the task.
+    pub description: String,
+    /// The task itself.
+    pub prompt: String,
+    /// Which kind of sub-agent, when the model named one.
+    pub subagent_type: Option<String>,
+    /// The tools the sub-session holds, as tool definitions (`name`, `description`,
+    /// `input_schema`).
+    pub tools: Vec<serde_json::Value>,
+    /// The time the run has.
+    pub timeout_ms: u64,
+}
+
+/// What a runner reports back: the text the parent model receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentReport {
+    /// The sub-agent's final answer.
+    pub result: String,
+}
+
+/// A run that failed; the Agent call's result is `tool_failed` with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentError(pub String);
+
+/// Runs sub-agents. warden calls it for every Agent call with the request and a sub-session
+/// whose tools, rules and grants are the parent's, narrowed; every tool call the runner makes
+/// must go through that sub-session.
+pub trait AgentRunner: Send + Sync {
+    /// Runs one sub-agent to its final answer.
+    fn run<'s>(
+        &'s self,
+        request: AgentRequest,
+        session: &'s super::SubSession<'s>,
+    ) -> BoxFuture<'s, Result<AgentReport, AgentError>>;
+}
+
+/// The Agent tool's spec.
+pub(crate) fn agent_spec() -> ToolSpec {
+    ToolSpec {
+        name: AGENT_TOOL.to_owned(),
+        description: "Launches a sub-agent to handle a task on its own. The sub-agent gets the \
+            tools you name (default: all of yours) under your permissions, never more, and \
+            returns one final answer."
+            .to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
+                "prompt": {"type": "string", "description": "The task for the sub-agent"},
+                "subagent_type": {"type": "string", "description": "The kind of sub-agent to use"},
+                "tools": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "The tools the sub-agent may use (a subset of yours)"
+                }
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": false
+        }),
+        class: CapabilityClass::Agent,
+        read_only: false,
+        concurrency_safe: true,
+        rule_field: Some("subagent_type".to_owned()),
+    }
+}
+
+/// The limits of an agent run: the operator's output limits, and at least ten minutes.
+pub(crate) fn agent_limits(operator: Limits) -> Limits {
+    Limits {
+        timeout: operator.timeout.max(DEFAULT_AGENT_TIMEOUT),
+        ..operator
+    }
+}

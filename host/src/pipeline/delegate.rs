@@ -1,0 +1,295 @@
+//! Nested calls: a scope's admission check, dispatching inside a scope, the `delegate` import's
+//! calls and the Agent tool's runs. A nested call is an ordinary dispatch with narrower stages:
+//! the same registry, hooks, prompter and session; the scope's policy (the parent's, or a
+//! narrowed copy that only adds); the scope's grant ceiling; and a deadline within the caller's.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::outcome::{Dispatch, ErrorKind, Failure, ToolUse};
+use super::{Stages, refused};
+use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
+use crate::registry::{Backend, RegisteredTool};
+use crate::sandbox::{BoxFuture, Delegator, WitDelegated};
+
+/// How often a nested call looks at its caller's cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// Refuses a tool the scope does not hold: one outside a sub-session's tool set, and an MCP
+/// tool under a grant ceiling (its server's sandbox was fixed when it started and cannot be
+/// narrowed to the caller's grants).
+pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Failure> {
+    let scope = stages.scope;
+    if !scope.has_tool(&tool.spec.name) {
+        let available: Vec<&str> = scope
+            .tools
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        return Err(Failure::new(
+            ErrorKind::UnknownTool,
+            format!(
+                "{} is not available in this sub-session; its tools are: {}",
+                tool.spec.name,
+                available.join(", ")
+            ),
+        ));
+    }
+    if scope.ceiling.is_some() && matches!(tool.backend, Backend::Mcp(..)) {
+        return Err(Failure::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} is an MCP tool: its server's sandbox cannot be narrowed to the delegating tool's grants",
+                tool.spec.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Dispatches `call` in `scope`, on `stages` narrowed to it, and reports the nested result
+/// (`nested_result`: the `tool_use` and its `tool_result`) for stream-json and monitors.
+pub(crate) async fn dispatch_scoped(
+    stages: &Stages<'_>,
+    scope: &Scope,
+    call: ToolUse,
+    cancel: Arc<AtomicBool>,
+) -> Dispatch {
+    let mut nested = stages.clone();
+    nested.scope = scope;
+    if let Some(policy) = &scope.policy {
+        nested.policy = policy;
+    }
+    // A nested call cannot be deferred (nobody could resume it) nor interrupted with its
+    // caller's batch other than through the caller's own cancel flag.
+    nested.allow_defer = false;
+    nested.batch_interrupt = None;
+    let tool_use = json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input});
+    let dispatch = if scope.cancelled_with.is_some() {
+        let flag = Arc::clone(&cancel);
+        let watch = async {
+            loop {
+                tokio::time::sleep(CANCEL_POLL).await;
+                if scope.caller_cancelled() {
+                    flag.store(true, Ordering::Relaxed);
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            dispatch = super::dispatch(&nested, call, cancel) => dispatch,
+            () = watch => unreachable!("the watch never ends"),
+        }
+    } else {
+        super::dispatch(&nested, call, cancel).await
+    };
+    nested.emit(
+        "nested_result",
+        json!({
+            "tool_use": tool_use,
+            "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
+            "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
+        }),
+    );
+    dispatch
+}
+
+/// The `delegate` import of one call: its calls run nested under the caller's grants.
+pub(super) struct NestedCalls<'a> {
+    pub(super) stages: &'a Stages<'a>,
+    /// The delegating call's id.
+    pub(super) caller: String,
+    /// The delegating call's effective grants.
+    pub(super) ceiling: Arc<Ceiling>,
+    /// The delegating call's cancel flag.
+    pub(super) cancel: Arc<AtomicBool>,
+}
+
+impl Delegator for NestedCalls<'_> {
+    fn delegate<'s>(
+        &'s self,
+        tool: String,
+        input: String,
+        deadline: Instant,
+    ) -> BoxFuture<'s, WitDelegated> {
+        Box::pin(async move {
+            let id = self.stages.scope.nested_id(&self.caller);
+            let input: Value = match serde_json::from_str(&input) {
+                Ok(value) => value,
+                Err(error) => {
+                    return answer(
+                        &id,
+                        refused_nested(
+                            &id,
+                            &tool,
+                            Failure::new(
+                                ErrorKind::InvalidInput,
+                                format!("the delegated input is not JSON: {error}"),
+                            ),
+                        ),
+                    );
+                }
+            };
+            let call = ToolUse {
+                id: id.clone(),
+                name: tool.clone(),
+                input,
+            };
+            let depth = self.stages.scope.depth + 1;
+            if depth > self.stages.max_delegation_depth {
+                let failure = Failure::new(
+                    ErrorKind::DelegationDepthExceeded,
+                    format!(
+                        "{} may not call {tool}: delegated calls nest at most {} deep",
+                        self.caller, self.stages.max_delegation_depth
+                    ),
+                );
+                return answer(&id, report_refused(self.stages, &call, failure));
+            }
+            if !self.ceiling.delegate.iter().any(|pattern| crate::wildcard::matches(pattern, &tool)) {
+                let failure = Failure::new(
+                    ErrorKind::PermissionDenied,
+                    format!(
+                        "the delegating tool's `delegate` grant does not name {tool} (it names: {})",
+                        self.ceiling.delegate.join(", ")
+                    ),
+                );
+                return answer(&id, report_refused(self.stages, &call, failure));
+            }
+            let mut scope = self.stages.scope.child(Some(self.caller.clone()));
+            scope.ceiling = Some(Arc::clone(&self.ceiling));
+            scope.deadline = Some(Scope::share_of(deadline));
+            scope.cancelled_with = Some(Arc::clone(&self.cancel));
+            let dispatch = dispatch_scoped(self.stages, &scope, call, Arc::default()).await;
+            answer(&id, dispatch)
+        })
+    }
+}
+
+/// A nested call refused before any stage ran; reported like any nested result.
+fn report_refused(stages: &Stages<'_>, call: &ToolUse, failure: Failure) -> Dispatch {
+    let dispatch = refused(call, failure);
+    let mut fields = json!({
+        "tool_use": {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input},
+        "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
+        "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
+    });
+    // The refused call would have been one level deeper than the caller.
+    let child = stages.scope.child(Some(call.id.rsplit_once('.').map_or_else(|| call.id.clone(), |(caller, _)| caller.to_owned())));
+    child.annotate(&mut fields);
+    stages.monitors.emit("nested_result", fields);
+    dispatch
+}
+
+fn refused_nested(id: &str, tool: &str, failure: Failure) -> Dispatch {
+    refused(
+        &ToolUse {
+            id: id.to_owned(),
+            name: tool.to_owned(),
+            input: Value::Null,
+        },
+        failure,
+    )
+}
+
+/// The WIT answer for a nested dispatch.
+fn answer(id: &str, dispatch: Dispatch) -> WitDelegated {
+    WitDelegated {
+        tool_use_id: id.to_owned(),
+        is_error: dispatch.block.is_error,
+        error_kind: dispatch
+            .outcome
+            .error
+            .as_ref()
+            .map(|failure| failure.kind.as_str().to_owned()),
+        text: dispatch.block.text(),
+        structured: if dispatch.block.is_error {
+            None
+        } else {
+            dispatch.outcome.structured.as_ref().map(Value::to_string)
+        },
+    }
+}
+
+/// Runs an Agent call: the runner gets the request and a sub-session narrowed to the tools the
+/// call names, under the call's deadline; its answer is the call's text result.
+pub(super) async fn run_agent(
+    stages: &Stages<'_>,
+    call_id: &str,
+    input: &Value,
+    timeout: Duration,
+    cancel: Arc<AtomicBool>,
+) -> Result<String, Failure> {
+    let Some(runner) = stages.agent_runner else {
+        return Err(Failure::new(
+            ErrorKind::ToolFailed,
+            "no agent runner is configured (warden run --agent-runner COMMAND, or Runtime::set_agent_runner)",
+        ));
+    };
+    let tools: Option<Vec<String>> = input.get("tools").and_then(Value::as_array).map(|list| {
+        list.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    });
+    let agent_id = format!("agent-{call_id}");
+    let parent = crate::delegation::Parent {
+        scope: stages.scope,
+        policy: stages.policy,
+        registry: stages.registry,
+        grant_context: stages.grant_context,
+        max_depth: stages.max_delegation_depth,
+    };
+    let narrowing = crate::delegation::Narrowing {
+        agent_id: Some(agent_id.clone()),
+        tools,
+        ..Default::default()
+    };
+    let mut scope = crate::delegation::fork(&parent, narrowing, Some(call_id.to_owned()))
+        .map_err(|error| {
+            let kind = match error {
+                crate::delegation::ForkError::DepthExceeded { .. } => {
+                    ErrorKind::DelegationDepthExceeded
+                }
+                _ => ErrorKind::InvalidInput,
+            };
+            Failure::new(kind, error.to_string())
+        })?;
+    let deadline = Instant::now() + timeout;
+    scope.deadline = Some(scope.deadline.map_or(deadline, |outer| outer.min(deadline)));
+    scope.cancelled_with = Some(Arc::clone(&cancel));
+    let session = SubSession::from_stages(stages.clone(), scope);
+    let request = AgentRequest {
+        agent_id,
+        parent_tool_use_id: call_id.to_owned(),
+        session_id: stages.session_id.to_owned(),
+        description: input["description"].as_str().unwrap_or_default().to_owned(),
+        prompt: input["prompt"].as_str().unwrap_or_default().to_owned(),
+        subagent_type: input["subagent_type"].as_str().map(str::to_owned),
+        tools: session.tool_definitions(),
+        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    let run = runner.run(request, &session);
+    let cancelled = async {
+        loop {
+            tokio::time::sleep(CANCEL_POLL).await;
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        report = run => report.map(|report| report.result).map_err(|error| {
+            Failure::new(ErrorKind::ToolFailed, format!("the agent runner failed: {error}"))
+        }),
+        () = tokio::time::sleep(timeout) => Err(Failure::new(
+            ErrorKind::Timeout,
+            format!("the sub-agent did not finish within {} s and was stopped", timeout.as_secs()),
+        )),
+        () = cancelled => Err(Failure::new(ErrorKind::Cancelled, "the sub-agent was cancelled")),
+    }
+}
