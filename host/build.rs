@@ -16,7 +16,9 @@ fn main() {
     // `hook-*`, `monitor-*` and `workflow-*` crates are examples, shipped for `warden example`; every
     // other crate is a default tool.
     let extension = |ident: &str| {
-        ident.starts_with("hook_") || ident.starts_with("monitor_") || ident.starts_with("workflow_")
+        ident.starts_with("hook_")
+            || ident.starts_with("monitor_")
+            || ident.starts_with("workflow_")
     };
     let mut generated = String::new();
     for (name, doc, want_extension) in [

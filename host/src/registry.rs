@@ -328,13 +328,16 @@ impl Registry {
         let mut tools: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
 
         let builtins = builtin::load(sandbox, config.operator_limits).await?;
-        let mut builtin_names: Vec<String> =
-            builtins.iter().map(|t| t.spec.name.clone()).collect();
+        let mut builtin_names: Vec<String> = builtins.iter().map(|t| t.spec.name.clone()).collect();
         if config.agent {
             builtin_names.push(crate::delegation::AGENT_TOOL.to_owned());
         }
         let selected = config.selection.choose(&builtin_names)?;
-        if config.agent && selected.iter().any(|name| name == crate::delegation::AGENT_TOOL) {
+        if config.agent
+            && selected
+                .iter()
+                .any(|name| name == crate::delegation::AGENT_TOOL)
+        {
             let spec = crate::delegation::agent_spec();
             let validator = jsonschema::validator_for(&spec.input_schema)
                 .expect("the Agent tool's schema is valid");

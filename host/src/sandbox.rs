@@ -24,6 +24,7 @@ use std::sync::atomic::AtomicUsize;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
+pub(crate) use bindings::WitDelegated;
 pub(crate) use bindings::WitImage;
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub(crate) use cache::hex;
@@ -31,7 +32,6 @@ pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
     ProgressSink,
 };
-pub(crate) use bindings::WitDelegated;
 pub(crate) use delegate::{BoxFuture, Delegator};
 pub(crate) use hidden::HiddenPaths;
 pub(crate) use resident::{Resident, ResidentSetup};

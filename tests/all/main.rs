@@ -4,6 +4,7 @@
 mod bash;
 mod cli;
 mod command_hooks;
+mod delegation;
 mod edit;
 mod files;
 mod grants;
@@ -39,6 +40,7 @@ mod guest_coverage {
 /// The test named after each guest.
 mod tested {
     pub(crate) use crate::bash::redteam_process;
+    pub(crate) use crate::delegation::delegate_probe;
     pub(crate) use crate::files::files_write_scope;
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};
     pub(crate) use crate::hook_plugins::hooks_scripted;

@@ -131,7 +131,11 @@ impl Ceiling {
     pub(crate) fn delegate(&self, child: &[String]) -> Vec<String> {
         child
             .iter()
-            .filter(|pattern| self.delegate.iter().any(|held| wildcard::matches(held, pattern)))
+            .filter(|pattern| {
+                self.delegate
+                    .iter()
+                    .any(|held| wildcard::matches(held, pattern))
+            })
             .cloned()
             .collect()
     }
@@ -193,7 +197,12 @@ impl Ceiling {
         wanted
             .delegate
             .iter()
-            .find(|pattern| !self.delegate.iter().any(|held| wildcard::matches(held, pattern)))
+            .find(|pattern| {
+                !self
+                    .delegate
+                    .iter()
+                    .any(|held| wildcard::matches(held, pattern))
+            })
             .map(|pattern| format!("delegate {pattern}"))
     }
 
@@ -236,10 +245,22 @@ mod tests {
     #[test]
     fn directories_intersect_to_the_deeper_and_weaker() {
         use FsAccess::{Read, ReadWrite};
-        let table: &[(&[(&str, FsAccess)], &[(&str, FsAccess)], &[(&str, FsAccess)])] = &[
+        let table: &[(
+            &[(&str, FsAccess)],
+            &[(&str, FsAccess)],
+            &[(&str, FsAccess)],
+        )] = &[
             // child, ceiling, result
-            (&[("/w", ReadWrite)], &[("/w/sub", Read)], &[("/w/sub", Read)]),
-            (&[("/w/sub", ReadWrite)], &[("/w", ReadWrite)], &[("/w/sub", ReadWrite)]),
+            (
+                &[("/w", ReadWrite)],
+                &[("/w/sub", Read)],
+                &[("/w/sub", Read)],
+            ),
+            (
+                &[("/w/sub", ReadWrite)],
+                &[("/w", ReadWrite)],
+                &[("/w/sub", ReadWrite)],
+            ),
             (&[("/w", Read)], &[("/w", ReadWrite)], &[("/w", Read)]),
             (&[("/w", Read)], &[("/other", ReadWrite)], &[]),
             (&[("/w", Read)], &[], &[]),
@@ -254,7 +275,11 @@ mod tests {
                 dirs: dirs(child),
                 env: Vec::new(),
             });
-            assert_eq!(narrowed.dirs, dirs(expected), "child {child:?} ceiling {ceiling:?}");
+            assert_eq!(
+                narrowed.dirs,
+                dirs(expected),
+                "child {child:?} ceiling {ceiling:?}"
+            );
         }
     }
 

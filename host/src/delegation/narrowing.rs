@@ -35,7 +35,9 @@ pub struct Narrowing {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ForkError {
     /// A tool the parent does not have.
-    #[error("the sub-session cannot have {tool}: the parent session has no such tool (it has: {available})")]
+    #[error(
+        "the sub-session cannot have {tool}: the parent session has no such tool (it has: {available})"
+    )]
     UnknownTool {
         /// The tool asked for.
         tool: String,

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 use super::SubSession;
+use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 use crate::pipeline::ToolUse;
 use crate::sandbox::BoxFuture;
 use crate::sandbox::process::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
@@ -58,13 +58,22 @@ impl CommandRunner {
         })?;
         let mut env: Vec<(String, String)> = INHERITED_ENV
             .iter()
-            .chain(self.env.iter().map(String::as_str).collect::<Vec<_>>().iter())
+            .chain(
+                self.env
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
             .filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
             .collect();
         if !env.iter().any(|(name, _)| name == "PATH") {
             env.push(("PATH".to_owned(), DEFAULT_PATH.to_owned()));
         }
-        env.push(("TMPDIR".to_owned(), self.temp_dir.to_string_lossy().into_owned()));
+        env.push((
+            "TMPDIR".to_owned(),
+            self.temp_dir.to_string_lossy().into_owned(),
+        ));
         Ok(ChildSpec {
             program,
             args: args.to_vec(),
@@ -125,22 +134,23 @@ impl AgentRunner for CommandRunner {
                 let mut reader = std::io::BufReader::new(stdout);
                 let mut line = Vec::new();
                 loop {
-                    let message = match crate::protocol::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE)
-                    {
-                        Ok(crate::protocol::jsonrpc::Line::Complete) => {
-                            if line.iter().all(u8::is_ascii_whitespace) {
-                                continue;
+                    let message =
+                        match crate::protocol::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE)
+                        {
+                            Ok(crate::protocol::jsonrpc::Line::Complete) => {
+                                if line.iter().all(u8::is_ascii_whitespace) {
+                                    continue;
+                                }
+                                match serde_json::from_slice::<Value>(&line) {
+                                    Ok(value) => Said::Line(value),
+                                    Err(error) => Said::Bad(format!("a line is not JSON: {error}")),
+                                }
                             }
-                            match serde_json::from_slice::<Value>(&line) {
-                                Ok(value) => Said::Line(value),
-                                Err(error) => Said::Bad(format!("a line is not JSON: {error}")),
+                            Ok(crate::protocol::jsonrpc::Line::TooLong) => {
+                                Said::Bad(format!("a line is longer than {MAX_LINE} bytes"))
                             }
-                        }
-                        Ok(crate::protocol::jsonrpc::Line::TooLong) => {
-                            Said::Bad(format!("a line is longer than {MAX_LINE} bytes"))
-                        }
-                        Ok(crate::protocol::jsonrpc::Line::End) | Err(_) => Said::End,
-                    };
+                            Ok(crate::protocol::jsonrpc::Line::End) | Err(_) => Said::End,
+                        };
                     let last = !matches!(message, Said::Line(_));
                     if lines.send(message).is_err() || last {
                         break;
@@ -165,7 +175,11 @@ impl AgentRunner for CommandRunner {
                 };
                 let value = match message {
                     Said::Line(value) => value,
-                    Said::Bad(problem) => break Err(failed(format!("the agent runner broke the protocol: {problem}"))),
+                    Said::Bad(problem) => {
+                        break Err(failed(format!(
+                            "the agent runner broke the protocol: {problem}"
+                        )));
+                    }
                     Said::End => {
                         // Give the stderr reader a moment to collect the last words.
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -178,7 +192,11 @@ impl AgentRunner for CommandRunner {
                         let name = value["name"].as_str().unwrap_or_default().to_owned();
                         let input = value.get("input").cloned().unwrap_or_else(|| json!({}));
                         let dispatch = session
-                            .dispatch_nested(ToolUse { id: String::new(), name, input })
+                            .dispatch_nested(ToolUse {
+                                id: String::new(),
+                                name,
+                                input,
+                            })
                             .await;
                         let block = serde_json::to_value(&dispatch.block).unwrap_or_default();
                         let answer = json!({

@@ -66,7 +66,10 @@ impl Scope {
 
     /// The id of the next call delegated by `caller`: `<caller>.<n>`.
     pub(crate) fn nested_id(&self, caller: &str) -> String {
-        format!("{caller}.{}", self.next_call.fetch_add(1, Ordering::Relaxed) + 1)
+        format!(
+            "{caller}.{}",
+            self.next_call.fetch_add(1, Ordering::Relaxed) + 1
+        )
     }
 
     /// True when `tool` is in the scope's tool set.

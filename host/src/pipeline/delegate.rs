@@ -24,12 +24,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Failure> {
     let scope = stages.scope;
     if !scope.has_tool(&tool.spec.name) {
-        let available: Vec<&str> = scope
-            .tools
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
+        let available: Vec<&str> = scope.tools.iter().flatten().map(String::as_str).collect();
         return Err(Failure::new(
             ErrorKind::UnknownTool,
             format!(
@@ -68,7 +63,8 @@ pub(crate) async fn dispatch_scoped(
     // caller's batch other than through the caller's own cancel flag.
     nested.allow_defer = false;
     nested.batch_interrupt = None;
-    let tool_use = json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input});
+    let tool_use =
+        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input});
     let dispatch = if scope.cancelled_with.is_some() {
         let flag = Arc::clone(&cancel);
         let watch = async {
@@ -150,7 +146,12 @@ impl Delegator for NestedCalls<'_> {
                 );
                 return answer(&id, report_refused(self.stages, &call, failure));
             }
-            if !self.ceiling.delegate.iter().any(|pattern| crate::wildcard::matches(pattern, &tool)) {
+            if !self
+                .ceiling
+                .delegate
+                .iter()
+                .any(|pattern| crate::wildcard::matches(pattern, &tool))
+            {
                 let failure = Failure::new(
                     ErrorKind::PermissionDenied,
                     format!(
@@ -179,7 +180,11 @@ fn report_refused(stages: &Stages<'_>, call: &ToolUse, failure: Failure) -> Disp
         "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
     });
     // The refused call would have been one level deeper than the caller.
-    let child = stages.scope.child(Some(call.id.rsplit_once('.').map_or_else(|| call.id.clone(), |(caller, _)| caller.to_owned())));
+    let child = stages.scope.child(Some(
+        call.id
+            .rsplit_once('.')
+            .map_or_else(|| call.id.clone(), |(caller, _)| caller.to_owned()),
+    ));
     child.annotate(&mut fields);
     stages.monitors.emit("nested_result", fields);
     dispatch
@@ -249,8 +254,8 @@ pub(super) async fn run_agent(
         tools,
         ..Default::default()
     };
-    let mut scope = crate::delegation::fork(&parent, narrowing, Some(call_id.to_owned()))
-        .map_err(|error| {
+    let mut scope =
+        crate::delegation::fork(&parent, narrowing, Some(call_id.to_owned())).map_err(|error| {
             let kind = match error {
                 crate::delegation::ForkError::DepthExceeded { .. } => {
                     ErrorKind::DelegationDepthExceeded

@@ -146,7 +146,11 @@ pub(crate) async fn run(
             return match super::delegate::run_agent(stages, &ctx.call_id, &input, timeout, cancel)
                 .await
             {
-                Ok(text) => Ok(Executed::bounded(vec![WitContent::Text(text)], None, Vec::new())),
+                Ok(text) => Ok(Executed::bounded(
+                    vec![WitContent::Text(text)],
+                    None,
+                    Vec::new(),
+                )),
                 Err(failure) => Err((failure, Vec::new())),
             };
         }

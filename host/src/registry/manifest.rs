@@ -260,8 +260,7 @@ impl Manifest {
             let at = |message: String| {
                 ManifestError::at(path, format!("{kind} {}: {message}", component.display()))
             };
-            if !grants.process.is_empty() || !grants.net.is_empty() || !grants.delegate.is_empty()
-            {
+            if !grants.process.is_empty() || !grants.net.is_empty() || !grants.delegate.is_empty() {
                 return Err(at(
                     "hooks and monitors may be granted fs and env only, not process, net or delegate"
                         .to_owned(),

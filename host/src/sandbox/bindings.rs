@@ -35,10 +35,10 @@ mod generated_monitor {
 }
 
 pub(crate) use generated::ToolPluginPre;
-pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
 pub(crate) use generated::warden::plugin::delegate::{
     Delegated as WitDelegated, Host as DelegateHost,
 };
+pub(crate) use generated::warden::plugin::host::{Host, LogLevel};
 pub(crate) use generated::warden::plugin::process::{
     Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,
     TaskStatus,
