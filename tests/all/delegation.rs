@@ -602,3 +602,33 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
         "{widened}"
     );
 }
+
+/// A nested call gets at most a share of its caller's remaining time: Bash delegated by a tool
+/// with a 2 s limit is stopped well before its own 600 s, and the caller still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_call_gets_a_share_of_the_callers_deadline() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin(
+        "probe",
+        DELEGATE_PROBE,
+        "grants = { delegate = [\"Bash\"], process = [{ program = \"/bin/bash\", args = [\"-c\", \"*\"] }] }\nlimits = { timeout_ms = 2000 }",
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |config| {
+            config.allowed_tools = vec!["Delegate".to_owned(), "Bash(sleep *)".to_owned()];
+        })
+        .await;
+    let started = std::time::Instant::now();
+    let result = call(
+        &runtime,
+        "Delegate",
+        json!({"tool": "Bash", "input": {"command": "sleep 30"}}),
+    )
+    .await;
+    let report = structured(&result);
+    assert_eq!(report["error_kind"], "timeout", "{report}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the nested Bash was not cut to the caller's deadline"
+    );
+}

@@ -157,10 +157,12 @@ impl AgentRunner for CommandRunner {
                     }
                 }
             });
-            let mut stdin = pipes.stdin;
+            // Lines go out through a thread of their own: a runner that stops reading must not
+            // block an async worker (the Agent call's timeout and cancel still fire).
+            let stdin = spawn_writer(pipes.stdin);
             let mut first = serde_json::to_value(&request).unwrap_or_default();
             first["type"] = "agent_request".into();
-            write_line(&mut stdin, &first)?;
+            send(&stdin, first)?;
             let failed = |message: String| {
                 let tail = stderr_tail(&stderr);
                 AgentError(if tail.is_empty() {
@@ -206,7 +208,7 @@ impl AgentRunner for CommandRunner {
                             "is_error": dispatch.block.is_error,
                             "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
                         });
-                        if let Err(error) = write_line(&mut stdin, &answer) {
+                        if let Err(error) = send(&stdin, answer) {
                             break Err(failed(error.0));
                         }
                     }
@@ -231,10 +233,26 @@ impl AgentRunner for CommandRunner {
     }
 }
 
-fn write_line(stdin: &mut std::process::ChildStdin, value: &Value) -> Result<(), AgentError> {
-    writeln!(stdin, "{value}")
-        .and_then(|()| stdin.flush())
-        .map_err(|error| AgentError(format!("cannot write to the agent runner: {error}")))
+/// A thread writing each line it is sent to the runner's stdin; dropping the sender closes it.
+fn spawn_writer(mut stdin: std::process::ChildStdin) -> std::sync::mpsc::Sender<Value> {
+    let (lines, pending) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in pending {
+            if writeln!(stdin, "{line}")
+                .and_then(|()| stdin.flush())
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+fn send(stdin: &std::sync::mpsc::Sender<Value>, line: Value) -> Result<(), AgentError> {
+    stdin
+        .send(line)
+        .map_err(|_| AgentError("the agent runner stopped reading its input".to_owned()))
 }
 
 fn stderr_tail(stderr: &std::sync::Mutex<String>) -> String {
