@@ -236,6 +236,9 @@ fn weaker(a: FsAccess, b: FsAccess) -> FsAccess {
 mod tests {
     use super::*;
 
+    /// Directories as a table row writes them.
+    type Dirs = &'static [(&'static str, FsAccess)];
+
     fn dirs(list: &[(&str, FsAccess)]) -> Vec<(PathBuf, FsAccess)> {
         list.iter()
             .map(|(dir, access)| (PathBuf::from(dir), *access))
@@ -245,11 +248,7 @@ mod tests {
     #[test]
     fn directories_intersect_to_the_deeper_and_weaker() {
         use FsAccess::{Read, ReadWrite};
-        let table: &[(
-            &[(&str, FsAccess)],
-            &[(&str, FsAccess)],
-            &[(&str, FsAccess)],
-        )] = &[
+        let table: &[(Dirs, Dirs, Dirs)] = &[
             // child, ceiling, result
             (
                 &[("/w", ReadWrite)],

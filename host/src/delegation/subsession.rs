@@ -20,7 +20,7 @@ enum Base<'r> {
     /// Forked by the embedder from the runtime itself.
     Runtime(&'r Runtime),
     /// Forked inside a call (the Agent tool): the call's own stages.
-    Stages(Stages<'r>),
+    Stages(Box<Stages<'r>>),
 }
 
 impl<'r> SubSession<'r> {
@@ -33,7 +33,7 @@ impl<'r> SubSession<'r> {
 
     pub(crate) fn from_stages(stages: Stages<'r>, scope: Scope) -> Self {
         Self {
-            base: Base::Stages(stages),
+            base: Base::Stages(Box::new(stages)),
             scope: Arc::new(scope),
         }
     }

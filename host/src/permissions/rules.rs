@@ -430,6 +430,21 @@ mod tests {
     }
 
     #[test]
+    fn task_rules_are_agent_rules() {
+        for (text, tool, bare) in [
+            ("Task", "Agent", true),
+            ("Task(explore)", "Agent", false),
+            ("Agent(explore)", "Agent", false),
+            ("Tasks", "Tasks", true),
+        ] {
+            let parsed = rule(text);
+            assert_eq!(parsed.tool(), tool, "{text}");
+            assert_eq!(parsed.is_bare(), bare, "{text}");
+            assert_eq!(parsed.text(), text, "the rule keeps its own spelling");
+        }
+    }
+
+    #[test]
     fn bare_and_star_specifier_are_the_same() {
         assert!(rule("Read").is_bare());
         assert!(rule("Read(*)").is_bare());
