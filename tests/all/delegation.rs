@@ -476,6 +476,8 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
             "description": "x", "prompt": "crash", "subagent_type": "explore"}}),
         json!({"type": "tool_use", "id": "toolu_widen", "name": "Agent", "input": {
             "description": "x", "prompt": "p", "tools": ["Teleport"]}}),
+        json!({"type": "tool_use", "id": "toolu_garbage", "name": "Agent", "input": {
+            "description": "x", "prompt": "garbage"}}),
     ];
     let stdin: String = input.iter().map(|line| format!("{line}\n")).collect();
     let output = std::process::Command::new(warden_bin())
@@ -595,6 +597,12 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
             .contains("giving up on purpose"),
         "{crashed}"
     );
+    let garbage = result("toolu_garbage");
+    assert_eq!(garbage["is_error"], true);
+    assert!(
+        garbage["content"].as_str().unwrap().contains("not JSON"),
+        "{garbage}"
+    );
     let widened = result("toolu_widen");
     assert_eq!(widened["is_error"], true);
     assert!(
@@ -634,5 +642,95 @@ async fn a_nested_call_gets_a_share_of_the_callers_deadline() {
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
         "the nested Bash was not cut to the caller's deadline"
+    );
+}
+
+/// An embedder's own runner gets the request and a narrowed sub-session; a component may not
+/// reach the Agent tool through `delegate` (its runner cannot be held to the caller's grants).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedders_runner_works_through_its_sub_session() {
+    struct Scripted {
+        seen: Mutex<Vec<(Vec<String>, warden::AgentRequest)>>,
+    }
+    impl warden::AgentRunner for Scripted {
+        fn run<'s>(
+            &'s self,
+            request: warden::AgentRequest,
+            session: &'s warden::SubSession<'s>,
+        ) -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<warden::AgentReport, warden::AgentError>>
+                    + Send
+                    + 's,
+            >,
+        > {
+            Box::pin(async move {
+                self.seen
+                    .lock()
+                    .unwrap()
+                    .push((session.tools(), request.clone()));
+                let read = session
+                    .dispatch(ToolUse {
+                        id: "inner".into(),
+                        name: "Read".into(),
+                        input: json!({"file_path": "notes.txt"}),
+                    })
+                    .await;
+                if read.block.is_error {
+                    return Err(warden::AgentError(read.block.text()));
+                }
+                Ok(warden::AgentReport {
+                    result: format!("{} read: {}", request.agent_id, read.block.text()),
+                })
+            })
+        }
+    }
+    let fixture = Fixture::new();
+    fixture.write("notes.txt", "embedded notes\n");
+    let plugin = probe(&fixture, r#"delegate = ["Agent"]"#);
+    let mut runtime = fixture
+        .runtime(&[plugin], |config| {
+            config.agent_tool = true;
+            config.allowed_tools = vec!["Agent".to_owned(), "Delegate".to_owned()];
+        })
+        .await;
+    let runner = Arc::new(Scripted {
+        seen: Mutex::default(),
+    });
+    runtime.set_agent_runner(runner.clone());
+    let result = call(
+        &runtime,
+        "Agent",
+        json!({"description": "d", "prompt": "p", "tools": ["Read", "Glob"]}),
+    )
+    .await;
+    assert!(!result.block.is_error, "{}", result.block.text());
+    assert!(result.block.text().contains("agent-toolu_test read:"));
+    assert!(result.block.text().contains("embedded notes"));
+    let seen = runner.seen.lock().unwrap();
+    assert_eq!(seen[0].0, ["Glob", "Read"]);
+    assert_eq!(seen[0].1.parent_tool_use_id, "toolu_test");
+    let names: Vec<&str> = seen[0]
+        .1
+        .tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Glob", "Read"]);
+    drop(seen);
+
+    let refused = structured(
+        &call(
+            &runtime,
+            "Delegate",
+            json!({"tool": "Agent", "input": {"description": "d", "prompt": "p"}}),
+        )
+        .await,
+    );
+    assert_eq!(refused["error_kind"], "permission_denied", "{refused}");
+    assert_eq!(
+        runner.seen.lock().unwrap().len(),
+        1,
+        "the runner never ran for it"
     );
 }

@@ -18,9 +18,10 @@ use crate::sandbox::{BoxFuture, Delegator, WitDelegated};
 /// How often a nested call looks at its caller's cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
 
-/// Refuses a tool the scope does not hold: one outside a sub-session's tool set, and an MCP
-/// tool under a grant ceiling (its server's sandbox was fixed when it started and cannot be
-/// narrowed to the caller's grants).
+/// Refuses a tool the scope does not hold: one outside a sub-session's tool set, and, under a
+/// grant ceiling, an MCP tool (its server's sandbox was fixed when it started) or the Agent tool
+/// (its runner is a process under the operator's confinement): neither can be narrowed to the
+/// caller's grants.
 pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Failure> {
     let scope = stages.scope;
     if !scope.has_tool(&tool.spec.name) {
@@ -34,11 +35,18 @@ pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Fa
             ),
         ));
     }
-    if scope.ceiling.is_some() && matches!(tool.backend, Backend::Mcp(..)) {
+    let fixed = match tool.backend {
+        Backend::Mcp(..) => Some("an MCP tool: its server's sandbox"),
+        Backend::Agent(_) => Some("the Agent tool: its runner's sandbox"),
+        Backend::Component(_) => None,
+    };
+    if scope.ceiling.is_some()
+        && let Some(what) = fixed
+    {
         return Err(Failure::new(
             ErrorKind::PermissionDenied,
             format!(
-                "{} is an MCP tool: its server's sandbox cannot be narrowed to the delegating tool's grants",
+                "{} is {what} cannot be narrowed to the delegating tool's grants",
                 tool.spec.name
             ),
         ));
