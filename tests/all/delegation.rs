@@ -612,7 +612,8 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
 }
 
 /// A nested call gets at most a share of its caller's remaining time: Bash delegated by a tool
-/// with a 2 s limit is stopped well before its own 600 s, and the caller still answers.
+/// with a 2 s limit is stopped at about 1.8 s, long before its own limits, and the caller still
+/// answers with the nested result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nested_call_gets_a_share_of_the_callers_deadline() {
     let fixture = Fixture::new();
