@@ -496,11 +496,12 @@ impl Runtime {
         &self,
         call: ToolUse,
         scope: &crate::delegation::Scope,
+        cancel: Arc<AtomicBool>,
     ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
         let stages = self.stages(&on_approval, false);
         let call_id = call.id.clone();
-        let dispatch = pipeline::dispatch_scoped(&stages, scope, call, Arc::default()).await;
+        let dispatch = pipeline::dispatch_scoped(&stages, scope, call, cancel).await;
         self.session.record_call(&call_id);
         dispatch
     }

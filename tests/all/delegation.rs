@@ -708,17 +708,18 @@ async fn an_embedders_runner_works_through_its_sub_session() {
     assert!(!result.block.is_error, "{}", result.block.text());
     assert!(result.block.text().contains("agent-toolu_test read:"));
     assert!(result.block.text().contains("embedded notes"));
-    let seen = runner.seen.lock().unwrap();
-    assert_eq!(seen[0].0, ["Glob", "Read"]);
-    assert_eq!(seen[0].1.parent_tool_use_id, "toolu_test");
-    let names: Vec<&str> = seen[0]
-        .1
-        .tools
-        .iter()
-        .filter_map(|tool| tool["name"].as_str())
-        .collect();
-    assert_eq!(names, ["Glob", "Read"]);
-    drop(seen);
+    {
+        let seen = runner.seen.lock().unwrap();
+        assert_eq!(seen[0].0, ["Glob", "Read"]);
+        assert_eq!(seen[0].1.parent_tool_use_id, "toolu_test");
+        let names: Vec<&str> = seen[0]
+            .1
+            .tools
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert_eq!(names, ["Glob", "Read"]);
+    }
 
     let refused = structured(
         &call(

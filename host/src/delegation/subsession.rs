@@ -1,6 +1,7 @@
 //! [`SubSession`]: a narrowed view of a session for an embedder's agent loop or an agent runner.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::narrowing::{ForkError, Narrowing, Parent};
 use super::scope::Scope;
@@ -105,10 +106,15 @@ impl<'r> SubSession<'r> {
 
     /// Dispatches one call through the whole pipeline inside the sub-session.
     pub async fn dispatch(&self, call: ToolUse) -> Dispatch {
+        self.dispatch_cancellable(call, Arc::default()).await
+    }
+
+    /// Dispatches one call; setting `cancel` interrupts it (result `cancelled`).
+    pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
         match &self.base {
-            Base::Runtime(runtime) => runtime.dispatch_scoped(call, &self.scope).await,
+            Base::Runtime(runtime) => runtime.dispatch_scoped(call, &self.scope, cancel).await,
             Base::Stages(stages) => {
-                crate::pipeline::dispatch_scoped(stages, &self.scope, call, Arc::default()).await
+                crate::pipeline::dispatch_scoped(stages, &self.scope, call, cancel).await
             }
         }
     }

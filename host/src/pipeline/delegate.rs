@@ -113,6 +113,25 @@ pub(super) struct NestedCalls<'a> {
     pub(super) cancel: Arc<AtomicBool>,
 }
 
+impl NestedCalls<'_> {
+    /// A nested call refused before any stage ran, reported like any nested result (one level
+    /// below the caller).
+    fn refuse(&self, call: &ToolUse, failure: Failure) -> Dispatch {
+        let dispatch = refused(call, failure);
+        let mut fields = json!({
+            "tool_use": {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input},
+            "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
+            "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
+        });
+        self.stages
+            .scope
+            .child(Some(self.caller.clone()))
+            .annotate(&mut fields);
+        self.stages.monitors.emit("nested_result", fields);
+        dispatch
+    }
+}
+
 impl Delegator for NestedCalls<'_> {
     fn delegate<'s>(
         &'s self,
@@ -152,7 +171,7 @@ impl Delegator for NestedCalls<'_> {
                         self.caller, self.stages.max_delegation_depth
                     ),
                 );
-                return answer(&id, report_refused(self.stages, &call, failure));
+                return answer(&id, self.refuse(&call, failure));
             }
             if !self
                 .ceiling
@@ -167,7 +186,7 @@ impl Delegator for NestedCalls<'_> {
                         self.ceiling.delegate.join(", ")
                     ),
                 );
-                return answer(&id, report_refused(self.stages, &call, failure));
+                return answer(&id, self.refuse(&call, failure));
             }
             let mut scope = self.stages.scope.child(Some(self.caller.clone()));
             scope.ceiling = Some(Arc::clone(&self.ceiling));
@@ -177,25 +196,6 @@ impl Delegator for NestedCalls<'_> {
             answer(&id, dispatch)
         })
     }
-}
-
-/// A nested call refused before any stage ran; reported like any nested result.
-fn report_refused(stages: &Stages<'_>, call: &ToolUse, failure: Failure) -> Dispatch {
-    let dispatch = refused(call, failure);
-    let mut fields = json!({
-        "tool_use": {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input},
-        "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
-        "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
-    });
-    // The refused call would have been one level deeper than the caller.
-    let child = stages.scope.child(Some(
-        call.id
-            .rsplit_once('.')
-            .map_or_else(|| call.id.clone(), |(caller, _)| caller.to_owned()),
-    ));
-    child.annotate(&mut fields);
-    stages.monitors.emit("nested_result", fields);
-    dispatch
 }
 
 fn refused_nested(id: &str, tool: &str, failure: Failure) -> Dispatch {
