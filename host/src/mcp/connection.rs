@@ -33,6 +33,8 @@ const MAX_PAGES: usize = 100;
 const MAX_TOOLS: usize = 1000;
 /// Longest wait between restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a server that closed its output is given to exit, so the message can say how.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// How often a waiting call looks at cancellation.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -81,17 +83,22 @@ impl Live {
         String::from_utf8_lossy(&bytes).trim().to_owned()
     }
 
-    /// Why it is gone, for messages.
-    fn death(&self) -> String {
-        let status = self
-            .process
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .exited()
-            .map_or_else(
-                || "it closed its output".to_owned(),
-                |status| status.to_string(),
-            );
+    /// Why it is gone, for messages. A server that has just closed its output is usually a
+    /// moment away from exiting, and its exit status says why, so it gets [`EXIT_GRACE`].
+    async fn death(&self) -> String {
+        let until = Instant::now() + EXIT_GRACE;
+        let status = loop {
+            let exited = self
+                .process
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .exited();
+            match exited {
+                Some(status) => break status.to_string(),
+                None if Instant::now() >= until => break "it closed its output".to_owned(),
+                None => tokio::time::sleep(Duration::from_millis(5)).await,
+            }
+        };
         let tail = self.stderr_tail();
         if tail.is_empty() {
             status
@@ -122,17 +129,17 @@ impl Live {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .insert(id, sender);
-        let gone = |live: &Live| {
+        let gone = async |live: &Live| {
             RequestError::new(
                 ErrorKind::ToolFailed,
-                format!("the server is not running ({})", live.death()),
+                format!("the server is not running ({})", live.death().await),
             )
         };
         if !self.alive.load(Ordering::SeqCst)
             || !self.queue(jsonrpc::request(&json!(id), method, params))
         {
             self.forget(id);
-            return Err(gone(self));
+            return Err(gone(self).await);
         }
         loop {
             let now = Instant::now();
@@ -168,7 +175,7 @@ impl Live {
                     ));
                 }
                 // The reader dropped every pending answer: the server is gone.
-                Ok(Err(_)) => return Err(gone(self)),
+                Ok(Err(_)) => return Err(gone(self).await),
                 Err(_) => {}
             }
         }
@@ -366,7 +373,7 @@ impl Connection {
             if live.alive.load(Ordering::SeqCst) {
                 return Ok(Arc::clone(live));
             }
-            let reason = live.death();
+            let reason = live.death().await;
             tracing::warn!("MCP server {} stopped: {reason}", self.name);
             let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
             *state = State::Down {
