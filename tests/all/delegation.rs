@@ -298,14 +298,14 @@ async fn fork_rejects_widening_and_narrows_what_it_keeps() {
     let fork = runtime
         .fork(Narrowing {
             agent_id: Some("explorer".into()),
-            tools: Some(vec!["Read".into(), "Bash".into()]),
+            tools: Some(vec!["Read".into(), "Bash".into(), "Grep".into()]),
             allow: Some(vec!["Bash(echo *)".into()]),
             deny: vec!["Read(./b.txt)".into()],
             mode: Some(PermissionMode::Plan),
             ..Default::default()
         })
         .expect("a narrowing fork");
-    assert_eq!(fork.tools(), ["Bash", "Read"]);
+    assert_eq!(fork.tools(), ["Bash", "Grep", "Read"]);
     assert_eq!(fork.agent_id(), Some("explorer"));
     let events = collect_events(&runtime);
     let run = |name: &str, input: Value| {
@@ -320,6 +320,19 @@ async fn fork_rejects_widening_and_narrows_what_it_keeps() {
     error_text(
         &run("Read", json!({"file_path": "b.txt"})).await,
         ErrorKind::PermissionDenied,
+    );
+    // The fork's Read deny rule hides the file from every guest's view, as a root one does.
+    let grep = run(
+        "Grep",
+        json!({"pattern": "^[ab]$", "output_mode": "files_with_matches"}),
+    )
+    .await;
+    assert!(!grep.block.is_error, "{}", grep.block.text());
+    assert!(grep.block.text().contains("a.txt"), "{}", grep.block.text());
+    assert!(
+        !grep.block.text().contains("b.txt"),
+        "{}",
+        grep.block.text()
     );
     error_text(
         &run("Glob", json!({"pattern": "*"})).await,

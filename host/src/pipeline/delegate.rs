@@ -13,7 +13,7 @@ use super::outcome::{Dispatch, ErrorKind, Failure, ToolUse};
 use super::{Stages, refused};
 use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
 use crate::registry::{Backend, RegisteredTool};
-use crate::sandbox::{BoxFuture, Delegator, WitDelegated};
+use crate::sandbox::{BoxFuture, Delegator, FileAccess, WitDelegated};
 
 /// How often a nested call looks at its caller's cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
@@ -64,8 +64,16 @@ pub(crate) async fn dispatch_scoped(
 ) -> Dispatch {
     let mut nested = stages.clone();
     nested.scope = scope;
+    // A narrowed policy's Read deny rules must hide paths from every guest's view (Grep, Glob,
+    // plugins), not only from Read's decision, exactly as the root policy's do.
+    let narrowed_files;
     if let Some(policy) = &scope.policy {
         nested.policy = policy;
+        narrowed_files = FileAccess {
+            hidden: policy.hidden_paths(),
+            ..stages.files.clone()
+        };
+        nested.files = &narrowed_files;
     }
     // A nested call cannot be deferred (nobody could resume it) nor interrupted with its
     // caller's batch other than through the caller's own cancel flag.
