@@ -358,7 +358,6 @@ impl Runtime {
         let agent_runner = config.agent_command.as_ref().map(|command| {
             Arc::new(crate::delegation::CommandRunner {
                 command: command.clone(),
-                workspace: grant_context.workspace.clone(),
                 temp_dir: session.dir().join("tmp"),
                 env: config.agent_env.clone(),
                 network: config.agent_network,

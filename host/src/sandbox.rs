@@ -30,7 +30,7 @@ pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSp
 pub(crate) use cache::hex;
 pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
-    ProgressSink,
+    ProgressSink, far_deadline,
 };
 pub(crate) use delegate::{BoxFuture, Delegator};
 pub(crate) use hidden::HiddenPaths;

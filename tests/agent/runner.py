@@ -35,6 +35,13 @@ if prompt == "garbage":
 
 results = {}
 if prompt.startswith("read:"):
+    # The runner itself must not read the workspace: files reach it only through tool calls,
+    # which the sub-session's rules decide.
+    try:
+        with open(prompt[5:]) as direct:
+            results["direct"] = "read: " + direct.read()
+    except OSError as error:
+        results["direct"] = "denied: " + type(error).__name__
     send({"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": prompt[5:]}})
     results["read"] = receive()
 send({"type": "tool_use", "id": "r2", "name": "Glob", "input": {"pattern": "*"}})
@@ -47,6 +54,7 @@ send({
         "subagent_type": request.get("subagent_type"),
         "tools": sorted(tool["name"] for tool in request.get("tools", [])),
         "read": results.get("read"),
+        "direct": results.get("direct"),
         "glob": results.get("glob"),
     }),
 })

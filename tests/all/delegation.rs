@@ -121,11 +121,15 @@ async fn delegated_calls_obey_the_parents_deny_rules_and_the_delegate_grant() {
     fixture.write("open.txt", "fine\n");
     let plugin = probe(
         &fixture,
-        r#"delegate = ["Read", "Grep", "Glob"], fs = [{ path = "${WORKSPACE}", access = "read" }]"#,
+        r#"delegate = ["Read", "Grep", "Glob", "Cat*"], fs = [{ path = "${WORKSPACE}", access = "read" }]"#,
     );
     let runtime = fixture
         .runtime(&[plugin], |config| {
-            config.allowed_tools = vec!["Delegate".to_owned()];
+            config.allowed_tools = vec!["Delegate".to_owned(), "Write".to_owned()];
+            config.aliases = vec![
+                "CatInto=Write".parse().unwrap(),
+                "Cat=Read".parse().unwrap(),
+            ];
             config.disallowed_tools = vec!["Read(./secret.txt)".to_owned(), "Glob".to_owned()];
         })
         .await;
@@ -153,6 +157,20 @@ async fn delegated_calls_obey_the_parents_deny_rules_and_the_delegate_grant() {
         not_granted["text"].as_str().unwrap().contains("delegate"),
         "{not_granted}"
     );
+    // The grant is checked against the tool an alias resolves to: `Cat*` does not let the
+    // probe reach Write through `CatInto`, while `Cat` (an alias of Read) is Read.
+    let smuggled = delegate("CatInto", json!({"file_path": "x", "content": "y"})).await;
+    assert_eq!(smuggled["error_kind"], "permission_denied", "{smuggled}");
+    assert!(
+        smuggled["text"]
+            .as_str()
+            .unwrap()
+            .contains("`delegate` grant"),
+        "{smuggled}"
+    );
+    assert!(!fixture.workspace().join("x").exists());
+    let aliased = delegate("Cat", json!({"file_path": "open.txt"})).await;
+    assert_eq!(aliased["is_error"], false, "{aliased}");
     let unknown = delegate("Nope", json!({})).await;
     assert_eq!(unknown["error_kind"], "permission_denied", "{unknown}");
 }
@@ -476,8 +494,8 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
     let fixture = Fixture::new();
     fixture.write("notes.txt", "sub-agent notes\n");
     let runner = fixture.write(".runner/runner.py", include_str!("../agent/runner.py"));
-    // The system interpreter: the runner reads only system directories and the workspace, so a
-    // python3 found through a shim under $HOME could not start.
+    // The system interpreter: the runner reads only system directories and the files its
+    // command names, so a python3 found through a shim under $HOME could not start.
     let command = format!("/usr/bin/python3 {}", runner.display());
     let input = [
         json!({"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {
@@ -587,6 +605,10 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
         "{said}"
     );
     assert_eq!(said["glob"]["error_kind"], "unknown_tool");
+    assert!(
+        said["direct"].as_str().unwrap().starts_with("denied"),
+        "the runner read the workspace past the rules: {said}"
+    );
 
     let denied = result("toolu_denied");
     assert_eq!(denied["is_error"], true);

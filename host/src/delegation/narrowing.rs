@@ -82,14 +82,21 @@ pub enum ForkError {
     },
 }
 
-/// How permissive a mode is: a fork may keep or lower it.
-fn rank(mode: PermissionMode) -> u8 {
-    match mode {
-        PermissionMode::Plan => 0,
-        PermissionMode::DontAsk => 1,
-        PermissionMode::Default => 2,
-        PermissionMode::AcceptEdits => 3,
-        PermissionMode::BypassPermissions => 4,
+/// True when a fork of a `parent` session may run in `wanted`. The modes form a partial order:
+/// plan and dontAsk are each stricter than default, but neither is stricter than the other (plan
+/// may run what an allow rule names under dontAsk; dontAsk may refuse what plan's read-only
+/// tools run), so a fork may not move between them.
+fn mode_narrows(wanted: PermissionMode, parent: PermissionMode) -> bool {
+    use PermissionMode::{AcceptEdits, BypassPermissions, Default, DontAsk, Plan};
+    let rank = |mode| match mode {
+        Plan | DontAsk => 0,
+        Default => 1,
+        AcceptEdits => 2,
+        BypassPermissions => 3,
+    };
+    match (wanted, parent) {
+        (Plan, DontAsk) | (DontAsk, Plan) => false,
+        _ => rank(wanted) <= rank(parent),
     }
 }
 
@@ -171,7 +178,7 @@ pub(crate) fn fork(
         .map(|text| parse(text, RuleKind::Deny))
         .collect::<Result<Vec<_>, _>>()?;
     let mode = match narrowing.mode {
-        Some(wanted) if rank(wanted) > rank(parent.policy.mode) => {
+        Some(wanted) if !mode_narrows(wanted, parent.policy.mode) => {
             return Err(ForkError::WidensMode {
                 parent: parent.policy.mode.as_str(),
                 wanted: wanted.as_str(),
@@ -203,4 +210,35 @@ pub(crate) fn fork(
         }));
     }
     Ok(scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mode_narrows;
+    use crate::permissions::PermissionMode::{self, *};
+
+    #[test]
+    fn a_fork_may_keep_or_lower_its_mode_but_not_move_sideways() {
+        let table: &[(PermissionMode, PermissionMode, bool)] = &[
+            (Plan, Plan, true),
+            (Plan, Default, true),
+            (DontAsk, Default, true),
+            (Default, BypassPermissions, true),
+            (AcceptEdits, AcceptEdits, true),
+            (Plan, BypassPermissions, true),
+            (Default, Plan, false),
+            (Default, DontAsk, false),
+            (Plan, DontAsk, false),
+            (DontAsk, Plan, false),
+            (BypassPermissions, AcceptEdits, false),
+            (AcceptEdits, Default, false),
+        ];
+        for &(wanted, parent, allowed) in table {
+            assert_eq!(
+                mode_narrows(wanted, parent),
+                allowed,
+                "{wanted:?} under {parent:?}"
+            );
+        }
+    }
 }

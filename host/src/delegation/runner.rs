@@ -22,6 +22,8 @@ use crate::sandbox::process::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSan
 
 /// The longest line a runner may write.
 const MAX_LINE: usize = 4 << 20;
+/// Lines queued in either direction between warden and the runner.
+const QUEUED_LINES: usize = 16;
 /// Characters of the runner's stderr quoted when it fails.
 const STDERR_TAIL: usize = 2000;
 
@@ -30,8 +32,6 @@ const STDERR_TAIL: usize = 2000;
 pub struct CommandRunner {
     /// The program (absolute, or found on `PATH`) and its arguments.
     pub command: Vec<String>,
-    /// The workspace: the runner's directory, readable.
-    pub workspace: PathBuf,
     /// A directory the runner may write (scratch).
     pub temp_dir: PathBuf,
     /// Environment variables passed through by name (API keys), besides the basic ones.
@@ -74,12 +74,21 @@ impl CommandRunner {
             "TMPDIR".to_owned(),
             self.temp_dir.to_string_lossy().into_owned(),
         ));
+        // The runner reads the system, its scratch directory and the files its command names
+        // (its script): never the workspace, whose files reach it only through tool calls that
+        // the sub-session's rules decide.
+        let mut read_dirs = vec![program.clone()];
+        read_dirs.extend(
+            args.iter()
+                .map(PathBuf::from)
+                .filter(|path| path.is_absolute() && path.is_file()),
+        );
         Ok(ChildSpec {
             program,
             args: args.to_vec(),
             env,
-            cwd: self.workspace.clone(),
-            read_dirs: vec![self.workspace.clone()],
+            cwd: self.temp_dir.clone(),
+            read_dirs,
             write_dirs: vec![self.temp_dir.clone()],
             network: self.network,
             sandbox: self.sandbox,
@@ -128,7 +137,9 @@ impl AgentRunner for CommandRunner {
                     let _ = std::io::copy(&mut pipe, &mut std::io::sink());
                 });
             }
-            let (lines, mut said) = tokio::sync::mpsc::unbounded_channel();
+            // Bounded both ways: a runner that floods requests waits for their answers, and one
+            // that stops reading its answers fails the call instead of growing warden's memory.
+            let (lines, mut said) = tokio::sync::mpsc::channel(QUEUED_LINES);
             let stdout = pipes.stdout;
             std::thread::spawn(move || {
                 let mut reader = std::io::BufReader::new(stdout);
@@ -152,7 +163,7 @@ impl AgentRunner for CommandRunner {
                             Ok(crate::protocol::jsonrpc::Line::End) | Err(_) => Said::End,
                         };
                     let last = !matches!(message, Said::Line(_));
-                    if lines.send(message).is_err() || last {
+                    if lines.blocking_send(message).is_err() || last {
                         break;
                     }
                 }
@@ -234,8 +245,8 @@ impl AgentRunner for CommandRunner {
 }
 
 /// A thread writing each line it is sent to the runner's stdin; dropping the sender closes it.
-fn spawn_writer(mut stdin: std::process::ChildStdin) -> std::sync::mpsc::Sender<Value> {
-    let (lines, pending) = std::sync::mpsc::channel::<Value>();
+fn spawn_writer(mut stdin: std::process::ChildStdin) -> std::sync::mpsc::SyncSender<Value> {
+    let (lines, pending) = std::sync::mpsc::sync_channel::<Value>(QUEUED_LINES);
     std::thread::spawn(move || {
         for line in pending {
             if writeln!(stdin, "{line}")
@@ -249,9 +260,9 @@ fn spawn_writer(mut stdin: std::process::ChildStdin) -> std::sync::mpsc::Sender<
     lines
 }
 
-fn send(stdin: &std::sync::mpsc::Sender<Value>, line: Value) -> Result<(), AgentError> {
+fn send(stdin: &std::sync::mpsc::SyncSender<Value>, line: Value) -> Result<(), AgentError> {
     stdin
-        .send(line)
+        .try_send(line)
         .map_err(|_| AgentError("the agent runner stopped reading its input".to_owned()))
 }
 

@@ -181,11 +181,22 @@ impl Delegator for NestedCalls<'_> {
                 );
                 return answer(&id, self.refuse(&call, failure));
             }
+            // The grant names tools, so it is checked against the tool the name resolves to (one
+            // alias hop): an alias cannot smuggle a call to a tool the grant omits.
+            let canonical = if self.stages.registry.get(&tool).is_some() {
+                tool.as_str()
+            } else {
+                self.stages
+                    .registry
+                    .aliases()
+                    .target(&tool)
+                    .unwrap_or(&tool)
+            };
             if !self
                 .ceiling
                 .delegate
                 .iter()
-                .any(|pattern| crate::wildcard::matches(pattern, &tool))
+                .any(|pattern| crate::wildcard::matches(pattern, canonical))
             {
                 let failure = Failure::new(
                     ErrorKind::PermissionDenied,
@@ -280,7 +291,7 @@ pub(super) async fn run_agent(
             };
             Failure::new(kind, error.to_string())
         })?;
-    let deadline = Instant::now() + timeout;
+    let deadline = crate::sandbox::far_deadline(timeout);
     scope.deadline = Some(scope.deadline.map_or(deadline, |outer| outer.min(deadline)));
     scope.cancelled_with = Some(Arc::clone(&cancel));
     let session = SubSession::from_stages(stages.clone(), scope);

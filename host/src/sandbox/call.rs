@@ -583,7 +583,7 @@ fn abandon(
 }
 
 /// `now + timeout`, or about a century from now when that overflows.
-pub(super) fn far_deadline(timeout: Duration) -> Instant {
+pub(crate) fn far_deadline(timeout: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(timeout)
         .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
