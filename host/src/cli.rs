@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 an error result, 2 a usage or configuration error.
 
 mod audit;
+mod cache;
 mod call;
 mod check;
 mod doctor;
@@ -70,6 +71,8 @@ enum Command {
     Rewind(rewind::RewindArgs),
     /// Report what this machine supports for sandboxing child processes.
     Doctor(doctor::DoctorArgs),
+    /// Show, clear or fill the cache of compiled components.
+    Cache(cache::CacheArgs),
     /// List loaded hooks and monitors, what each matcher selects, and why any was not loaded.
     Hooks(hooks::HooksArgs),
     /// Verify the hash chain of an audit monitor's log.
@@ -237,6 +240,14 @@ impl Cli {
                     Ok(check::run(&runtime, args, input).await)
                 }
                 Command::Doctor(args) => Ok(doctor::run(&args)),
+                Command::Cache(args) if args.needs_runtime() => {
+                    let runtime = self.global.runtime().await?;
+                    cache::prewarm(&runtime, &args)
+                }
+                Command::Cache(args) => {
+                    let config = self.global.config()?;
+                    cache::run_offline(&args, config.cache_dir.as_deref())
+                }
                 Command::Hooks(args) => {
                     let runtime = self.global.runtime().await?;
                     hooks::run(&runtime, &args)

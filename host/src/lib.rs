@@ -72,9 +72,8 @@ pub use registry::{
 };
 pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, RuntimeConfig, SessionEndReport,
-    SessionStartReport, ToolInfo, default_cache_dir,
+    SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
-pub use sandbox::SandboxError;
 pub use sandbox::grants::{
     EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
 };
@@ -86,6 +85,7 @@ pub use sandbox::limits::{
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
 };
 pub use sandbox::process::{KernelSupport, ProcessSandbox};
+pub use sandbox::{CacheInfo, SandboxError};
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,
     RewindReport, Session, SessionError, Skipped,
@@ -131,4 +131,12 @@ pub enum Error {
     /// An MCP configuration file is unusable.
     #[error(transparent)]
     Mcp(#[from] McpConfigError),
+    /// The compile cache could not be changed.
+    #[error("compile cache: {path}: {source}")]
+    Cache {
+        /// The cache directory.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
 }

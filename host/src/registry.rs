@@ -21,16 +21,16 @@ pub use manifest::ManifestError;
 pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
-pub(crate) use builtin::example_extensions;
+pub(crate) use builtin::{compile_all, example_extensions};
 
 use crate::sandbox::grants::{GrantContext, Grants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
 use crate::sandbox::{
-    CallSetup, ComponentKind, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError,
+    CallSetup, ComponentKind, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError, Wasm,
 };
 
 /// Side-effect class of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CapabilityClass {
     /// Reads and discloses workspace data.
@@ -65,7 +65,7 @@ impl CapabilityClass {
 }
 
 /// What the model and the permission engine know about a tool.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ToolSpec {
     /// Canonical name.
     pub name: String,
@@ -415,12 +415,17 @@ impl Registry {
                         format!("cannot read component {}: {error}", wasm_path.display()),
                     )
                 })?;
+                let loaded = sandbox.lazy(
+                    Wasm::Read(wasm),
+                    None,
+                    &wasm_path.display().to_string(),
+                    ComponentKind::Tool,
+                );
+                if sandbox.cache().description(&loaded.digest).is_none() {
+                    builtin::compile_all(sandbox, &[&loaded])?;
+                }
                 let component = ComponentEntry {
-                    loaded: sandbox.load(
-                        &wasm,
-                        &wasm_path.display().to_string(),
-                        ComponentKind::Tool,
-                    )?,
+                    loaded,
                     grants: entry.grants.clone(),
                     limits: config.operator_limits.narrowed_by(&entry.limits),
                     source: ToolSource::Plugin {

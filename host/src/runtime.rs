@@ -150,6 +150,23 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     non_empty("HOME").map(|home| PathBuf::from(home).join(".cache/warden/components"))
 }
 
+/// What the compile cache under `cache_dir` holds (see [`default_cache_dir`]).
+pub fn cache_info(cache_dir: &Path) -> Result<crate::CacheInfo, Error> {
+    Ok(Sandbox::new(Some(cache_dir))?.cache().info())
+}
+
+/// Removes every compiled component and cached description under `cache_dir`; returns how many
+/// files went. The next start compiles again.
+pub fn clear_cache(cache_dir: &Path) -> Result<usize, Error> {
+    Sandbox::new(Some(cache_dir))?
+        .cache()
+        .clear()
+        .map_err(|source| Error::Cache {
+            path: cache_dir.to_path_buf(),
+            source,
+        })
+}
+
 /// A tool as listed by `warden tools`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ToolInfo {
@@ -554,6 +571,22 @@ impl Runtime {
                     .unwrap_or_default(),
             })
             .collect()
+    }
+
+    /// Compiles (or loads from the cache) every tool component not loaded yet, on every core, so
+    /// that no first call waits for it; returns how many were loaded. Without it a component is
+    /// loaded when first called.
+    pub fn prewarm(&self) -> Result<usize, Error> {
+        let mut seen = std::collections::HashSet::new();
+        let pending: Vec<&crate::sandbox::LoadedComponent> = self
+            .registry
+            .tools()
+            .filter_map(|tool| tool.component())
+            .map(|component| &component.loaded)
+            .filter(|loaded| !loaded.is_linked() && seen.insert(loaded.digest.clone()))
+            .collect();
+        crate::registry::compile_all(&self.sandbox, &pending)?;
+        Ok(pending.len())
     }
 
     /// The merged permission policy.

@@ -27,6 +27,7 @@ use wasmtime::component::Linker;
 pub(crate) use bindings::WitDelegated;
 pub(crate) use bindings::WitImage;
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
+pub use cache::CacheInfo;
 pub(crate) use cache::hex;
 pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
@@ -50,11 +51,40 @@ pub(crate) struct Sandbox {
     ticker: Arc<engine::EpochTicker>,
 }
 
-/// A component compiled and linked, ready to be instantiated per call.
+/// A component, compiled and linked the first time it is needed (or at once, for hooks and
+/// monitors and for tools whose description is not cached), then instantiated per call.
 pub(crate) struct LoadedComponent {
-    pre: ComponentPre,
-    /// SHA-256 of the component bytes, for approvals and diagnostics.
+    /// SHA-256 of the component bytes, for approvals, diagnostics and the cache.
     pub(crate) digest: String,
+    label: String,
+    kind: ComponentKind,
+    wasm: Wasm,
+    pre: std::sync::OnceLock<Result<ComponentPre, SandboxError>>,
+}
+
+/// The bytes a component is compiled from.
+pub(crate) enum Wasm {
+    /// Embedded in the binary.
+    Embedded(&'static [u8]),
+    /// Read from a plugin directory at start-up; kept so the component compiled later is the one
+    /// whose digest was approved and described, whatever happens to the file meanwhile.
+    Read(Vec<u8>),
+}
+
+impl Wasm {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Wasm::Embedded(bytes) => bytes,
+            Wasm::Read(bytes) => bytes,
+        }
+    }
+}
+
+impl LoadedComponent {
+    /// True once compiled and linked (successfully or not).
+    pub(crate) fn is_linked(&self) -> bool {
+        self.pre.get().is_some()
+    }
 }
 
 /// Which world a component targets: what it exports.
@@ -87,7 +117,7 @@ pub(crate) enum ComponentPre {
 }
 
 /// Errors setting up the sandbox or loading a component.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SandboxError {
     /// The engine could not be created.
     #[error("cannot create the WebAssembly engine: {0}")]
@@ -148,53 +178,84 @@ impl Sandbox {
         })
     }
 
-    /// Compiles (or loads from cache) and links `wasm` as a component of `kind`; `label` names it
-    /// in errors.
+    /// Compiles (or loads from cache) and links `wasm` as a component of `kind` at once; `label`
+    /// names it in errors.
     pub(crate) fn load(
         &self,
         wasm: &[u8],
         label: &str,
         kind: ComponentKind,
     ) -> Result<LoadedComponent, SandboxError> {
-        use sha2::Digest as _;
-        let digest = cache::hex(&sha2::Sha256::digest(wasm));
-        self.load_digested(wasm, &digest, label, kind)
+        let component = self.lazy(Wasm::Read(wasm.to_vec()), None, label, kind);
+        self.linked(&component)?;
+        Ok(component)
     }
 
-    /// [`Self::load`] for bytes whose SHA-256 (`digest`, hex) is already known: the embedded
-    /// components, hashed at build time.
-    pub(crate) fn load_digested(
+    /// A component that is compiled and linked when first needed ([`Self::linked`]). `digest` is
+    /// the SHA-256 of the bytes (hex) when already known (the embedded components, hashed at
+    /// build time).
+    pub(crate) fn lazy(
         &self,
-        wasm: &[u8],
-        digest: &str,
+        wasm: Wasm,
+        digest: Option<&str>,
         label: &str,
         kind: ComponentKind,
-    ) -> Result<LoadedComponent, SandboxError> {
-        let component_error = |message: String| SandboxError::Component {
+    ) -> LoadedComponent {
+        use sha2::Digest as _;
+        let digest = digest.map_or_else(
+            || cache::hex(&sha2::Sha256::digest(wasm.bytes())),
+            str::to_owned,
+        );
+        LoadedComponent {
+            digest,
             label: label.to_owned(),
+            kind,
+            wasm,
+            pre: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The linked component, compiled (or loaded from the cache) on first use. Concurrent first
+    /// uses wait for one compilation.
+    pub(crate) fn linked<'c>(
+        &self,
+        component: &'c LoadedComponent,
+    ) -> Result<&'c ComponentPre, SandboxError> {
+        component
+            .pre
+            .get_or_init(|| self.link(component))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn link(&self, loaded: &LoadedComponent) -> Result<ComponentPre, SandboxError> {
+        let kind = loaded.kind;
+        let component_error = |message: String| SandboxError::Component {
+            label: loaded.label.clone(),
             kind: kind.as_str(),
             message,
         };
         let component = self
             .cache
-            .load(&self.engine, wasm, digest)
+            .load(&self.engine, loaded.wasm.bytes(), &loaded.digest)
             .map_err(|error| component_error(format!("{error:#}")))?;
         let instance_pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|error| component_error(format!("{error:#}")))?;
-        let pre = match kind {
+        match kind {
             ComponentKind::Tool => ToolPluginPre::new(instance_pre).map(ComponentPre::Tool),
             ComponentKind::Hook => HookPluginPre::new(instance_pre).map(ComponentPre::Hook),
             ComponentKind::Monitor => {
                 MonitorPluginPre::new(instance_pre).map(ComponentPre::Monitor)
             }
         }
-        .map_err(|error| component_error(format!("{error:#}")))?;
-        Ok(LoadedComponent {
-            pre,
-            digest: digest.to_owned(),
-        })
+        .map_err(|error| component_error(format!("{error:#}")))
+    }
+
+    /// The compile cache.
+    pub(crate) fn cache(&self) -> &cache::ComponentCache {
+        &self.cache
     }
 
     /// Runs one request in a fresh instance of `component`.
@@ -204,14 +265,19 @@ impl Sandbox {
         setup: CallSetup<'_>,
         request: GuestRequest,
     ) -> GuestRun {
-        call::run(
-            &self.engine,
-            &component.pre,
-            &self.abandoned,
-            setup,
-            request,
-        )
-        .await
+        // A component's first call compiles or deserializes it here, on the caller's thread:
+        // with a warm cache that is well under a millisecond for one component, and only once.
+        let pre = match self.linked(component) {
+            Ok(pre) => pre,
+            Err(error) => {
+                return GuestRun {
+                    reply: Err(GuestFailure::Setup(error.to_string())),
+                    progress: Vec::new(),
+                    net: NetOutcome::default(),
+                };
+            }
+        };
+        call::run(&self.engine, pre, &self.abandoned, setup, request).await
     }
 
     /// A monitor instance that lives across events (see `resident.rs`).
@@ -220,7 +286,7 @@ impl Sandbox {
         component: &LoadedComponent,
         setup: ResidentSetup,
     ) -> Option<Resident> {
-        match &component.pre {
+        match self.linked(component).ok()? {
             ComponentPre::Monitor(pre) => Some(Resident::new(
                 &self.engine,
                 Arc::clone(&self.ticker),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
 use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
 use crate::sandbox::limits::Limits;
-use crate::sandbox::{ComponentKind, Sandbox};
+use crate::sandbox::{ComponentKind, LoadedComponent, Sandbox, Wasm};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
@@ -65,40 +65,32 @@ fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
     limits
 }
 
-/// Loads every embedded component and describes its tools. Start-up is what users wait for:
-/// the components are deserialized on every core at once, and described concurrently.
+/// Loads every embedded component and describes its tools. Start-up is what users wait for: a
+/// component whose description is cached is not even loaded until its first call; the others
+/// (the first run, or after an upgrade) are compiled on every core at once, with progress on a
+/// terminal, and described concurrently.
 pub(super) async fn load(
     sandbox: &Sandbox,
     operator_limits: Limits,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
     let label = |crate_dir: &str| format!("built-in component {crate_dir}");
-    // Deserializing is synchronous CPU work (it always ran on the caller's thread); scoped
-    // threads may borrow the sandbox. This runs once, before anything is served.
-    let loaded: Vec<Result<_, RegistryError>> = {
-        std::thread::scope(|scope| {
-            let loading: Vec<_> = EMBEDDED_COMPONENTS
-                .iter()
-                .map(|(crate_dir, wasm, digest)| {
-                    scope.spawn(move || {
-                        sandbox
-                            .load_digested(wasm, digest, &label(crate_dir), ComponentKind::Tool)
-                            .map_err(RegistryError::from)
-                    })
-                })
-                .collect();
-            loading
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(RegistryError::Describe {
-                            label: "built-in components".to_owned(),
-                            message: "loading a component panicked".to_owned(),
-                        })
-                    })
-                })
-                .collect()
+    let components: Vec<LoadedComponent> = EMBEDDED_COMPONENTS
+        .iter()
+        .map(|(crate_dir, wasm, digest)| {
+            sandbox.lazy(
+                Wasm::Embedded(wasm),
+                Some(digest),
+                &label(crate_dir),
+                ComponentKind::Tool,
+            )
         })
-    };
+        .collect();
+    let uncached: Vec<&LoadedComponent> = components
+        .iter()
+        .filter(|component| sandbox.cache().description(&component.digest).is_none())
+        .collect();
+    compile_all(sandbox, &uncached)?;
+    let loaded = components.into_iter().map(Ok::<_, RegistryError>);
     let mut described = Vec::new();
     for ((crate_dir, _, _), loaded) in EMBEDDED_COMPONENTS.iter().zip(loaded) {
         let component = ComponentEntry {
@@ -118,6 +110,60 @@ pub(super) async fn load(
         tools.extend(listed?);
     }
     Ok(tools)
+}
+
+/// Compiles (or loads from the cache) and links `components` on every core, reporting progress on
+/// a terminal: the first run's Cranelift compilation takes seconds, and silence would look hung.
+pub(crate) fn compile_all(
+    sandbox: &Sandbox,
+    components: &[&LoadedComponent],
+) -> Result<(), RegistryError> {
+    use std::io::IsTerminal as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    if components.is_empty() {
+        return Ok(());
+    }
+    let show = std::io::stderr().is_terminal()
+        && components
+            .iter()
+            .any(|component| !sandbox.cache().has_artifact(&component.digest));
+    let total = components.len();
+    let done = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let next = AtomicUsize::new(0);
+    let failures: std::sync::Mutex<Vec<RegistryError>> = std::sync::Mutex::default();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(total) {
+            scope.spawn(|| {
+                while let Some(component) = components.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Err(error) = sandbox.linked(component) {
+                        failures
+                            .lock()
+                            .unwrap_or_else(|poison| poison.into_inner())
+                            .push(error.into());
+                    }
+                    let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if show {
+                        eprint!(
+                            "\rwarden: compiling components ({finished}/{total}, first run or new version)"
+                        );
+                        if finished == total {
+                            eprintln!();
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match failures
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .into_iter()
+        .next()
+    {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }
 
 /// The example hooks and monitors shipped in the binary: (crate directory name, artifact file name,

@@ -9,50 +9,38 @@ use crate::sandbox::{
     CallSetup, FileAccess, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
 };
 
-/// Calls `describe` (with no grants at all) and validates the answer.
+/// The component's tools: what `describe` answers (with no grants at all), validated, from the
+/// cache when this exact component was described before.
 pub(super) async fn describe(
     sandbox: &Sandbox,
     component: Arc<ComponentEntry>,
     label: &str,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
-    let no_grants = ResolvedGrants::default();
-    let run = sandbox
-        .run(
-            &component.loaded,
-            CallSetup {
-                grants: &no_grants,
-                limits: component.limits,
-                cancel: Arc::default(),
-                label,
-                files: &FileAccess::default(),
-                process: None,
-                net: None,
-                on_progress: None,
-                delegator: None,
-            },
-            GuestRequest::Describe,
-        )
-        .await;
     let describe_error = |message: String| RegistryError::Describe {
         label: label.to_owned(),
         message,
     };
-    let specs = match run.reply {
-        Ok(GuestReply::Specs(specs)) => specs,
-        Ok(_) => {
-            return Err(describe_error(
-                "describe returned an unexpected reply".into(),
-            ));
+    let digest = &component.loaded.digest;
+    let cached = sandbox
+        .cache()
+        .description(digest)
+        .and_then(|value| serde_json::from_value::<Vec<ToolSpec>>(value).ok())
+        .filter(|specs| !specs.is_empty());
+    let specs = match cached {
+        Some(specs) => specs,
+        None => {
+            let specs = run_describe(sandbox, &component, label)
+                .await
+                .map_err(describe_error)?;
+            sandbox
+                .cache()
+                .store_description(digest, &serde_json::to_value(&specs).unwrap_or_default());
+            specs
         }
-        Err(failure) => return Err(describe_error(format!("describe failed: {failure:?}"))),
     };
-    if specs.is_empty() {
-        return Err(describe_error("the component describes no tools".into()));
-    }
     specs
         .into_iter()
-        .map(|spec| {
-            let mut spec = convert(spec).map_err(describe_error)?;
+        .map(|mut spec| {
             // A tool's claim to be read-only is honoured only if its grants cannot write, nor send
             // anything anywhere (a request can carry data out, and the default mode would allow a
             // read-only tool without a rule), nor run programs (a program can write the
@@ -72,6 +60,41 @@ pub(super) async fn describe(
             })
         })
         .collect()
+}
+
+/// Runs the component's `describe` and checks each spec.
+async fn run_describe(
+    sandbox: &Sandbox,
+    component: &ComponentEntry,
+    label: &str,
+) -> Result<Vec<ToolSpec>, String> {
+    let no_grants = ResolvedGrants::default();
+    let run = sandbox
+        .run(
+            &component.loaded,
+            CallSetup {
+                grants: &no_grants,
+                limits: component.limits,
+                cancel: Arc::default(),
+                label,
+                files: &FileAccess::default(),
+                process: None,
+                net: None,
+                on_progress: None,
+                delegator: None,
+            },
+            GuestRequest::Describe,
+        )
+        .await;
+    let specs = match run.reply {
+        Ok(GuestReply::Specs(specs)) => specs,
+        Ok(_) => return Err("describe returned an unexpected reply".into()),
+        Err(failure) => return Err(format!("describe failed: {failure:?}")),
+    };
+    if specs.is_empty() {
+        return Err("the component describes no tools".into());
+    }
+    specs.into_iter().map(convert).collect()
 }
 
 fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {

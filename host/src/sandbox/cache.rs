@@ -1,19 +1,46 @@
-//! Compiled components, cached on disk by content digest and engine compatibility.
+//! Compiled components, cached on disk by content digest and engine compatibility, and what each
+//! component's `describe` answered.
 //!
-//! Compiling a component with Cranelift takes 30–250 ms; loading a cached `.cwasm` takes well under a
-//! millisecond. Entries are written atomically (temporary file, then rename), so a reader never sees
-//! a half-written artifact; an entry that fails to load is recompiled and replaced.
+//! Compiling a component with Cranelift takes 30–250 ms; loading a cached artifact takes well under
+//! a millisecond, and a cached description lets start-up skip loading the component at all (it is
+//! loaded when first called). Entries are written atomically (temporary file, then rename), so a
+//! reader never sees a half-written one. An artifact starts with a header holding the SHA-256 of
+//! the native code after it, checked on every read: an entry that is truncated, flipped or fails to
+//! load is recompiled and replaced, never trusted.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use sha2::Digest as _;
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+/// The first bytes of an artifact; the SHA-256 of the rest follows.
+const MAGIC: &[u8; 8] = b"warden\x01\n";
+const HEADER: usize = MAGIC.len() + 32;
+/// File name endings of the two kinds of entry.
+const ARTIFACT: &str = "cwasm";
+const DESCRIPTION: &str = "tools.json";
 
 /// Where compiled components live, if anywhere.
 pub(crate) struct ComponentCache {
     dir: Option<PathBuf>,
+}
+
+/// What `warden cache info` reports.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CacheInfo {
+    /// The directory holding this engine's entries (`None`: caching is off).
+    pub dir: Option<PathBuf>,
+    /// Compiled components.
+    pub artifacts: usize,
+    /// Cached descriptions.
+    pub descriptions: usize,
+    /// Bytes of every entry, this engine's and stale ones.
+    pub bytes: u64,
+    /// Directories left by other warden or wasmtime versions (`warden cache clear` removes them).
+    pub stale_dirs: usize,
 }
 
 impl ComponentCache {
@@ -50,26 +77,138 @@ impl ComponentCache {
         let Some(dir) = &self.dir else {
             return Component::new(engine, wasm);
         };
-        let path = dir.join(format!("{digest}.cwasm"));
-        if path.is_file() && owned_by_us(dir, &path) {
-            // SAFETY: the file was produced by `Component::serialize` for an engine with the same
-            // compatibility hash (it is in the directory name) and is only ever replaced by rename.
-            // The directory and the file belong to the user running warden and nobody else can
-            // write the directory (`private_dir`, `owned_by_us`).
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(component) => return Ok(component),
-                Err(error) => tracing::warn!(
-                    "cached component {} is unusable ({error:#}); recompiling",
+        let path = dir.join(format!("{digest}.{ARTIFACT}"));
+        if let Some(bytes) = read_ours(dir, &path) {
+            match verified(&bytes) {
+                // SAFETY: the bytes were produced by `Component::serialize` for an engine with the
+                // same compatibility hash (it is in the directory name), they hash to the digest
+                // written beside them (so they are whole and unchanged since), and the directory
+                // and the file belong to the user running warden, nobody else can write the
+                // directory (`private_dir`, `read_ours`).
+                Some(code) => match unsafe { Component::deserialize(engine, code) } {
+                    Ok(component) => return Ok(component),
+                    Err(error) => tracing::warn!(
+                        "cached component {} is unusable ({error:#}); recompiling",
+                        path.display()
+                    ),
+                },
+                None => tracing::warn!(
+                    "cached component {} is corrupt (its checksum does not match); recompiling",
                     path.display()
                 ),
             }
         }
         let component = Component::new(engine, wasm)?;
-        if let Err(error) = store(dir, &path, &component) {
-            tracing::warn!("cannot cache component at {}: {error}", path.display());
+        match component.serialize() {
+            Ok(code) => {
+                let mut entry = Vec::with_capacity(HEADER + code.len());
+                entry.extend_from_slice(MAGIC);
+                entry.extend_from_slice(&sha2::Sha256::digest(&code));
+                entry.extend_from_slice(&code);
+                if let Err(error) = store(dir, &path, &entry) {
+                    tracing::warn!("cannot cache component at {}: {error}", path.display());
+                }
+            }
+            Err(error) => tracing::warn!("cannot serialize component {digest}: {error:#}"),
         }
         Ok(component)
     }
+
+    /// True when the compiled artifact of `digest` is in the cache (not checked).
+    pub(crate) fn has_artifact(&self, digest: &str) -> bool {
+        self.dir
+            .as_ref()
+            .is_some_and(|dir| dir.join(format!("{digest}.{ARTIFACT}")).is_file())
+    }
+
+    /// What `describe` answered for the component `digest`, if cached and readable.
+    pub(crate) fn description(&self, digest: &str) -> Option<serde_json::Value> {
+        let dir = self.dir.as_ref()?;
+        let bytes = read_ours(dir, &dir.join(format!("{digest}.{DESCRIPTION}")))?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Records what `describe` answered for the component `digest`.
+    pub(crate) fn store_description(&self, digest: &str, description: &serde_json::Value) {
+        let Some(dir) = &self.dir else { return };
+        let path = dir.join(format!("{digest}.{DESCRIPTION}"));
+        let bytes = serde_json::to_vec(description).unwrap_or_default();
+        if let Err(error) = store(dir, &path, &bytes) {
+            tracing::warn!("cannot cache a description at {}: {error}", path.display());
+        }
+    }
+
+    /// Counts the entries (for `warden cache info`).
+    pub(crate) fn info(&self) -> CacheInfo {
+        let Some(dir) = &self.dir else {
+            return CacheInfo::default();
+        };
+        let mut info = CacheInfo {
+            dir: Some(dir.clone()),
+            ..CacheInfo::default()
+        };
+        let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        for engine_dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let path = engine_dir.path();
+            if !path.is_dir() {
+                continue;
+            }
+            let ours = path == *dir;
+            if !ours {
+                info.stale_dirs += 1;
+            }
+            for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                info.bytes += entry.metadata().map_or(0, |metadata| metadata.len());
+                if ours && name.ends_with(&format!(".{ARTIFACT}")) {
+                    info.artifacts += 1;
+                } else if ours && name.ends_with(&format!(".{DESCRIPTION}")) {
+                    info.descriptions += 1;
+                }
+            }
+        }
+        info
+    }
+
+    /// Removes every entry, this engine's and stale ones; returns how many files went.
+    pub(crate) fn clear(&self) -> std::io::Result<usize> {
+        let Some(dir) = &self.dir else { return Ok(0) };
+        let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut removed = 0;
+        for engine_dir in std::fs::read_dir(&root)?.flatten() {
+            let path = engine_dir.path();
+            // Only what warden writes: hex-named engine directories of entries.
+            let name = engine_dir.file_name().to_string_lossy().into_owned();
+            if !path.is_dir() || name.len() != 16 || !name.chars().all(|c| c.is_ascii_hexdigit()) {
+                continue;
+            }
+            for entry in std::fs::read_dir(&path)?.flatten() {
+                let file = entry.path();
+                if file.is_file() {
+                    std::fs::remove_file(&file)?;
+                    removed += 1;
+                }
+            }
+            if path != *dir {
+                let _ = std::fs::remove_dir(&path);
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// The native code of an artifact whose checksum matches, else `None`.
+fn verified(entry: &[u8]) -> Option<&[u8]> {
+    let (header, code) = entry.split_at_checked(HEADER)?;
+    let (magic, sum) = header.split_at(MAGIC.len());
+    (magic == MAGIC && sum == sha2::Sha256::digest(code).as_slice()).then_some(code)
+}
+
+/// The bytes of `path` when it is a regular file owned like `dir` (checked by `private_dir`).
+fn read_ours(dir: &Path, path: &Path) -> Option<Vec<u8>> {
+    owned_by_us(dir, path)
+        .then(|| std::fs::read(path).ok())
+        .flatten()
 }
 
 /// Creates `dir` (mode 0700) if needed and checks that this user owns it and that neither group
@@ -113,11 +252,10 @@ fn owned_by_us(dir: &Path, path: &Path) -> bool {
     }
 }
 
-fn store(dir: &Path, path: &Path, component: &Component) -> std::io::Result<()> {
-    let bytes = component.serialize().map_err(std::io::Error::other)?;
+fn store(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(&bytes)?;
+    file.write_all(bytes)?;
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }
