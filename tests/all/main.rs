@@ -2,6 +2,7 @@
 //! wasmtime engine, real files in temporary directories and the real `warden` binary.
 
 mod bash;
+mod cache;
 mod cli;
 mod command_hooks;
 mod delegation;

@@ -1,0 +1,175 @@
+//! The on-disk compile cache through the real binary: lazy loading (a tool not called is not
+//! loaded), checksummed artifacts (a corrupt one is recompiled, never run), and
+//! `warden cache {info,clear,prewarm}`.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{Fixture, warden_bin};
+
+fn warden(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(warden_bin())
+        .arg("--cwd")
+        .arg(fixture.workspace())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--no-user-settings")
+        .args(args)
+        .output()
+        .expect("run warden")
+}
+
+fn json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("JSON on stdout")
+}
+
+/// The compiled artifacts in the cache, by file name.
+fn artifacts(cache: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for engine in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(engine.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.path().extension().is_some_and(|ext| ext == "cwasm") {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
+    let fixture = Fixture::new();
+    fixture.write("notes.txt", "cached words\n");
+    let cache = fixture.root().join("cache");
+
+    // Prewarm fills an empty cache with every built-in and its description.
+    let prewarm = json(&warden(&fixture, &cache, &["cache", "--json", "prewarm"]));
+    let info = json(&warden(&fixture, &cache, &["cache", "--json", "info"]));
+    let described = info["descriptions"].as_u64().unwrap();
+    assert!(described >= 8, "{info}");
+    assert_eq!(info["artifacts"].as_u64(), Some(described), "{info}");
+    assert!(prewarm["tools"].as_u64().unwrap() >= 8, "{prewarm}");
+    let before = artifacts(&cache);
+    json(&warden(&fixture, &cache, &["cache", "--json", "prewarm"]));
+    assert_eq!(
+        artifacts(&cache),
+        before,
+        "a warm prewarm only loads what is cached"
+    );
+
+    // Without artifacts, listing the tools compiles nothing: the descriptions are enough.
+    for artifact in artifacts(&cache) {
+        std::fs::remove_file(artifact).unwrap();
+    }
+    let listed = warden(&fixture, &cache, &["tools"]);
+    assert!(listed.status.success());
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("Read"));
+    assert_eq!(
+        artifacts(&cache),
+        Vec::<PathBuf>::new(),
+        "warden tools compiled a component"
+    );
+
+    // The first call compiles only the component it runs.
+    let read = warden(
+        &fixture,
+        &cache,
+        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
+    );
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert!(String::from_utf8_lossy(&read.stdout).contains("cached words"));
+    let compiled = artifacts(&cache);
+    assert_eq!(compiled.len(), 1, "{compiled:?}");
+
+    // A flipped byte in the native code is caught by the checksum: recompiled, never run.
+    let mut bytes = std::fs::read(&compiled[0]).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&compiled[0], &bytes).unwrap();
+    let again = warden(
+        &fixture,
+        &cache,
+        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(String::from_utf8_lossy(&again.stdout).contains("cached words"));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("corrupt"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_ne!(
+        std::fs::read(&compiled[0]).unwrap(),
+        bytes,
+        "the corrupt entry was replaced"
+    );
+    // A truncated one too.
+    std::fs::write(&compiled[0], &bytes[..100]).unwrap();
+    let truncated = warden(
+        &fixture,
+        &cache,
+        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
+    );
+    assert!(String::from_utf8_lossy(&truncated.stdout).contains("cached words"));
+
+    // A description that is not JSON is described again, not trusted.
+    let engine_dir = compiled[0].parent().unwrap().to_path_buf();
+    for entry in std::fs::read_dir(&engine_dir).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().ends_with(".tools.json") {
+            std::fs::write(entry.path(), b"{not json").unwrap();
+        }
+    }
+    let relisted = warden(&fixture, &cache, &["tools"]);
+    assert!(
+        relisted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&relisted.stderr)
+    );
+    assert!(String::from_utf8_lossy(&relisted.stdout).contains("Grep"));
+
+    // Clear removes every entry.
+    let cleared = json(&warden(&fixture, &cache, &["cache", "--json", "clear"]));
+    assert!(cleared["removed"].as_u64().unwrap() >= 8, "{cleared}");
+    let empty = json(&warden(&fixture, &cache, &["cache", "--json", "info"]));
+    assert_eq!(empty["artifacts"], 0, "{empty}");
+    assert_eq!(empty["descriptions"], 0, "{empty}");
+}
+
+#[test]
+fn cache_commands_without_a_cache_are_usage_errors() {
+    let fixture = Fixture::new();
+    let output = std::process::Command::new(warden_bin())
+        .arg("--cwd")
+        .arg(fixture.workspace())
+        .args(["--no-cache", "cache", "info"])
+        .output()
+        .expect("run warden");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("no compile cache"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
