@@ -74,6 +74,9 @@ pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, RuntimeConfig, SessionEndReport,
     SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
+/// The benchmarks' floor: a bare instantiate + call with warden's engine, outside the pipeline.
+#[doc(hidden)]
+pub use sandbox::Floor;
 pub use sandbox::grants::{
     EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
 };

@@ -10,6 +10,7 @@ mod decision;
 mod domain;
 mod matching;
 mod mode;
+mod path_index;
 mod path_pattern;
 mod paths;
 mod prompter;
@@ -60,6 +61,8 @@ pub struct Policy {
     ask: Vec<Rule>,
     deny: Vec<Rule>,
     session: RwLock<Vec<Rule>>,
+    /// The configured rules' path patterns in one set, built on first use.
+    path_index: std::sync::OnceLock<path_index::PathIndex>,
     /// The permission mode.
     pub mode: PermissionMode,
     /// Directories besides the workspace that count as inside it.
@@ -84,6 +87,7 @@ impl Policy {
             ask: Vec::new(),
             deny: Vec::new(),
             session: RwLock::new(Vec::new()),
+            path_index: std::sync::OnceLock::new(),
             mode: PermissionMode::Default,
             additional_dirs: Vec::new(),
             context,
@@ -98,6 +102,7 @@ impl Policy {
     /// Adds `rule` to its list. An allow rule with a broad tool-name glob is not added; the
     /// returned warning says why.
     pub fn add(&mut self, rule: Rule) -> Option<String> {
+        self.path_index.take();
         match rule.kind() {
             RuleKind::Allow if rule.has_broad_name_glob() => Some(format!(
                 "ignored allow rule {:?} ({}): allow rules may use '*' in the tool name only after a literal mcp__<server>__ prefix",
@@ -117,6 +122,19 @@ impl Policy {
                 None
             }
         }
+    }
+
+    /// Every path pattern of the configured rules in one set (see `path_index.rs`).
+    pub(crate) fn path_index(&self) -> &path_index::PathIndex {
+        self.path_index.get_or_init(|| {
+            path_index::PathIndex::build(
+                self.allow
+                    .iter()
+                    .chain(&self.ask)
+                    .chain(&self.deny)
+                    .filter_map(Rule::path_pattern),
+            )
+        })
     }
 
     /// The configured rules of `kind` (session rules not included).
@@ -164,6 +182,7 @@ impl Policy {
             ask: self.ask.iter().cloned().chain(ask).collect(),
             deny: self.deny.iter().cloned().chain(deny).collect(),
             session: RwLock::new(session),
+            path_index: std::sync::OnceLock::new(),
             mode,
             additional_dirs: self.additional_dirs.clone(),
             context: self.context.clone(),
@@ -209,8 +228,14 @@ impl Policy {
         if rules.is_empty() {
             return None;
         }
+        // The guest's every file access asks this: path patterns go through one set search,
+        // only the rest (no path reading) rule by rule.
+        let (indexed, direct): (Vec<Rule>, Vec<Rule>) = rules.into_iter().partition(|rule| {
+            matches!(&rule.specifier, rules::Specifier::Value(value) if value.param.is_none() && value.path.is_some())
+        });
+        let index = path_index::PathIndex::build(indexed.iter().filter_map(Rule::path_pattern));
         Some(std::sync::Arc::new(move |path: &Path| {
-            rules.iter().any(|rule| matching::hides_path(rule, path))
+            index.any_match(path) || direct.iter().any(|rule| matching::hides_path(rule, path))
         }))
     }
 

@@ -8,6 +8,7 @@ mod cache;
 mod call;
 mod delegate;
 mod engine;
+mod floor;
 pub(crate) mod grants;
 mod hidden;
 pub(crate) mod http;
@@ -34,6 +35,7 @@ pub(crate) use call::{
     ProgressSink, far_deadline,
 };
 pub(crate) use delegate::{BoxFuture, Delegator};
+pub use floor::Floor;
 pub(crate) use hidden::HiddenPaths;
 pub(crate) use resident::{Resident, ResidentSetup};
 
@@ -251,6 +253,11 @@ impl Sandbox {
             }
         }
         .map_err(|error| component_error(format!("{error:#}")))
+    }
+
+    /// The engine.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// The compile cache.

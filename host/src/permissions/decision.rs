@@ -252,12 +252,14 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             ),
         );
     }
+    let hits = super::path_index::PathHits::new(policy.path_index());
     let call = CallView {
         tool: name,
         writes: input.tool.class == CapabilityClass::Write,
         target: input.target,
         input: input.input,
         schema: &input.tool.input_schema,
+        hits: Some(&hits),
     };
     if let Some(rule) = blocking(policy.rules(RuleKind::Deny), &call) {
         let (text, source, scope) = rule_fields(rule);

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::bash::{CommandPattern, text_matches};
+use super::path_index::PathHits;
 use super::rules::{
     Family, Rule, RuleContext, RuleKind, Specifier, ValueSpecifier, is_shell_tool, is_url_tool,
 };
@@ -31,6 +32,8 @@ pub(crate) struct CallView<'a> {
     pub(crate) input: &'a Value,
     /// The tool's input schema, for parameter rules.
     pub(crate) schema: &'a Value,
+    /// The policy's path index with this call's memo; `None` matches each pattern directly.
+    pub(crate) hits: Option<&'a PathHits<'a>>,
 }
 
 /// The first deny or ask rule that blocks the call.
@@ -85,7 +88,7 @@ pub(crate) fn allowing<'r>(
                 }
                 let rule = rules.iter().find(|rule| {
                     Family::of(rule.tool()) == Some(Family::Edit)
-                        && value(rule).is_some_and(|value| allows_path(value, write))
+                        && value(rule).is_some_and(|value| allows_path(value, write, call.hits))
                 })?;
                 used.push(*rule);
             }
@@ -145,9 +148,10 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
         return matched && rule.matches_name(call.tool);
     }
     if let Some(family) = Family::of(rule.tool())
-        && blocked_paths(family, call)
-            .iter()
-            .any(|path| path.all().any(|spelling| path_matches(value, spelling)))
+        && blocked_paths(family, call).iter().any(|path| {
+            path.all()
+                .any(|spelling| path_matches(value, spelling, call.hits))
+        })
     {
         return true;
     }
@@ -168,7 +172,9 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
         }
         Target::Path(path) => {
             Family::of(rule.tool()).is_none()
-                && path.all().any(|spelling| path_matches(value, spelling))
+                && path
+                    .all()
+                    .any(|spelling| path_matches(value, spelling, call.hits))
         }
         Target::Url { url, .. } => wildcard::matches(&value.raw, url),
         Target::Field(text) => wildcard::matches(&value.raw, text),
@@ -207,21 +213,25 @@ fn blocked_paths<'c>(family: Family, call: &CallView<'c>) -> Vec<&'c PathCandida
 pub(crate) fn hides_path(rule: &Rule, path: &Path) -> bool {
     Family::of(rule.tool()) == Some(Family::Read)
         && match &rule.specifier {
-            Specifier::Value(value) => value.param.is_none() && path_matches(value, path),
+            Specifier::Value(value) => value.param.is_none() && path_matches(value, path, None),
             Specifier::Any | Specifier::Domain(_) => false,
         }
 }
 
-fn path_matches(value: &ValueSpecifier, path: &Path) -> bool {
-    match &value.path {
-        Some(pattern) => pattern.matches(path),
-        None => wildcard::matches(&value.raw, &path.to_string_lossy()),
+fn path_matches(value: &ValueSpecifier, path: &Path, hits: Option<&PathHits<'_>>) -> bool {
+    match (&value.path, hits) {
+        (Some(pattern), Some(hits)) => hits.matches(pattern, path),
+        (Some(pattern), None) => pattern.matches(path),
+        (None, _) => wildcard::matches(&value.raw, &path.to_string_lossy()),
     }
 }
 
 /// Allow rules need every spelling to match, and never match a path that climbs with `..`.
-fn allows_path(value: &ValueSpecifier, path: &PathCandidates) -> bool {
-    !path.climbs && path.all().all(|spelling| path_matches(value, spelling))
+fn allows_path(value: &ValueSpecifier, path: &PathCandidates, hits: Option<&PathHits<'_>>) -> bool {
+    !path.climbs
+        && path
+            .all()
+            .all(|spelling| path_matches(value, spelling, hits))
 }
 
 fn allows_path_call(rule: &Rule, call: &CallView<'_>, path: &PathCandidates) -> bool {
@@ -240,7 +250,7 @@ fn allows_path_call(rule: &Rule, call: &CallView<'_>, path: &PathCandidates) -> 
             (Some(Family::Edit), Some(_)) => true,
             _ => false,
         };
-    covers_tool && allows_path(value, path)
+    covers_tool && allows_path(value, path, call.hits)
 }
 
 fn allows_other(rule: &Rule, call: &CallView<'_>) -> bool {
@@ -292,6 +302,7 @@ pub(crate) fn touches(
         target: &target,
         input,
         schema: &spec.input_schema,
+        hits: None,
     };
     blocks(rule, &call)
 }
@@ -352,6 +363,7 @@ pub(crate) fn call_matches(
         target: &target,
         input: &input,
         schema: &schema,
+        hits: None,
     };
     match rule.kind() {
         RuleKind::Allow => allowing(&[rule], &call, &|_| false).is_some(),

@@ -6,7 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+
+/// Numbers every compiled pattern, so that a [`super::path_index::PathIndex`] can name it.
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
 /// Where relative rule paths are anchored.
 #[derive(Debug, Clone)]
@@ -22,6 +27,8 @@ pub(crate) struct Anchors<'a> {
 /// A compiled path specifier.
 #[derive(Debug, Clone)]
 pub(crate) struct PathPattern {
+    id: u32,
+    globs: Vec<Glob>,
     matchers: Vec<GlobMatcher>,
 }
 
@@ -77,7 +84,7 @@ impl PathPattern {
         if body.is_empty() || body == "**" {
             patterns.push(prefix.trim_end_matches('/').to_owned());
         }
-        let matchers = patterns
+        let globs = patterns
             .iter()
             .filter(|pattern| !pattern.is_empty())
             .map(|pattern| {
@@ -85,11 +92,25 @@ impl PathPattern {
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
-                    .map(|glob| glob.compile_matcher())
                     .map_err(|error| format!("invalid path pattern: {error}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { matchers })
+        let matchers = globs.iter().map(Glob::compile_matcher).collect();
+        Ok(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            globs,
+            matchers,
+        })
+    }
+
+    /// This pattern's number, unique in the process.
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The globs it matches with (any one matching is a match).
+    pub(crate) fn globs(&self) -> &[Glob] {
+        &self.globs
     }
 
     /// True when the absolute, normalized `path` matches.

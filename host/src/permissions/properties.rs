@@ -82,7 +82,7 @@ proptest! {
         let input = json!({"command": line});
         let target = Target::new("Bash", Some("command"), false, &input, Path::new("/ws"), None);
         let spec = bash_spec();
-        let call = CallView { tool: "Bash", writes: false, target: &target, input: &input, schema: &spec.input_schema };
+        let call = CallView { tool: "Bash", writes: false, target: &target, input: &input, schema: &spec.input_schema, hits: None };
         prop_assert!(allowing(&[&rule], &call, &|_| false).is_none(), "{line:?} was allowed");
     }
 

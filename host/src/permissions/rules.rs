@@ -339,6 +339,14 @@ impl Rule {
         }
     }
 
+    /// The rule's path pattern, when its specifier reads as one.
+    pub(crate) fn path_pattern(&self) -> Option<&super::path_pattern::PathPattern> {
+        match &self.specifier {
+            Specifier::Value(value) => value.path.as_ref(),
+            Specifier::Any | Specifier::Domain(_) => None,
+        }
+    }
+
     /// True for `Tool` and `Tool(*)`.
     pub fn is_bare(&self) -> bool {
         matches!(self.specifier, Specifier::Any)

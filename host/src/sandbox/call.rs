@@ -590,6 +590,19 @@ pub(crate) fn far_deadline(timeout: Duration) -> Instant {
         .unwrap_or(now)
 }
 
+/// Runs `request` in a fresh instance on this thread: the benchmarks' floor (`floor.rs`).
+pub(super) fn run_here(
+    engine: &Engine,
+    pre: &ComponentPre,
+    setup: CallSetup<'_>,
+    request: GuestRequest,
+) -> wasmtime::Result<GuestReply> {
+    let may_record = matches!(request, GuestRequest::Call { .. });
+    let (mut store, _stderr) = new_store(engine, setup, may_record)
+        .map_err(|failure| wasmtime::format_err!("{failure:?}"))?;
+    invoke(&mut store, pre, request)
+}
+
 fn invoke(
     store: &mut Store<CallState>,
     pre: &ComponentPre,

@@ -1,0 +1,79 @@
+//! The floor the benchmarks measure warden against: one fresh store, instantiate and call of a
+//! component on the calling thread, with warden's own engine (the tuned pooling allocator), linker
+//! and store type, and nothing else: no pipeline, no grants, no thread hand-off, no output layer.
+//!
+//! It lives in the library, not in the benches, so that the floor and the pipeline share every
+//! wasmtime setting: a ratio between them then measures warden's layers and nothing else.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::grants::ResolvedGrants;
+use super::limits::Limits;
+use super::{CallContext, CallSetup, ComponentKind, FileAccess, GuestReply, GuestRequest, Sandbox};
+
+/// A component ready for bare calls.
+pub struct Floor {
+    sandbox: Sandbox,
+    component: super::LoadedComponent,
+}
+
+impl Floor {
+    /// Compiles `wasm` (a `tool-plugin` component when `hook` is false, else a `hook-plugin`).
+    pub fn new(wasm: &[u8], hook: bool) -> Result<Self, super::SandboxError> {
+        let sandbox = Sandbox::new(None)?;
+        let kind = if hook {
+            ComponentKind::Hook
+        } else {
+            ComponentKind::Tool
+        };
+        let component = sandbox.load(wasm, "floor", kind)?;
+        Ok(Self { sandbox, component })
+    }
+
+    /// One fresh store + instantiate + `call(tool, input)` (or `handle(input)` for a hook) + drop,
+    /// on this thread. `Err` carries the guest's error text or the trap.
+    pub fn call(&self, tool: &str, input: &str) -> Result<(), String> {
+        let grants = ResolvedGrants::default();
+        let files = FileAccess::default();
+        let setup = CallSetup {
+            grants: &grants,
+            limits: Limits::default(),
+            cancel: Arc::new(AtomicBool::new(false)),
+            label: "floor",
+            files: &files,
+            process: None,
+            net: None,
+            on_progress: None,
+            delegator: None,
+        };
+        let request = match self.component.kind {
+            ComponentKind::Hook => GuestRequest::Hook {
+                event: input.to_owned(),
+            },
+            _ => GuestRequest::Call {
+                tool: tool.to_owned(),
+                input: input.to_owned(),
+                ctx: CallContext {
+                    call_id: "floor".to_owned(),
+                    session_id: "floor".to_owned(),
+                    cwd: "/".to_owned(),
+                    deadline_ms: 10_000,
+                    plugin_data: None,
+                    tmp: None,
+                },
+            },
+        };
+        let pre = self
+            .sandbox
+            .linked(&self.component)
+            .map_err(|error| error.to_string())?;
+        match super::call::run_here(self.sandbox.engine(), pre, setup, request) {
+            Ok(GuestReply::Called(Ok(_)) | GuestReply::Answered(Ok(_))) => Ok(()),
+            Ok(GuestReply::Called(Err(error))) => Err(format!("{error:?}")),
+            Ok(GuestReply::Answered(Err(error))) => Err(error),
+            Ok(_) => Err("unexpected reply".to_owned()),
+            Err(error) => Err(format!("{error:#}")),
+        }
+    }
+}
