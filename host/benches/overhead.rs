@@ -54,6 +54,15 @@ fn rules(count: usize) -> (Vec<String>, Vec<String>) {
 }
 
 fn run(tokio: &tokio::runtime::Runtime) {
+    // `WARDEN_BENCH_ONLY=decision` runs the decision rows alone (for profiling them).
+    if std::env::var("WARDEN_BENCH_ONLY").as_deref() == Ok("decision") {
+        let (root, workspace) = common::temp_workspace();
+        for count in [0, 1000] {
+            decision(&workspace, count);
+        }
+        drop(root);
+        return;
+    }
     let (root, workspace) = common::temp_workspace();
     let lines: String = (1..=100)
         .map(|n| format!("line {n} of the benchmark file\n"))
@@ -117,7 +126,9 @@ fn run(tokio: &tokio::runtime::Runtime) {
     );
 
     tokio.block_on(throughput(&runtime, &floor, &echo_text));
-    decision(&workspace, 1000);
+    for count in [0, 1000] {
+        decision(&workspace, count);
+    }
     drop(root);
 }
 

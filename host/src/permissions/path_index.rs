@@ -6,7 +6,6 @@
 //! in it and are matched directly; [`PathHits::matches`] falls back for them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobSet, GlobSetBuilder};
@@ -64,10 +63,19 @@ impl PathIndex {
     }
 }
 
-/// One decision's memo of which indexed patterns each path spelling matches.
+/// One decision's memo of which indexed patterns each path spelling matches. A call has a
+/// handful of spellings and each rule asks about each, so the memo is a short list searched by
+/// the spelling's address first (the rules ask with the call's own stored paths) and its bytes
+/// second: hashing a path for every rule cost more than the set search it saved.
 pub(crate) struct PathHits<'i> {
     index: &'i PathIndex,
-    seen: RefCell<HashMap<PathBuf, Vec<u32>>>,
+    seen: RefCell<Vec<Seen>>,
+}
+
+struct Seen {
+    address: usize,
+    path: PathBuf,
+    hits: Vec<u32>,
 }
 
 impl<'i> PathHits<'i> {
@@ -85,20 +93,33 @@ impl<'i> PathHits<'i> {
         if self.index.indexed.binary_search(&pattern.id()).is_err() {
             return pattern.matches(path);
         }
+        let address = path.as_os_str().as_encoded_bytes().as_ptr() as usize;
         let mut seen = self.seen.borrow_mut();
-        let hits = seen.entry(path.to_path_buf()).or_insert_with(|| {
-            let mut hits: Vec<u32> = self
-                .index
-                .set
-                .matches(path)
-                .into_iter()
-                .map(|glob| self.index.owners[glob])
-                .collect();
-            hits.sort_unstable();
-            hits.dedup();
-            hits
-        });
-        hits.binary_search(&pattern.id()).is_ok()
+        let found = seen
+            .iter()
+            .position(|entry| entry.address == address && entry.path == path)
+            .or_else(|| seen.iter().position(|entry| entry.path == path));
+        let entry = match found {
+            Some(at) => &seen[at],
+            None => {
+                let mut hits: Vec<u32> = self
+                    .index
+                    .set
+                    .matches(path)
+                    .into_iter()
+                    .map(|glob| self.index.owners[glob])
+                    .collect();
+                hits.sort_unstable();
+                hits.dedup();
+                seen.push(Seen {
+                    address,
+                    path: path.to_path_buf(),
+                    hits,
+                });
+                seen.last().expect("just pushed")
+            }
+        };
+        entry.hits.binary_search(&pattern.id()).is_ok()
     }
 }
 
