@@ -83,6 +83,7 @@ impl Tool for Picky {
     const NAME: &'static str = "Picky";
     const DESCRIPTION: &'static str = "Accepts only lower-case words.";
     const READ_ONLY: bool = true;
+    const CONCURRENCY_SAFE: bool = true;
 
     fn validate(input: &PickyInput, _ctx: &Context) -> Result<(), String> {
         if input.word.chars().any(char::is_uppercase) {

@@ -1,0 +1,281 @@
+//! Issue 10's whole-process targets, each beside its floor in the same run:
+//!
+//! 4. cold start with a warm compile cache: `warden tools` ≤ 10 ms and a first `warden call Read`
+//!    ≤ 15 ms of wall time (median of 20), beside `/bin/true` and `warden --version`;
+//! 6. memory: the idle `warden run` with the default tools ≤ 20 MB RSS, and the peak while a batch
+//!    of 1,000 calls is in flight;
+//! 3. throughput: a `warden run` batch of 10,000 concurrency-safe `Read`s against the bare floor
+//!    (`warden::Floor`, fresh instance per call) on two threads, and `warden run` pinned to one
+//!    core against two (`taskset`).
+//!
+//! `cargo bench -p warden --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
+
+#[allow(dead_code, reason = "each benchmark uses a different part")]
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
+
+fn main() {
+    let (root, workspace) = common::temp_workspace();
+    let plugin = root.path().join("echo");
+    std::fs::create_dir_all(&plugin).expect("plugin dir");
+    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
+    )
+    .expect("manifest");
+    std::fs::write(workspace.join("small.txt"), "hello\n".repeat(20)).expect("file");
+    let state = root.path().join("state");
+    let cache = root.path().join("cache");
+    let warden = |args: &[&str]| {
+        let mut command = Command::new(WARDEN);
+        command
+            .arg("--cwd")
+            .arg(&workspace)
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--no-user-settings")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    assert!(
+        warden(&["cache", "prewarm"])
+            .status()
+            .expect("prewarm")
+            .success()
+    );
+
+    println!("| whole process, warm compile cache, median of 20 | p50 | min | max | target |");
+    println!("|---|---|---|---|---|");
+    let starts = [
+        (
+            "`/bin/true` (process start floor)",
+            Command::new("/bin/true"),
+            "",
+        ),
+        (
+            "`warden --version` (binary start floor)",
+            {
+                let mut command = Command::new(WARDEN);
+                command.arg("--version").stdout(Stdio::null());
+                command
+            },
+            "",
+        ),
+        ("`warden tools`", warden(&["tools"]), "≤ 10 ms"),
+        (
+            "`warden call Read` (first call: loads Read's component)",
+            warden(&["call", "Read", "--input", r#"{"file_path":"small.txt"}"#]),
+            "≤ 15 ms",
+        ),
+    ];
+    for (label, mut command, target) in starts {
+        let mut samples: Vec<Duration> = (0..20)
+            .map(|_| {
+                let started = Instant::now();
+                let status = command.status().expect("run");
+                assert!(status.success(), "{label}");
+                started.elapsed()
+            })
+            .collect();
+        samples.sort();
+        println!(
+            "| {label} | {} | {} | {} | {target} |",
+            common::format_duration(samples[samples.len() / 2]),
+            common::format_duration(samples[0]),
+            common::format_duration(samples[samples.len() - 1]),
+        );
+    }
+
+    println!();
+    let mut session = Session::start(None, None, &workspace, &state, &cache);
+    session.batch(&reads(1, "warm"));
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = session.status("VmRSS");
+    let started = Instant::now();
+    session.batch(&reads(1000, "inflight"));
+    let thousand = started.elapsed();
+    let peak = session.status("VmHWM");
+    println!(
+        "Memory (target 6): idle `warden run` with the default tools after one call: **{:.1} MiB** RSS (target ≤ 20 MB); peak while a batch of 1,000 `Read`s was in flight (at most the batch concurrency run at once, the rest queued): **{:.1} MiB** (the batch took {}).\n",
+        idle as f64 / 1024.0,
+        peak as f64 / 1024.0,
+        common::format_duration(thousand)
+    );
+    drop(session);
+
+    // Target 3: throughput.
+    const CALLS: usize = 10_000;
+    let floor = Arc::new(
+        warden::Floor::new(
+            &std::fs::read(warden_test_guests::PIPELINE_ECHO).expect("guest"),
+            false,
+        )
+        .expect("floor"),
+    );
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let floor = Arc::clone(&floor);
+            scope.spawn(move || {
+                for _ in 0..CALLS / 2 {
+                    floor.call("Picky", r#"{"word":"hi"}"#).expect("floor call");
+                }
+            });
+        }
+    });
+    let floor_rate = CALLS as f64 / started.elapsed().as_secs_f64();
+    let mut rates = Vec::new();
+    let mut read_rates = Vec::new();
+    for cores in ["0", "0,1"] {
+        let mut session = Session::start(Some(cores), Some(&plugin), &workspace, &state, &cache);
+        session.batch(&pickies(20, "warm"));
+        let started = Instant::now();
+        session.batch(&pickies(CALLS, "many"));
+        rates.push(CALLS as f64 / started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        session.batch(&reads(CALLS / 5, "reads"));
+        read_rates.push((CALLS / 5) as f64 / started.elapsed().as_secs_f64());
+    }
+    println!("| throughput, {CALLS} calls | calls/s | of the floor |");
+    println!("|---|---|---|");
+    println!(
+        "| floor: bare fresh instance + `call` of `Picky` (concurrency-safe, no files), 2 threads | {floor_rate:.0} | 100% |"
+    );
+    for (label, rate) in ["one core (`taskset -c 0`)", "two cores"]
+        .iter()
+        .zip(&rates)
+    {
+        println!(
+            "| `warden run`, one batch of {CALLS} `Picky` calls, {label} | {rate:.0} | {:.0}% |",
+            100.0 * rate / floor_rate
+        );
+    }
+    for (label, rate) in ["one core", "two cores"].iter().zip(&read_rates) {
+        println!(
+            "| `warden run`, one batch of {} `Read`s of a small file, {label} | {rate:.0} | {:.0}% |",
+            CALLS / 5,
+            100.0 * rate / floor_rate
+        );
+    }
+    println!(
+        "\nTwo cores over one: **{:.2}×** (target ≥ 1.6×); two cores over the floor: **{:.0}%** (target ≥ 60%).",
+        rates[1] / rates[0],
+        100.0 * rates[1] / floor_rate
+    );
+}
+
+fn pickies(count: usize, prefix: &str) -> Vec<Value> {
+    (0..count)
+        .map(|n| json!({"type": "tool_use", "id": format!("{prefix}{n}"), "name": "Picky", "input": {"word": "hi"}}))
+        .collect()
+}
+
+fn reads(count: usize, prefix: &str) -> Vec<Value> {
+    (0..count)
+        .map(|n| json!({"type": "tool_use", "id": format!("{prefix}{n}"), "name": "Read", "input": {"file_path": "small.txt"}}))
+        .collect()
+}
+
+/// A `warden run` child, optionally pinned to `cores` with `taskset`, optionally with the test
+/// plugin (`Echo`, `Picky`).
+struct Session {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    fn start(
+        cores: Option<&str>,
+        plugin: Option<&Path>,
+        workspace: &Path,
+        state: &Path,
+        cache: &Path,
+    ) -> Self {
+        let mut command = match cores {
+            Some(cores) => {
+                let mut command = Command::new("taskset");
+                command.args(["-c", cores, WARDEN]);
+                command
+            }
+            None => Command::new(WARDEN),
+        };
+        if let Some(plugin) = plugin {
+            command.arg("--plugins").arg(plugin);
+        }
+        let mut child = command
+            .arg("--cwd")
+            .arg(workspace)
+            .arg("--state-dir")
+            .arg(state)
+            .arg("--cache-dir")
+            .arg(cache)
+            .arg("--no-user-settings")
+            .arg("run")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start warden run");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Sends `blocks` as one assistant message and waits for its `result` line.
+    fn batch(&mut self, blocks: &[Value]) {
+        let message =
+            json!({"type": "assistant", "message": {"role": "assistant", "content": blocks}});
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                self.stdout.read_line(&mut line).expect("read") > 0,
+                "warden run ended early"
+            );
+            let value: Value = serde_json::from_str(&line).expect("JSON");
+            if value["type"] == "result" {
+                assert_eq!(value["errors"], 0, "{value}");
+                return;
+            }
+        }
+    }
+
+    /// A `/proc/<pid>/status` field of `warden` (not of `taskset`, which execs it), in KiB.
+    fn status(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{field}:")))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
