@@ -1,5 +1,7 @@
-//! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, four in
-//! parallel, one sandboxed command hook), and what a monitor costs the pipeline.
+//! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, two and
+//! four in parallel, one sandboxed command hook), and what a monitor costs the pipeline, beside the
+//! floor of issue 10's target 2: one bare instantiate + `handle` of the same hook component
+//! (`warden::Floor`), measured in the same run.
 //!
 //! `cargo bench -p warden --bench hooks` prints Markdown rows for `BENCHMARKS.md`.
 
@@ -13,6 +15,31 @@ use serde_json::json;
 use warden::{Runtime, RuntimeConfig};
 
 fn main() {
+    // The floor runs wasmtime's synchronous WASI, outside any async context.
+    let floor = warden::Floor::new(
+        &std::fs::read(warden_test_guests::HOOKS_SCRIPTED).expect("hook guest"),
+        true,
+    )
+    .expect("floor");
+    let event = json!({"hook_event_name": "PreToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": "notes.md"}, "config": {"behaviour": "answer"}})
+    .to_string();
+    for _ in 0..200 {
+        floor.call("", &event).expect("floor call");
+    }
+    let mut samples: Vec<std::time::Duration> = (0..2000)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            floor.call("", &event).expect("floor call");
+            started.elapsed()
+        })
+        .collect();
+    println!("| what one iteration does | p50 | p99 | mean | per second |");
+    println!("|---|---|---|---|---|");
+    common::row(
+        "floor: bare store + instantiate + `handle` of the hook component, this thread",
+        &mut samples,
+    );
     common::block_on(run());
 }
 
@@ -47,6 +74,11 @@ async fn run() {
         config
     };
     let one = hook_plugin(root.path(), "one", &hook_table(0));
+    let two = hook_plugin(
+        root.path(),
+        "two",
+        &(0..2).map(hook_table).collect::<String>(),
+    );
     let four = hook_plugin(
         root.path(),
         "four",
@@ -71,6 +103,12 @@ async fn run() {
                 .expect("runtime"),
         ),
         (
+            "2 WASM PreToolUse hooks (parallel)",
+            Runtime::new(config(vec![two], None))
+                .await
+                .expect("runtime"),
+        ),
+        (
             "4 WASM PreToolUse hooks (parallel)",
             Runtime::new(config(vec![four], None))
                 .await
@@ -89,8 +127,6 @@ async fn run() {
                 .expect("runtime"),
         ),
     ];
-    println!("| what one iteration does | p50 | p99 | mean | per second |");
-    println!("|---|---|---|---|---|");
     let input = json!({"file_path": "notes.md"});
     for (label, runtime) in &runtimes {
         bench(
@@ -102,7 +138,7 @@ async fn run() {
         )
         .await;
     }
-    let (_, monitored) = &runtimes[4];
+    let (_, monitored) = &runtimes[5];
     let report = monitored.end_session("other").await;
     for stats in report.monitors {
         println!(

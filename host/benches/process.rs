@@ -36,6 +36,37 @@ async fn run() {
 
     println!("| what one iteration does | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
+    // Target 5: `true` through the process sandbox at most 1 ms over a plain fork + exec.
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let status = std::process::Command::new("/bin/bash")
+            .args(["-c", "true"])
+            .output()
+            .expect("bash runs");
+        samples.push(started.elapsed());
+        assert!(status.status.success());
+    }
+    row(
+        "floor: `bash -c true` spawned bare by `std::process` (fork + exec, pipes)",
+        &mut samples,
+    );
+    for (label, runtime) in [
+        ("confined (Landlock, network namespace)", &sandboxed),
+        (
+            "`--unsandboxed-process` (same pipeline, no confinement)",
+            &unsandboxed,
+        ),
+    ] {
+        bench(
+            runtime,
+            &format!("full pipeline, `Bash` `true`, {label}"),
+            "Bash",
+            &json!({"command": "true"}),
+            200,
+        )
+        .await;
+    }
     let mut samples = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();

@@ -105,6 +105,10 @@ fn main() {
     session.batch(&reads(1, "warm"));
     std::thread::sleep(Duration::from_millis(300));
     let idle = session.status("VmRSS");
+    // The epoch ticker (every 10 ms) is what an idle session still runs: its CPU over 2 s.
+    let cpu_before = session.cpu_ticks();
+    std::thread::sleep(Duration::from_secs(2));
+    let idle_cpu = session.cpu_ticks() - cpu_before;
     let started = Instant::now();
     session.batch(&reads(1000, "inflight"));
     let thousand = started.elapsed();
@@ -114,6 +118,11 @@ fn main() {
         idle as f64 / 1024.0,
         peak as f64 / 1024.0,
         common::format_duration(thousand)
+    );
+    println!(
+        "Idle CPU of `warden run` over 2 s (the epoch ticker's cost): **{} clock ticks** ({} ms; `/proc/<pid>/stat` utime + stime).\n",
+        idle_cpu,
+        idle_cpu * 10
     );
     drop(session);
 
@@ -259,6 +268,22 @@ impl Session {
                 return;
             }
         }
+    }
+
+    /// User plus system CPU of the child so far, in clock ticks (100 per second on Linux).
+    fn cpu_ticks(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+        let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let field = |at: usize| {
+            fields
+                .get(at)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        field(11) + field(12)
     }
 
     /// A `/proc/<pid>/status` field of `warden` (not of `taskset`, which execs it), in KiB.
