@@ -171,6 +171,16 @@ async fn delegated_calls_obey_the_parents_deny_rules_and_the_delegate_grant() {
     assert!(!fixture.workspace().join("x").exists());
     let aliased = delegate("Cat", json!({"file_path": "open.txt"})).await;
     assert_eq!(aliased["is_error"], false, "{aliased}");
+    // Oversized names and inputs are refused before the host parses them.
+    let huge = delegate("Read", json!({"file_path": "x".repeat(5 << 20)})).await;
+    assert_eq!(huge["error_kind"], "invalid_input", "{}", huge["text"]);
+    assert!(
+        huge["text"].as_str().unwrap().contains("at most"),
+        "{}",
+        huge["text"]
+    );
+    let long_name = delegate(&"R".repeat(300), json!({})).await;
+    assert_eq!(long_name["error_kind"], "invalid_input", "{long_name}");
     let unknown = delegate("Nope", json!({})).await;
     assert_eq!(unknown["error_kind"], "permission_denied", "{unknown}");
 }

@@ -140,6 +140,11 @@ impl NestedCalls<'_> {
     }
 }
 
+/// The longest tool name and input a guest may delegate: bounded before the input is parsed, so
+/// a guest cannot make the host hold many copies of most of its memory.
+const MAX_DELEGATED_NAME: usize = 256;
+const MAX_DELEGATED_INPUT: usize = 4 << 20;
+
 impl Delegator for NestedCalls<'_> {
     fn delegate<'s>(
         &'s self,
@@ -149,6 +154,24 @@ impl Delegator for NestedCalls<'_> {
     ) -> BoxFuture<'s, WitDelegated> {
         Box::pin(async move {
             let id = self.stages.scope.nested_id(&self.caller);
+            if tool.len() > MAX_DELEGATED_NAME || input.len() > MAX_DELEGATED_INPUT {
+                let shown: String = tool.chars().take(MAX_DELEGATED_NAME).collect();
+                return answer(
+                    &id,
+                    refused_nested(
+                        &id,
+                        &shown,
+                        Failure::new(
+                            ErrorKind::InvalidInput,
+                            format!(
+                                "a delegated call's tool name may have at most {MAX_DELEGATED_NAME} bytes and its input at most {MAX_DELEGATED_INPUT} bytes (got {} and {})",
+                                tool.len(),
+                                input.len()
+                            ),
+                        ),
+                    ),
+                );
+            }
             let input: Value = match serde_json::from_str(&input) {
                 Ok(value) => value,
                 Err(error) => {
