@@ -24,7 +24,7 @@ mod target;
 mod vectors;
 
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 pub use decision::{DecidedBy, Decision, HookVote, Verdict, VoteKind};
 pub use mode::{PermissionMode, UnknownMode};
@@ -53,6 +53,10 @@ pub(crate) use matching::{example_matches, touches};
 pub(crate) use rules::Family;
 pub(crate) use target::Target;
 
+/// Positions of relevant allow, ask and deny rules.
+#[derive(Debug)]
+struct Relevant([Vec<u32>; 3]);
+
 /// The operator's permission configuration: rules of every scope, the mode, and the directories
 /// that count as the workspace.
 #[derive(Debug)]
@@ -63,6 +67,8 @@ pub struct Policy {
     session: RwLock<Vec<Rule>>,
     /// The configured rules' path patterns in one set, built on first use.
     path_index: std::sync::OnceLock<path_index::PathIndex>,
+    /// Per tool name, the positions of the configured rules that can match its calls.
+    relevant: RwLock<std::collections::HashMap<String, Arc<Relevant>>>,
     /// The permission mode.
     pub mode: PermissionMode,
     /// Directories besides the workspace that count as inside it.
@@ -88,6 +94,7 @@ impl Policy {
             deny: Vec::new(),
             session: RwLock::new(Vec::new()),
             path_index: std::sync::OnceLock::new(),
+            relevant: RwLock::default(),
             mode: PermissionMode::Default,
             additional_dirs: Vec::new(),
             context,
@@ -103,6 +110,10 @@ impl Policy {
     /// returned warning says why.
     pub fn add(&mut self, rule: Rule) -> Option<String> {
         self.path_index.take();
+        self.relevant
+            .get_mut()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clear();
         match rule.kind() {
             RuleKind::Allow if rule.has_broad_name_glob() => Some(format!(
                 "ignored allow rule {:?} ({}): allow rules may use '*' in the tool name only after a literal mcp__<server>__ prefix",
@@ -183,6 +194,7 @@ impl Policy {
             deny: self.deny.iter().cloned().chain(deny).collect(),
             session: RwLock::new(session),
             path_index: std::sync::OnceLock::new(),
+            relevant: RwLock::default(),
             mode,
             additional_dirs: self.additional_dirs.clone(),
             context: self.context.clone(),
@@ -200,6 +212,64 @@ impl Policy {
                             || crate::wildcard::matches(held.tool(), rule.tool())))
             })
         })
+    }
+
+    /// The configured rules of `kind` that can match a call of `tool`, in order. A rule whose tool
+    /// is neither `tool` (by name or glob) nor of a path family (whose paths reach across tools)
+    /// can never match, so with many rules most are skipped without being looked at.
+    pub(crate) fn rules_for(&self, kind: RuleKind, tool: &str) -> impl Iterator<Item = &Rule> {
+        let relevant = self.relevant(tool);
+        let rules = self.rules(kind);
+        let positions = match kind {
+            RuleKind::Allow => 0,
+            RuleKind::Ask => 1,
+            RuleKind::Deny => 2,
+        };
+        (0..relevant.0[positions].len()).map(move |at| &rules[relevant.0[positions][at] as usize])
+    }
+
+    fn relevant(&self, tool: &str) -> Arc<Relevant> {
+        if let Some(found) = self
+            .relevant
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(tool)
+        {
+            return Arc::clone(found);
+        }
+        let positions = |rules: &[Rule]| -> Vec<u32> {
+            rules
+                .iter()
+                .enumerate()
+                .filter(|(_, rule)| rule.family().is_some() || rule.matches_name(tool))
+                .filter_map(|(at, _)| u32::try_from(at).ok())
+                .collect()
+        };
+        let relevant = Arc::new(Relevant([
+            positions(&self.allow),
+            positions(&self.ask),
+            positions(&self.deny),
+        ]));
+        let mut cache = self
+            .relevant
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner());
+        // Tool names come from the registry, but a model can make up any: keep the cache bounded.
+        if cache.len() < 4096 {
+            cache.insert(tool.to_owned(), Arc::clone(&relevant));
+        }
+        relevant
+    }
+
+    /// Runs `f` on the configured allow rules that can match `tool` and every session allow
+    /// rule, in that order, without copying them.
+    pub(crate) fn with_allow_rules_for<T>(&self, tool: &str, f: impl FnOnce(&[&Rule]) -> T) -> T {
+        let session = self.session.read().ok();
+        let rules: Vec<&Rule> = self
+            .rules_for(RuleKind::Allow, tool)
+            .chain(session.iter().flat_map(|rules| rules.iter()))
+            .collect();
+        f(&rules)
     }
 
     /// Runs `f` on the configured and session allow rules, in that order, without copying them.

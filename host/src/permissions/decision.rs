@@ -261,7 +261,7 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         schema: &input.tool.input_schema,
         hits: Some(&hits),
     };
-    if let Some(rule) = blocking(policy.rules(RuleKind::Deny), &call) {
+    if let Some(rule) = blocking(policy.rules_for(RuleKind::Deny, name), &call) {
         let (text, source, scope) = rule_fields(rule);
         let reason = format!("{name} is denied by the rule {text} ({source})");
         return Decision::new(
@@ -274,7 +274,7 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             reason,
         );
     }
-    if let Some(rule) = blocking(policy.rules(RuleKind::Ask), &call) {
+    if let Some(rule) = blocking(policy.rules_for(RuleKind::Ask, name), &call) {
         let (text, source, scope) = rule_fields(rule);
         let reason = format!("the rule {text} ({source}) asks before {name} runs this");
         return Decision::new(
@@ -292,7 +292,7 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         && [RuleKind::Deny, RuleKind::Ask]
             .into_iter()
             .flat_map(|kind| policy.rules(kind))
-            .any(|rule| Family::of(rule.tool()) == Some(Family::Read) && !rule.is_bare())
+            .any(|rule| rule.family() == Some(Family::Read) && !rule.is_bare())
     {
         return Decision::new(
             Verdict::Ask,
@@ -389,7 +389,7 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         }),
         _ => false,
     };
-    let allowed = policy.with_allow_rules(|rules| {
+    let allowed = policy.with_allow_rules_for(name, |rules| {
         let bare_only: Vec<&Rule>;
         let rules = if leaves_workspace {
             bare_only = rules

@@ -87,7 +87,7 @@ pub(crate) fn allowing<'r>(
                     continue;
                 }
                 let rule = rules.iter().find(|rule| {
-                    Family::of(rule.tool()) == Some(Family::Edit)
+                    rule.family() == Some(Family::Edit)
                         && value(rule).is_some_and(|value| allows_path(value, write, call.hits))
                 })?;
                 used.push(*rule);
@@ -147,8 +147,8 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
     if let Some(matched) = param_reading(value, call) {
         return matched && rule.matches_name(call.tool);
     }
-    if let Some(family) = Family::of(rule.tool())
-        && blocked_paths(family, call).iter().any(|path| {
+    if let Some(family) = rule.family()
+        && any_blocked_path(family, call, |path| {
             path.all()
                 .any(|spelling| path_matches(value, spelling, call.hits))
         })
@@ -171,7 +171,7 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
                     .any(|forms| forms.deny.iter().any(|form| pattern.matches_form(form)))
         }
         Target::Path(path) => {
-            Family::of(rule.tool()).is_none()
+            rule.family().is_none()
                 && path
                     .all()
                     .any(|spelling| path_matches(value, spelling, call.hits))
@@ -182,36 +182,37 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
     }
 }
 
-/// The paths a family's deny or ask rules look at in this call.
-fn blocked_paths<'c>(family: Family, call: &CallView<'c>) -> Vec<&'c PathCandidates> {
+/// True when `matches` holds for one of the paths a family's deny or ask rules look at in this
+/// call. (A callback, not a list: this runs once per path rule per decision.)
+fn any_blocked_path(
+    family: Family,
+    call: &CallView<'_>,
+    mut matches: impl FnMut(&PathCandidates) -> bool,
+) -> bool {
     match (call.target, family) {
-        (Target::Path(path), Family::Read) => vec![path],
+        (Target::Path(path), Family::Read) => matches(path),
         (Target::Path(path), Family::Edit) => {
-            if call.writes || Family::of(call.tool) == Some(Family::Edit) {
-                vec![path]
-            } else {
-                Vec::new()
-            }
+            (call.writes || Family::of(call.tool) == Some(Family::Edit)) && matches(path)
         }
         (Target::Command(command), Family::Read) => command
             .reads
             .iter()
             .chain(&command.writes)
             .chain(&command.program_writes)
-            .collect(),
+            .any(matches),
         (Target::Command(command), Family::Edit) => command
             .writes
             .iter()
             .chain(&command.program_writes)
-            .collect(),
-        _ => Vec::new(),
+            .any(matches),
+        _ => false,
     }
 }
 
 /// True when `rule` is a Read-family rule with a path specifier matching `path` (absolute): such
 /// a deny rule hides the path from every guest's filesystem view.
 pub(crate) fn hides_path(rule: &Rule, path: &Path) -> bool {
-    Family::of(rule.tool()) == Some(Family::Read)
+    rule.family() == Some(Family::Read)
         && match &rule.specifier {
             Specifier::Value(value) => value.param.is_none() && path_matches(value, path, None),
             Specifier::Any | Specifier::Domain(_) => false,
@@ -244,7 +245,7 @@ fn allows_path_call(rule: &Rule, call: &CallView<'_>, path: &PathCandidates) -> 
         return false;
     }
     let covers_tool = rule.matches_name(call.tool)
-        || match (Family::of(rule.tool()), Family::of(call.tool)) {
+        || match (rule.family(), Family::of(call.tool)) {
             (Some(Family::Read), Some(Family::Read)) => true,
             // An Edit allow also allows reading the same paths.
             (Some(Family::Edit), Some(_)) => true,

@@ -93,12 +93,14 @@ impl<'i> PathHits<'i> {
         if self.index.indexed.binary_search(&pattern.id()).is_err() {
             return pattern.matches(path);
         }
-        let address = path.as_os_str().as_encoded_bytes().as_ptr() as usize;
+        let bytes = path.as_os_str().as_encoded_bytes();
+        let address = bytes.as_ptr() as usize;
+        let same = |entry: &Seen| entry.path.as_os_str().as_encoded_bytes() == bytes;
         let mut seen = self.seen.borrow_mut();
         let found = seen
             .iter()
-            .position(|entry| entry.address == address && entry.path == path)
-            .or_else(|| seen.iter().position(|entry| entry.path == path));
+            .position(|entry| entry.address == address && same(entry))
+            .or_else(|| seen.iter().position(same));
         let entry = match found {
             Some(at) => &seen[at],
             None => {

@@ -182,6 +182,8 @@ pub struct Rule {
     kind: RuleKind,
     source: RuleSource,
     tool: String,
+    /// `Family::of(tool)`, asked once per rule per decision, so computed once.
+    family: Option<Family>,
     pub(crate) specifier: Specifier,
 }
 
@@ -243,6 +245,7 @@ impl Rule {
             kind,
             source,
             tool: tool.to_owned(),
+            family: Family::of(tool),
             specifier,
         })
     }
@@ -337,6 +340,11 @@ impl Rule {
             Specifier::Value(value) => value.param.as_ref().map(|(name, _)| name.as_str()),
             _ => None,
         }
+    }
+
+    /// The path family of the rule's tool (Read or Edit), if any.
+    pub(crate) fn family(&self) -> Option<Family> {
+        self.family
     }
 
     /// The rule's path pattern, when its specifier reads as one.
