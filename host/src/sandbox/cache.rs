@@ -21,6 +21,9 @@ const MAGIC: &[u8; 8] = b"warden\x01\n";
 const HEADER: usize = MAGIC.len() + 32;
 /// File name endings of the two kinds of entry.
 const ARTIFACT: &str = "cwasm";
+/// The layout of the entries; part of the directory name, so that entries of an older layout
+/// (artifacts without the checksum header) are left alone as stale, not read as corrupt.
+const FORMAT: u32 = 2;
 const DESCRIPTION: &str = "tools.json";
 
 /// Where compiled components live, if anywhere.
@@ -51,6 +54,7 @@ impl ComponentCache {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        FORMAT.hash(&mut hasher);
         let dir = dir
             .map(|dir| dir.join(format!("{:016x}", hasher.finish())))
             .and_then(|dir| match private_dir(&dir) {

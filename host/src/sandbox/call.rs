@@ -438,9 +438,19 @@ pub(crate) async fn run(
     let mut store = store;
     store.data_mut().delegate = delegate_link;
     let pre = pre.clone();
+    // The store is dropped on the guest's thread too: giving its pool slot back resets the
+    // instance's memory (page-table work), which must not take an async worker's time.
     let mut guest = tokio::task::spawn_blocking(move || {
         let result = invoke(&mut store, &pre, request);
-        (store, result)
+        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
+        let progress = std::mem::take(&mut store.data_mut().progress);
+        let (refused, timed_out) = store.data().http_hooks.report();
+        drop(store);
+        GuestRun {
+            reply,
+            progress,
+            net: NetOutcome { refused, timed_out },
+        }
     });
     let backstop = far_deadline(timeout.saturating_add(BACKSTOP));
     let mut cancel_seen: Option<Instant> = None;
@@ -448,13 +458,7 @@ pub(crate) async fn run(
         tokio::select! {
             joined = &mut guest => {
                 return match joined {
-                    Ok((mut store, result)) => {
-                        let reply =
-                            result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
-                        let progress = std::mem::take(&mut store.data_mut().progress);
-                        let (refused, timed_out) = store.data().http_hooks.report();
-                        GuestRun { reply, progress, net: NetOutcome { refused, timed_out } }
-                    }
+                    Ok(run) => run,
                     Err(join_error) => GuestRun {
                         reply: Err(GuestFailure::Setup(format!(
                             "the guest thread failed: {join_error}"
@@ -565,7 +569,7 @@ pub(super) fn new_store(
 /// Gives up on a guest stuck in a host call. Its thread (and pool slot) are freed when the call
 /// returns; until then it counts against [`MAX_ABANDONED`].
 fn abandon(
-    guest: tokio::task::JoinHandle<(Store<CallState>, wasmtime::Result<GuestReply>)>,
+    guest: tokio::task::JoinHandle<GuestRun>,
     abandoned: &Arc<AtomicUsize>,
     failure: GuestFailure,
 ) -> GuestRun {
