@@ -97,6 +97,19 @@ fn run(tokio: &tokio::runtime::Runtime) {
 
     println!("| what one iteration does | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
+    // `WARDEN_BENCH_ONLY=read` runs `Read` alone for a while (for profiling it).
+    if std::env::var("WARDEN_BENCH_ONLY").as_deref() == Ok("read") {
+        let read = json!({"file_path": "small.txt", "limit": 10});
+        for _ in 0..20_000 {
+            let call = ToolUse {
+                id: "toolu_bench".to_owned(),
+                name: "Read".to_owned(),
+                input: read.clone(),
+            };
+            std::hint::black_box(tokio.block_on(runtime.dispatch(call)));
+        }
+        return;
+    }
     let (floor_samples, echo_samples) =
         side_by_side(tokio, &runtime, &floor, &echo_text, "Echo", &echo_input);
     let (_, read_samples) = side_by_side(
