@@ -11,10 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use warden::{
-    CapabilityClass, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime, RuntimeConfig,
-    ToolSpec, ToolUse,
-};
+use warden::{Runtime, RuntimeConfig, ToolUse};
 
 const WARM_UP: usize = 200;
 const ITERATIONS: usize = 3000;
@@ -29,14 +26,7 @@ async fn run() {
         .map(|n| format!("line {n} of the benchmark file\n"))
         .collect();
     std::fs::write(workspace.join("small.txt"), lines).expect("write file");
-    let plugin = root.path().join("echo");
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
-    std::fs::write(
-        plugin.join("warden.toml"),
-        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
-    )
-    .expect("manifest");
+    let plugin = common::echo_plugin(root.path());
 
     let config = || {
         let mut config = RuntimeConfig::new(&workspace);
@@ -99,8 +89,6 @@ async fn run() {
     )
     .await;
 
-    decision_rows(&workspace);
-
     for tasks in [1usize, 2] {
         let per_task = 4000;
         let started = Instant::now();
@@ -131,79 +119,6 @@ async fn run() {
         rss_after / 1024,
         4 * (WARM_UP + ITERATIONS) + 12_000
     );
-}
-
-/// The central decision alone, with 200 rules loaded across allow, ask and deny.
-fn decision_rows(workspace: &Path) {
-    let context = RuleContext {
-        cwd: std::fs::canonicalize(workspace).expect("workspace"),
-        home: Some("/home/bench".into()),
-    };
-    let mut policy = Policy::new(context.clone());
-    for n in 0..200 {
-        let (kind, text) = match n % 8 {
-            0 => (RuleKind::Allow, format!("Bash(tool{n} *)")),
-            1 => (RuleKind::Deny, format!("Bash(danger{n} *)")),
-            2 => (RuleKind::Ask, format!("Bash(argv:risky{n} -r -f)")),
-            3 => (RuleKind::Allow, format!("Read(src/mod{n}/**)")),
-            4 => (RuleKind::Deny, format!("Read(secret{n}/**)")),
-            5 => (RuleKind::Allow, format!("Edit(//opt/data{n}/*.json)")),
-            6 => (
-                RuleKind::Allow,
-                format!("WebFetch(domain:*.site{n}.example)"),
-            ),
-            _ => (RuleKind::Deny, format!("mcp__server{n}__*")),
-        };
-        let rule = Rule::parse(&text, kind, RuleSource::CommandLine, &context).expect("rule");
-        policy.add(rule);
-    }
-    policy.add(
-        Rule::parse(
-            "Bash(git status)",
-            RuleKind::Allow,
-            RuleSource::CommandLine,
-            &context,
-        )
-        .expect("rule"),
-    );
-    let spec = |name: &str, field: &str, class: CapabilityClass| ToolSpec {
-        name: name.to_owned(),
-        description: String::new(),
-        input_schema: json!({"type": "object", "properties": {field: {"type": "string"}}}),
-        class,
-        read_only: class == CapabilityClass::Read,
-        concurrency_safe: false,
-        rule_field: Some(field.to_owned()),
-    };
-    let cases = [
-        (
-            "decision only, 200 rules: `Bash` compound command (parse + every subcommand)",
-            spec("Bash", "command", CapabilityClass::Process),
-            json!({"command": "git status && FOO=1 timeout 5 tool8 --x | grep y"}),
-        ),
-        (
-            "decision only, 200 rules: `Read` path (gitignore globs, symlink resolution)",
-            spec("Read", "file_path", CapabilityClass::Read),
-            json!({"file_path": "src/mod3/deep/file.rs"}),
-        ),
-        (
-            "decision only, 200 rules: `WebFetch` URL (domain rules)",
-            spec("WebFetch", "url", CapabilityClass::Network),
-            json!({"url": "https://docs.site6.example/page"}),
-        ),
-    ];
-    for (label, tool, input) in cases {
-        for _ in 0..WARM_UP {
-            std::hint::black_box(policy.evaluate(&tool, &input));
-        }
-        let mut samples = Vec::with_capacity(ITERATIONS);
-        for _ in 0..ITERATIONS {
-            let started = Instant::now();
-            std::hint::black_box(policy.evaluate(&tool, &input));
-            samples.push(started.elapsed());
-        }
-        common::row(label, &mut samples);
-    }
 }
 
 fn echo_call() -> ToolUse {

@@ -68,14 +68,7 @@ fn run(tokio: &tokio::runtime::Runtime) {
         .map(|n| format!("line {n} of the benchmark file\n"))
         .collect();
     std::fs::write(workspace.join("small.txt"), lines).expect("write file");
-    let plugin = root.path().join("echo");
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
-    std::fs::write(
-        plugin.join("warden.toml"),
-        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
-    )
-    .expect("manifest");
+    let plugin = common::echo_plugin(root.path());
     let (mut allow, deny) = rules(200);
     allow.push("Echo".to_owned());
     let mut config = RuntimeConfig::new(&workspace);

@@ -25,14 +25,7 @@ const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 
 fn main() {
     let (root, workspace) = common::temp_workspace();
-    let plugin = root.path().join("echo");
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
-    std::fs::write(
-        plugin.join("warden.toml"),
-        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
-    )
-    .expect("manifest");
+    let plugin = common::echo_plugin(root.path());
     std::fs::write(workspace.join("small.txt"), "hello\n".repeat(20)).expect("file");
     let state = root.path().join("state");
     let cache = root.path().join("cache");

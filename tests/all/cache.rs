@@ -50,6 +50,22 @@ fn artifacts(cache: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// `warden call Read` of `notes.txt`, which must succeed with the file's words.
+fn read_notes(fixture: &Fixture, cache: &Path) -> Output {
+    let read = warden(
+        fixture,
+        cache,
+        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
+    );
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert!(String::from_utf8_lossy(&read.stdout).contains("cached words"));
+    read
+}
+
 #[test]
 fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     let fixture = Fixture::new();
@@ -85,17 +101,7 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     );
 
     // The first call compiles only the component it runs.
-    let read = warden(
-        &fixture,
-        &cache,
-        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
-    );
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    assert!(String::from_utf8_lossy(&read.stdout).contains("cached words"));
+    read_notes(&fixture, &cache);
     let compiled = artifacts(&cache);
     assert_eq!(compiled.len(), 1, "{compiled:?}");
 
@@ -104,17 +110,7 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x5a;
     std::fs::write(&compiled[0], &bytes).unwrap();
-    let again = warden(
-        &fixture,
-        &cache,
-        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
-    );
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
-    assert!(String::from_utf8_lossy(&again.stdout).contains("cached words"));
+    let again = read_notes(&fixture, &cache);
     assert!(
         String::from_utf8_lossy(&again.stderr).contains("corrupt"),
         "{}",
@@ -127,12 +123,7 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     );
     // A truncated one too.
     std::fs::write(&compiled[0], &bytes[..100]).unwrap();
-    let truncated = warden(
-        &fixture,
-        &cache,
-        &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
-    );
-    assert!(String::from_utf8_lossy(&truncated.stdout).contains("cached words"));
+    read_notes(&fixture, &cache);
 
     // A description that is not JSON is described again, not trusted.
     let engine_dir = compiled[0].parent().unwrap().to_path_buf();

@@ -23,6 +23,19 @@ pub fn temp_workspace() -> (tempfile::TempDir, std::path::PathBuf) {
     (root, workspace)
 }
 
+/// A plugin directory under `root` holding the `pipeline-echo` test guest (`Echo`, `Picky`).
+pub fn echo_plugin(root: &std::path::Path) -> std::path::PathBuf {
+    let plugin = root.join("echo");
+    std::fs::create_dir_all(&plugin).expect("plugin dir");
+    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
+    )
+    .expect("manifest");
+    plugin
+}
+
 /// Dispatches one call of `tool`.
 pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
     runtime
