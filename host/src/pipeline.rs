@@ -230,7 +230,16 @@ pub(crate) async fn dispatch(
     };
     let id = call.id.clone();
     stages.controls.register(&id, Arc::clone(&cancel));
+    let tool = call.name.clone();
+    let mut abandoned = Abandoned {
+        stages,
+        id: &id,
+        tool: &tool,
+        started,
+        cancel: Some(Arc::clone(&cancel)),
+    };
     let mut result = run(stages, call, cancel, &mut outcome, &mut rules).await;
+    abandoned.cancel = None;
     let limit = rules.limit;
     if let Some(reason) = stages.controls.finish(&id)
         && let Err((failure, _)) = &mut result
@@ -272,6 +281,39 @@ pub(crate) async fn dispatch(
         }),
     );
     Dispatch { block, outcome }
+}
+
+/// Runs when a dispatch's future is dropped before the call ended (its caller was cancelled or
+/// timed out, e.g. an Agent call abandoning a sub-agent's call): the guest is told to stop, the
+/// call's cancel handle is released and its `tool_finished` still goes out, so no listener waits
+/// for a call that no longer exists.
+struct Abandoned<'s, 'a> {
+    stages: &'s Stages<'a>,
+    id: &'s str,
+    tool: &'s str,
+    started: Instant,
+    /// `None` once the call ended normally.
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Drop for Abandoned<'_, '_> {
+    fn drop(&mut self) {
+        let Some(cancel) = self.cancel.take() else {
+            return;
+        };
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.stages.controls.finish(self.id);
+        self.stages.emit(
+            "tool_finished",
+            serde_json::json!({
+                "tool_use_id": self.id,
+                "tool_name": self.tool,
+                "is_error": true,
+                "error_kind": ErrorKind::Cancelled.as_str(),
+                "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+        );
+    }
 }
 
 /// How the output stage renders one call's result.

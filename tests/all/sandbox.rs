@@ -95,6 +95,40 @@ async fn cancelling_a_call_interrupts_the_guest() {
     error_text(&result, ErrorKind::Cancelled);
 }
 
+/// A dispatch whose future is dropped mid-call (its caller timed out) still stops the guest,
+/// releases the call's cancel handle and reports `tool_finished`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_dispatch_stops_its_guest_and_reports_the_call_finished() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    let sink = std::sync::Arc::clone(&events);
+    runtime.set_event_sink(std::sync::Arc::new(move |event: &serde_json::Value| {
+        sink.lock().unwrap().push(event.clone());
+    }));
+    let call = warden::ToolUse {
+        id: "dropped".into(),
+        name: "Spin".into(),
+        input: json!({}),
+    };
+    let timed_out = tokio::time::timeout(Duration::from_millis(300), runtime.dispatch(call)).await;
+    assert!(timed_out.is_err(), "the spinning guest ended on its own");
+    assert!(
+        !runtime.cancel("dropped", "late"),
+        "the dropped call's cancel handle is still registered"
+    );
+    let finished: Vec<serde_json::Value> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|event| event["event"] == "tool_finished" && event["tool_use_id"] == "dropped")
+        .cloned()
+        .collect();
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["error_kind"], "cancelled");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 pub(crate) async fn sandbox_hog() {
     let fixture = Fixture::new();
