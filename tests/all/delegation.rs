@@ -691,6 +691,42 @@ async fn a_nested_call_gets_a_share_of_the_callers_deadline() {
     );
 }
 
+/// The share bounds the whole nested call: a PreToolUse hook that would wait 30 s is cut off at
+/// the share, not only the nested tool's own run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_share_bounds_a_nested_calls_hooks_too() {
+    let fixture = Fixture::new();
+    fixture.write("open.txt", "fine\n");
+    let plugin = fixture.plugin(
+        "probe",
+        DELEGATE_PROBE,
+        "grants = { delegate = [\"Read\"], fs = [{ path = \"${WORKSPACE}\", access = \"read\" }] }\nlimits = { timeout_ms = 1500 }",
+    );
+    let hook = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "sleep 30", "timeout": 60}]}]}})
+    .to_string();
+    let runtime = fixture
+        .runtime(&[plugin], |config| {
+            config.allowed_tools = vec!["Delegate".to_owned()];
+            config.settings_json = vec![hook];
+        })
+        .await;
+    let started = std::time::Instant::now();
+    let result = call(
+        &runtime,
+        "Delegate",
+        json!({"tool": "Read", "input": {"file_path": "open.txt"}}),
+    )
+    .await;
+    let report = structured(&result);
+    assert_eq!(report["error_kind"], "timeout", "{report}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the nested call's hook ran past the caller's deadline: {:?}",
+        started.elapsed()
+    );
+}
+
 /// An embedder's own runner gets the request and a narrowed sub-session; a component may not
 /// reach the Agent tool through `delegate` (its runner cannot be held to the caller's grants).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -57,7 +57,9 @@ impl CommandHook {
             stdin: payload.to_string().into_bytes(),
             timeout,
             output_cap: OUTPUT_CAP,
+            stop: std::sync::Arc::default(),
         };
+        let _stop = oneshot::StopOnDrop(std::sync::Arc::clone(&spec.stop));
         let output = match tokio::task::spawn_blocking(move || oneshot::run(spec)).await {
             Ok(Ok(output)) => output,
             Ok(Err(error)) => {

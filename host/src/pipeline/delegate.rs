@@ -234,8 +234,29 @@ impl Delegator for NestedCalls<'_> {
             scope.ceiling = Some(Arc::clone(&self.ceiling));
             scope.deadline = Some(Scope::share_of(deadline));
             scope.cancelled_with = Some(Arc::clone(&self.cancel));
-            let dispatch = dispatch_scoped(self.stages, &scope, call, Arc::default()).await;
-            answer(&id, dispatch)
+            // The share bounds the whole nested call (its hooks and any permission question
+            // too), not only its guest: past it the nested dispatch is dropped, which stops its
+            // guest and reports it finished (`pipeline::Abandoned`).
+            let share = scope.deadline.unwrap_or(deadline);
+            let shown = call.clone();
+            match tokio::time::timeout_at(
+                share.into(),
+                dispatch_scoped(self.stages, &scope, call, Arc::default()),
+            )
+            .await
+            {
+                Ok(dispatch) => answer(&id, dispatch),
+                Err(_) => {
+                    let failure = Failure::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "the delegated call of {} did not finish within its share of {}'s time",
+                            shown.name, self.caller
+                        ),
+                    );
+                    answer(&id, self.refuse(&shown, failure))
+                }
+            }
         })
     }
 }

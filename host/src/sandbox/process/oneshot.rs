@@ -3,17 +3,21 @@
 //!
 //! It uses the same confinement as Bash's commands (`confine.rs`: Landlock, a network namespace,
 //! seccomp, rlimits, its own process group) with the directories the caller names, and kills the
-//! whole group at the deadline and when the program ends.
+//! whole group at the deadline, when its caller gives up on it, and when the program ends.
 
 use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::confine::{ChildSpec, ResourceLimits, piped_command};
 use super::{kill_group, spawn_on_spawner};
 
 /// How long to wait for the pipes to drain after the program's group is gone.
 const DRAIN: Duration = Duration::from_millis(500);
+/// How often a waiting run looks at its `stop` flag.
+const POLL: Duration = Duration::from_millis(20);
 
 /// One program to run.
 pub(crate) struct OneShot {
@@ -24,6 +28,18 @@ pub(crate) struct OneShot {
     pub(crate) timeout: Duration,
     /// Bytes kept of stdout and of stderr each; the rest is read and dropped.
     pub(crate) output_cap: usize,
+    /// Set when nobody waits for the result any more (see [`StopOnDrop`]): the group is killed.
+    pub(crate) stop: Arc<AtomicBool>,
+}
+
+/// Sets its flag when dropped: held by the future awaiting a run, so that dropping that future
+/// (its caller timed out or was cancelled) kills the program instead of leaving it running.
+pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// How the run ended.
@@ -69,11 +85,19 @@ pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
         kill_group(group);
         return Err("cannot start a thread to wait for the hook".to_owned());
     }
-    let (status, timed_out) = match exited.recv_timeout(spec.timeout) {
-        Ok(status) => (status.ok(), false),
-        Err(_) => {
-            kill_group(group);
-            (exited.recv_timeout(DRAIN).ok().and_then(Result::ok), true)
+    let until = Instant::now().checked_add(spec.timeout);
+    let (status, timed_out) = loop {
+        let left = until.map_or(POLL, |until| {
+            until.saturating_duration_since(Instant::now())
+        });
+        match exited.recv_timeout(left.min(POLL)) {
+            Ok(status) => break (status.ok(), false),
+            Err(mpsc::RecvTimeoutError::Timeout)
+                if !left.is_zero() && !spec.stop.load(Ordering::Relaxed) => {}
+            Err(_) => {
+                kill_group(group);
+                break (exited.recv_timeout(DRAIN).ok().and_then(Result::ok), true);
+            }
         }
     };
     // Leftovers of the program die with it.
