@@ -53,6 +53,20 @@ pub(crate) use matching::{example_matches, touches};
 pub(crate) use rules::Family;
 pub(crate) use target::Target;
 
+/// The hidden-path check, once built (a closure, so `Debug` shows only whether it is there).
+#[derive(Default)]
+struct HiddenCache(std::sync::OnceLock<Option<crate::sandbox::HiddenPaths>>);
+
+impl std::fmt::Debug for HiddenCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0.get() {
+            Some(Some(_)) => "HiddenCache(built)",
+            Some(None) => "HiddenCache(nothing hidden)",
+            None => "HiddenCache(not built)",
+        })
+    }
+}
+
 /// Positions of relevant allow, ask and deny rules.
 #[derive(Debug)]
 struct Relevant([Vec<u32>; 3]);
@@ -67,6 +81,9 @@ pub struct Policy {
     session: RwLock<Vec<Rule>>,
     /// The configured rules' path patterns in one set, built on first use.
     path_index: std::sync::OnceLock<path_index::PathIndex>,
+    /// What the Read deny rules hide from guests, built on first use (every nested call of a
+    /// narrowed scope asks for it).
+    hidden: HiddenCache,
     /// Per tool name, the positions of the configured rules that can match its calls.
     relevant: RwLock<std::collections::HashMap<String, Arc<Relevant>>>,
     /// The permission mode.
@@ -94,6 +111,7 @@ impl Policy {
             deny: Vec::new(),
             session: RwLock::new(Vec::new()),
             path_index: std::sync::OnceLock::new(),
+            hidden: HiddenCache::default(),
             relevant: RwLock::default(),
             mode: PermissionMode::Default,
             additional_dirs: Vec::new(),
@@ -110,6 +128,7 @@ impl Policy {
     /// returned warning says why.
     pub fn add(&mut self, rule: Rule) -> Option<String> {
         self.path_index.take();
+        self.hidden.0.take();
         self.relevant
             .get_mut()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -194,6 +213,7 @@ impl Policy {
             deny: self.deny.iter().cloned().chain(deny).collect(),
             session: RwLock::new(session),
             path_index: std::sync::OnceLock::new(),
+            hidden: HiddenCache::default(),
             relevant: RwLock::default(),
             mode,
             additional_dirs: self.additional_dirs.clone(),
@@ -287,6 +307,13 @@ impl Policy {
     /// filesystem view, or `None` when there are none. Only configured deny rules count; the
     /// session adds allow rules only, so the answer is fixed for the policy's life.
     pub(crate) fn hidden_paths(&self) -> Option<crate::sandbox::HiddenPaths> {
+        self.hidden
+            .0
+            .get_or_init(|| self.build_hidden_paths())
+            .clone()
+    }
+
+    fn build_hidden_paths(&self) -> Option<crate::sandbox::HiddenPaths> {
         let rules: Vec<Rule> = self
             .deny
             .iter()
