@@ -22,10 +22,7 @@ fn main() {
 
 async fn run() {
     let (root, workspace) = common::temp_workspace();
-    let lines: String = (1..=100)
-        .map(|n| format!("line {n} of the benchmark file\n"))
-        .collect();
-    std::fs::write(workspace.join("small.txt"), lines).expect("write file");
+    common::small_file(&workspace);
     let plugin = common::echo_plugin(root.path());
 
     let config = || {

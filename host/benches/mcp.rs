@@ -28,22 +28,21 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, workspace: &Path, plugin: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .arg("--cwd")
-            .arg(workspace)
-            .arg("--state-dir")
-            .arg(root.join("state"))
-            .arg("--cache-dir")
-            .arg(root.join("cache"))
-            .arg("--no-user-settings")
-            .arg("--plugins")
-            .arg(plugin)
-            .args(["--allowedTools", "Echo", "mcp", "serve"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start warden mcp serve");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        let mut child = common::isolated(
+            &mut command,
+            workspace,
+            &root.join("state"),
+            &root.join("cache"),
+        )
+        .arg("--plugins")
+        .arg(plugin)
+        .args(["--allowedTools", "Echo", "mcp", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start warden mcp serve");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         Self {

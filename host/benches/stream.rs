@@ -23,20 +23,19 @@ fn main() {
         )
         .expect("file");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .arg("--cwd")
-        .arg(&workspace)
-        .arg("--state-dir")
-        .arg(root.path().join("state"))
-        .arg("--cache-dir")
-        .arg(root.path().join("cache"))
-        .arg("--no-user-settings")
-        .arg("run")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warden run");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+    let mut child = common::isolated(
+        &mut command,
+        &workspace,
+        &root.path().join("state"),
+        &root.path().join("cache"),
+    )
+    .arg("run")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("start warden run");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();

@@ -31,14 +31,7 @@ fn main() {
     let cache = root.path().join("cache");
     let warden = |args: &[&str]| {
         let mut command = Command::new(WARDEN);
-        command
-            .arg("--cwd")
-            .arg(&workspace)
-            .arg("--state-dir")
-            .arg(&state)
-            .arg("--cache-dir")
-            .arg(&cache)
-            .arg("--no-user-settings")
+        common::isolated(&mut command, &workspace, &state, &cache)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -223,14 +216,7 @@ impl Session {
         if let Some(plugin) = plugin {
             command.arg("--plugins").arg(plugin);
         }
-        let mut child = command
-            .arg("--cwd")
-            .arg(workspace)
-            .arg("--state-dir")
-            .arg(state)
-            .arg("--cache-dir")
-            .arg(cache)
-            .arg("--no-user-settings")
+        let mut child = common::isolated(&mut command, workspace, state, cache)
             .arg("run")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

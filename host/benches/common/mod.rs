@@ -23,6 +23,14 @@ pub fn temp_workspace() -> (tempfile::TempDir, std::path::PathBuf) {
     (root, workspace)
 }
 
+/// Writes `small.txt` (100 short lines) into `workspace`: the file the `Read` rows read.
+pub fn small_file(workspace: &std::path::Path) {
+    let lines: String = (1..=100)
+        .map(|n| format!("line {n} of the benchmark file\n"))
+        .collect();
+    std::fs::write(workspace.join("small.txt"), lines).expect("write file");
+}
+
 /// A plugin directory under `root` holding the `pipeline-echo` test guest (`Echo`, `Picky`).
 pub fn echo_plugin(root: &std::path::Path) -> std::path::PathBuf {
     let plugin = root.join("echo");
@@ -34,6 +42,24 @@ pub fn echo_plugin(root: &std::path::Path) -> std::path::PathBuf {
     )
     .expect("manifest");
     plugin
+}
+
+/// Adds the flags that keep a `warden` child to the benchmark's own directories: the workspace,
+/// state and compile cache given, and no user settings.
+pub fn isolated<'c>(
+    command: &'c mut std::process::Command,
+    workspace: &std::path::Path,
+    state: &std::path::Path,
+    cache: &std::path::Path,
+) -> &'c mut std::process::Command {
+    command
+        .arg("--cwd")
+        .arg(workspace)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--no-user-settings")
 }
 
 /// Dispatches one call of `tool`.
