@@ -111,8 +111,9 @@ fn parse_event(event: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(event).map_err(|error| format!("the event is not valid JSON: {error}"))
 }
 
-/// The `tool-spec` record of `T`, with its input schema derived from `T::Input`.
-pub fn spec<T: Tool>() -> ToolSpec {
+/// The `tool-spec` record of `T`, with its input schema derived from `T::Input`; `validates`
+/// says whether `T` implements [`crate::Validate`].
+pub fn spec<T: Tool>(validates: bool) -> ToolSpec {
     let schema = schemars::schema_for!(T::Input);
     ToolSpec {
         name: T::NAME.to_owned(),
@@ -122,13 +123,63 @@ pub fn spec<T: Tool>() -> ToolSpec {
         read_only: T::READ_ONLY,
         concurrency_safe: T::CONCURRENCY_SAFE,
         rule_field: T::RULE_FIELD.map(str::to_owned),
+        validates_input: validates,
     }
 }
 
-/// Deserializes `input` and runs `T::validate`.
-pub fn validate<T: Tool>(input: &str, ctx: CallContext) -> Result<(), String> {
-    let input: T::Input = serde_json::from_str(input).map_err(|error| error.to_string())?;
-    T::validate(&input, &context(ctx))
+/// Tells, inside [`crate::export!`], whether a tool implements [`crate::Validate`]: method lookup on
+/// `&&Probe<T>` finds [`Validated`] when it does and falls back to [`Unvalidated`] otherwise
+/// (autoref specialization, which stable Rust allows for a concrete `T`, as in a macro).
+pub struct Probe<T>(std::marker::PhantomData<T>);
+
+impl<T> Probe<T> {
+    /// A probe for `T`.
+    #[allow(
+        clippy::new_without_default,
+        reason = "only the export macro makes one"
+    )]
+    pub const fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+/// The probe's answer for a tool that implements [`crate::Validate`].
+pub trait Validated {
+    /// True.
+    fn validates(&self) -> bool;
+    /// Deserializes `input` and runs the tool's `validate`.
+    fn validate(&self, input: &str, ctx: CallContext) -> Result<(), String>;
+}
+
+impl<T: crate::Validate> Validated for &Probe<T> {
+    fn validates(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, input: &str, ctx: CallContext) -> Result<(), String> {
+        let input: T::Input = serde_json::from_str(input).map_err(|error| error.to_string())?;
+        T::validate(&input, &context(ctx))
+    }
+}
+
+/// The probe's answer for a tool without [`crate::Validate`].
+pub trait Unvalidated {
+    /// False.
+    fn validates(&self) -> bool;
+    /// Only deserializes `input`: a host that asks anyway learns whether the input parses.
+    fn validate(&self, input: &str, ctx: CallContext) -> Result<(), String>;
+}
+
+impl<T: Tool> Unvalidated for Probe<T> {
+    fn validates(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, input: &str, _ctx: CallContext) -> Result<(), String> {
+        serde_json::from_str::<T::Input>(input)
+            .map(drop)
+            .map_err(|error| error.to_string())
+    }
 }
 
 /// Deserializes `input`, runs `T::call` and converts the result to the WIT records.
@@ -171,5 +222,77 @@ fn content_record(content: Content) -> ContentRecord {
         Content::Json(value) => ContentRecord::Json(value.to_string()),
         Content::Image { media_type, data } => ContentRecord::Image(Image { media_type, data }),
         Content::File { path, media_type } => ContentRecord::File(FileRef { path, media_type }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[allow(
+        unused_imports,
+        reason = "the probe's lookup needs both traits in scope"
+    )]
+    use super::{Probe, Unvalidated as _, Validated as _};
+    use crate::{Context, Output, Tool, ToolError, Validate};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Input {
+        word: String,
+    }
+
+    struct Plain;
+    impl Tool for Plain {
+        type Input = Input;
+        const NAME: &'static str = "Plain";
+        const DESCRIPTION: &'static str = "No checks of its own.";
+        fn call(input: Input, _ctx: &Context) -> Result<Output, ToolError> {
+            Ok(Output::text(input.word))
+        }
+    }
+
+    struct Checked;
+    impl Tool for Checked {
+        type Input = Input;
+        const NAME: &'static str = "Checked";
+        const DESCRIPTION: &'static str = "Rejects upper case.";
+        fn call(input: Input, _ctx: &Context) -> Result<Output, ToolError> {
+            Ok(Output::text(input.word))
+        }
+    }
+    impl Validate for Checked {
+        fn validate(input: &Input, _ctx: &Context) -> Result<(), String> {
+            if input.word.chars().any(char::is_uppercase) {
+                return Err("lower case only".to_owned());
+            }
+            Ok(())
+        }
+    }
+
+    fn ctx() -> super::CallContext {
+        super::CallContext {
+            call_id: "c".to_owned(),
+            session_id: "s".to_owned(),
+            cwd: "/".to_owned(),
+            deadline_ms: 1000,
+            plugin_data: None,
+            tmp: None,
+        }
+    }
+
+    #[test]
+    fn the_probe_tells_validated_tools_from_plain_ones() {
+        assert!(!(&&Probe::<Plain>::new()).validates());
+        assert!((&&Probe::<Checked>::new()).validates());
+        assert!(!super::spec::<Plain>(false).validates_input);
+    }
+
+    #[test]
+    fn the_probe_runs_the_tools_own_check_or_only_parses() {
+        let upper = r#"{"word": "LOUD"}"#;
+        assert_eq!(
+            (&&Probe::<Checked>::new()).validate(upper, ctx()),
+            Err("lower case only".to_owned())
+        );
+        assert_eq!((&&Probe::<Plain>::new()).validate(upper, ctx()), Ok(()));
+        assert!((&&Probe::<Plain>::new()).validate("{}", ctx()).is_err());
     }
 }

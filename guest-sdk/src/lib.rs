@@ -265,14 +265,19 @@ pub trait Tool {
     /// The input field permission-rule specifiers match (a path for read and write tools).
     const RULE_FIELD: Option<&'static str> = None;
 
-    /// Checks rules the schema cannot express; must have no side effects. Defaults to accepting.
-    fn validate(input: &Self::Input, ctx: &Context) -> Result<(), String> {
-        let _ = (input, ctx);
-        Ok(())
-    }
-
     /// Performs the call.
     fn call(input: Self::Input, ctx: &Context) -> Result<Output, ToolError>;
+}
+
+/// Checks of a [`Tool`]'s input that its schema cannot express (a file the model must have read
+/// first, a pattern that must compile). The host runs them after the schema check and before hooks
+/// and the permission decision, so nobody is asked to approve a call that will fail.
+///
+/// Implement it only when there is something to check: [`export!`] tells the host which tools
+/// have it, and a tool without it costs no `validate-input` instance per call.
+pub trait Validate: Tool {
+    /// Checks rules the schema cannot express; must have no side effects.
+    fn validate(input: &Self::Input, ctx: &Context) -> Result<(), String>;
 }
 
 /// Writes a line to the host's log (never shown to the model).
@@ -301,7 +306,11 @@ macro_rules! export {
 
         impl $crate::__private::Guest for __WardenToolComponent {
             fn describe() -> ::std::vec::Vec<$crate::__private::ToolSpec> {
-                ::std::vec![$($crate::__private::spec::<$tool>()),+]
+                #[allow(unused_imports)]
+                use $crate::__private::{Unvalidated as _, Validated as _};
+                ::std::vec![$($crate::__private::spec::<$tool>(
+                    (&&$crate::__private::Probe::<$tool>::new()).validates()
+                )),+]
             }
 
             fn validate_input(
@@ -309,9 +318,11 @@ macro_rules! export {
                 input: ::std::string::String,
                 ctx: $crate::__private::CallContext,
             ) -> ::std::result::Result<(), ::std::string::String> {
+                #[allow(unused_imports)]
+                use $crate::__private::{Unvalidated as _, Validated as _};
                 $(
                     if tool == <$tool as $crate::Tool>::NAME {
-                        return $crate::__private::validate::<$tool>(&input, ctx);
+                        return (&&$crate::__private::Probe::<$tool>::new()).validate(&input, ctx);
                     }
                 )+
                 ::std::result::Result::Err($crate::__private::unknown_tool(&tool))

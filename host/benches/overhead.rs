@@ -262,6 +262,7 @@ fn decision(workspace: &std::path::Path, count: usize) {
         read_only: class == CapabilityClass::Read,
         concurrency_safe: false,
         rule_field: Some(field.to_owned()),
+        validates_input: false,
     };
     println!("| the decision alone, {count} rules loaded | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");

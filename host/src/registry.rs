@@ -81,6 +81,14 @@ pub struct ToolSpec {
     pub concurrency_safe: bool,
     /// Input field that rule specifiers match; a path for read and write tools.
     pub rule_field: Option<String>,
+    /// True when the component's `validate-input` checks this tool; false skips that call.
+    #[serde(default = "validates_by_default")]
+    pub validates_input: bool,
+}
+
+/// A spec that does not say is validated: skipping a check the tool wanted is the worse mistake.
+fn validates_by_default() -> bool {
+    true
 }
 
 impl ToolSpec {

@@ -64,6 +64,26 @@ async fn plugins_add_tools_after_selection_and_bare_denies_remove_them() {
     assert_eq!(info.digest.len(), 64);
 }
 
+/// A tool says whether it has checks beyond its schema; the host calls `validate-input` only for
+/// those that do (`pipeline::validation_failed_carries_the_tools_message` shows Picky's still runs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_tools_with_their_own_checks_are_validated() {
+    let fixture = Fixture::new();
+    let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let runtime = fixture.runtime(&[echo], |_| {}).await;
+    let validates = |name: &str| {
+        runtime
+            .tools()
+            .into_iter()
+            .find(|t| t.spec.name == name)
+            .map(|t| t.spec.validates_input)
+    };
+    assert_eq!(validates("Echo"), Some(false));
+    assert_eq!(validates("Picky"), Some(true));
+    assert_eq!(validates("Read"), Some(false));
+    assert_eq!(validates("Edit"), Some(true));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicate_tool_names_are_rejected() {
     let fixture = Fixture::new();

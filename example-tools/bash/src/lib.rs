@@ -61,13 +61,6 @@ impl Tool for Bash {
     const CONCURRENCY_SAFE: bool = false;
     const RULE_FIELD: Option<&'static str> = Some("command");
 
-    fn validate(input: &BashInput, _ctx: &Context) -> Result<(), String> {
-        if input.command.trim().is_empty() {
-            return Err("command is empty".to_owned());
-        }
-        Ok(())
-    }
-
     fn call(input: BashInput, _ctx: &Context) -> Result<Output, ToolError> {
         let timeout_ms = input
             .timeout
@@ -99,6 +92,15 @@ impl Tool for Bash {
         };
         let finished = process::run(&command)?;
         render::finished(&input.command, timeout_ms, &finished)
+    }
+}
+
+impl warden_sdk::Validate for Bash {
+    fn validate(input: &BashInput, _ctx: &Context) -> Result<(), String> {
+        if input.command.trim().is_empty() {
+            return Err("command is empty".to_owned());
+        }
+        Ok(())
     }
 }
 

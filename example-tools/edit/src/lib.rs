@@ -67,13 +67,6 @@ impl Tool for Edit {
     const CONCURRENCY_SAFE: bool = false;
     const RULE_FIELD: Option<&'static str> = Some("file_path");
 
-    fn validate(input: &EditInput, ctx: &Context) -> Result<(), String> {
-        let path = ctx.resolve_path(&input.file_path);
-        prepare(input, &path)
-            .map(drop)
-            .map_err(|error| error.message)
-    }
-
     fn call(input: EditInput, ctx: &Context) -> Result<Output, ToolError> {
         let path = ctx.resolve_path(&input.file_path);
         match prepare(&input, &path)? {
@@ -87,6 +80,15 @@ impl Tool for Edit {
                 Ok(edited_output(&path, &input, &plan))
             }
         }
+    }
+}
+
+impl warden_sdk::Validate for Edit {
+    fn validate(input: &EditInput, ctx: &Context) -> Result<(), String> {
+        let path = ctx.resolve_path(&input.file_path);
+        prepare(input, &path)
+            .map(drop)
+            .map_err(|error| error.message)
     }
 }
 

@@ -62,16 +62,6 @@ impl Tool for Glob {
     const CONCURRENCY_SAFE: bool = true;
     const RULE_FIELD: Option<&'static str> = Some("path");
 
-    fn validate(input: &GlobInput, ctx: &Context) -> Result<(), String> {
-        if let Some(path) = &input.path
-            && path.trim().is_empty()
-        {
-            return Err("path is empty; omit it to search the workspace".to_owned());
-        }
-        let search_dir = search_dir(input, ctx);
-        compile(&input.pattern, &search_dir).map(|_| ())
-    }
-
     fn call(input: GlobInput, ctx: &Context) -> Result<Output, ToolError> {
         let started = Instant::now();
         let search_dir = search_dir(&input, ctx);
@@ -85,6 +75,18 @@ impl Tool for Glob {
             &warden_sdk::cancelled,
         )?;
         Ok(render(found, started))
+    }
+}
+
+impl warden_sdk::Validate for Glob {
+    fn validate(input: &GlobInput, ctx: &Context) -> Result<(), String> {
+        if let Some(path) = &input.path
+            && path.trim().is_empty()
+        {
+            return Err("path is empty; omit it to search the workspace".to_owned());
+        }
+        let search_dir = search_dir(input, ctx);
+        compile(&input.pattern, &search_dir).map(|_| ())
     }
 }
 

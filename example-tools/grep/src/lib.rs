@@ -141,6 +141,12 @@ impl Tool for Grep {
     const CONCURRENCY_SAFE: bool = true;
     const RULE_FIELD: Option<&'static str> = Some("path");
 
+    fn call(input: GrepInput, ctx: &Context) -> Result<Output, ToolError> {
+        grep(input, ctx, &warden_sdk::cancelled)
+    }
+}
+
+impl warden_sdk::Validate for Grep {
     fn validate(input: &GrepInput, _ctx: &Context) -> Result<(), String> {
         check_input(input)?;
         build_matcher(&input.pattern, input.case_insensitive, input.multiline)?;
@@ -151,10 +157,6 @@ impl Tool for Grep {
             build_types(name)?;
         }
         Ok(())
-    }
-
-    fn call(input: GrepInput, ctx: &Context) -> Result<Output, ToolError> {
-        grep(input, ctx, &warden_sdk::cancelled)
     }
 }
 

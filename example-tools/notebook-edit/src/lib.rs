@@ -98,21 +98,6 @@ impl Tool for NotebookEdit {
     const CONCURRENCY_SAFE: bool = false;
     const RULE_FIELD: Option<&'static str> = Some("notebook_path");
 
-    fn validate(input: &NotebookEditInput, ctx: &Context) -> Result<(), String> {
-        // The same steps as call, short of writing: each failure becomes validation_failed.
-        let path = ctx.resolve_path(&input.notebook_path);
-        check_extension(&path).map_err(|error| error.message)?;
-        let edit = input.edit();
-        edit.check().map_err(|error| error.message().to_owned())?;
-        let bytes = load(&path).map_err(|error| error.message)?;
-        files::check_read_before_edit(&path, &bytes).map_err(|error| error.message)?;
-        let mut notebook = parse(&bytes, &path).map_err(|error| error.message)?;
-        drop(bytes);
-        edit::apply(&mut notebook, &edit, &path)
-            .map(drop)
-            .map_err(|error| error.message().to_owned())
-    }
-
     fn call(input: NotebookEditInput, ctx: &Context) -> Result<Output, ToolError> {
         let path = ctx.resolve_path(&input.notebook_path);
         check_extension(&path)?;
@@ -131,6 +116,23 @@ impl Tool for NotebookEdit {
             .map_err(|error| files::io_error(&path, "write", &error))?;
         files::record_read(&path, &files::digest(&new_bytes));
         Ok(output(&path, edit.mode, &applied))
+    }
+}
+
+impl warden_sdk::Validate for NotebookEdit {
+    fn validate(input: &NotebookEditInput, ctx: &Context) -> Result<(), String> {
+        // The same steps as call, short of writing: each failure becomes validation_failed.
+        let path = ctx.resolve_path(&input.notebook_path);
+        check_extension(&path).map_err(|error| error.message)?;
+        let edit = input.edit();
+        edit.check().map_err(|error| error.message().to_owned())?;
+        let bytes = load(&path).map_err(|error| error.message)?;
+        files::check_read_before_edit(&path, &bytes).map_err(|error| error.message)?;
+        let mut notebook = parse(&bytes, &path).map_err(|error| error.message)?;
+        drop(bytes);
+        edit::apply(&mut notebook, &edit, &path)
+            .map(drop)
+            .map_err(|error| error.message().to_owned())
     }
 }
 

@@ -43,7 +43,10 @@ const MAX_NOTEBOOK_BYTES: u64 = 100 << 20;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReadInput {
-    /// Path of the file to read: absolute, or relative to the workspace.
+    /// Path of the file to read: absolute, or relative to the workspace. Must not be blank.
+    // In the schema rather than in `validate`: a tool with nothing else to check costs no
+    // `validate-input` instance per call.
+    #[schemars(regex(pattern = r"\S"))]
     file_path: String,
     /// Line number to start reading from (1 is the first line). Only give it for files too large to
     /// read at once.
@@ -69,13 +72,6 @@ impl Tool for Read {
     const READ_ONLY: bool = true;
     const CONCURRENCY_SAFE: bool = true;
     const RULE_FIELD: Option<&'static str> = Some("file_path");
-
-    fn validate(input: &ReadInput, _ctx: &Context) -> Result<(), String> {
-        if input.file_path.trim().is_empty() {
-            return Err("file_path is empty; give the path of a file to read".to_owned());
-        }
-        Ok(())
-    }
 
     fn call(input: ReadInput, ctx: &Context) -> Result<Output, ToolError> {
         let path = ctx.resolve_path(&input.file_path);

@@ -57,15 +57,17 @@ impl Tool for WebFetch {
     const CONCURRENCY_SAFE: bool = true;
     const RULE_FIELD: Option<&'static str> = Some("url");
 
-    fn validate(input: &FetchInput, _ctx: &Context) -> Result<(), String> {
-        page::parse_url(&input.url).map(|_| ())
-    }
-
     fn call(input: FetchInput, _ctx: &Context) -> Result<Output, ToolError> {
         let url = page::parse_url(&input.url)
             .map_err(|message| ToolError::new("invalid_url", message))?;
         let prompt: String = input.prompt.chars().take(MAX_PROMPT_CHARS).collect();
         run(url, &prompt)
+    }
+}
+
+impl warden_sdk::Validate for WebFetch {
+    fn validate(input: &FetchInput, _ctx: &Context) -> Result<(), String> {
+        page::parse_url(&input.url).map(|_| ())
     }
 }
 

@@ -40,10 +40,6 @@ impl Tool for Write {
     const CONCURRENCY_SAFE: bool = false;
     const RULE_FIELD: Option<&'static str> = Some("file_path");
 
-    fn validate(input: &WriteInput, ctx: &Context) -> Result<(), String> {
-        check(input, ctx).map(drop).map_err(|error| error.message)
-    }
-
     fn call(input: WriteInput, ctx: &Context) -> Result<Output, ToolError> {
         let (path, existed) = check(&input, ctx)?;
         if !existed {
@@ -55,6 +51,12 @@ impl Tool for Write {
         // The model wrote this content, so it has "seen" it: a following Edit needs no re-read.
         files::record_read(&path, &files::digest(bytes));
         Ok(output(&path, &input.content, existed))
+    }
+}
+
+impl warden_sdk::Validate for Write {
+    fn validate(input: &WriteInput, ctx: &Context) -> Result<(), String> {
+        check(input, ctx).map(drop).map_err(|error| error.message)
     }
 }
 

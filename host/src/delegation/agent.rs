@@ -89,6 +89,7 @@ pub(crate) fn agent_spec() -> ToolSpec {
         read_only: false,
         concurrency_safe: true,
         rule_field: Some("subagent_type".to_owned()),
+        validates_input: false,
     }
 }
 

@@ -96,6 +96,7 @@ pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), Str
             read_only: false,
             concurrency_safe: read_only_hint,
             rule_field: None,
+            validates_input: false,
         },
         original,
     ))

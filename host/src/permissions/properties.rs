@@ -36,6 +36,7 @@ fn bash_spec() -> ToolSpec {
         read_only: false,
         concurrency_safe: false,
         rule_field: Some("command".into()),
+        validates_input: false,
     }
 }
 

@@ -34,6 +34,10 @@ pub(crate) async fn run(
     let Some(component) = tool.component() else {
         return Ok(());
     };
+    // A tool with nothing to check beyond its schema costs no instance here.
+    if !tool.spec.validates_input {
+        return Ok(());
+    }
     let grants = if component.source == ToolSource::BuiltIn {
         let resolved = component.grants.resolve(
             &tool.grant_context(stages.grant_context),

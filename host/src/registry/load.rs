@@ -135,5 +135,6 @@ fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {
         read_only: spec.read_only,
         concurrency_safe: spec.concurrency_safe,
         rule_field: spec.rule_field,
+        validates_input: spec.validates_input,
     })
 }

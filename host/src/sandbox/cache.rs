@@ -23,7 +23,7 @@ const HEADER: usize = MAGIC.len() + 32;
 const ARTIFACT: &str = "cwasm";
 /// The layout of the entries; part of the directory name, so that entries of an older layout
 /// (artifacts without the checksum header) are left alone as stale, not read as corrupt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const DESCRIPTION: &str = "tools.json";
 
 /// Where compiled components live, if anywhere.

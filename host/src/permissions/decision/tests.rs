@@ -12,6 +12,7 @@ fn spec(read_only: bool, class: CapabilityClass) -> ToolSpec {
         read_only,
         concurrency_safe: false,
         rule_field: Some("x".into()),
+        validates_input: false,
     }
 }
 
@@ -324,6 +325,7 @@ fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
         read_only: false,
         concurrency_safe: false,
         rule_field: Some("command".into()),
+        validates_input: false,
     };
     let patterns = &["Bash(cd *)", "Bash(git status)"][..];
     let cases = [

@@ -85,15 +85,17 @@ impl Tool for Picky {
     const READ_ONLY: bool = true;
     const CONCURRENCY_SAFE: bool = true;
 
+    fn call(input: PickyInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text(format!("accepted {}", input.word)))
+    }
+}
+
+impl warden_sdk::Validate for Picky {
     fn validate(input: &PickyInput, _ctx: &Context) -> Result<(), String> {
         if input.word.chars().any(char::is_uppercase) {
             return Err(format!("word must be lower case, got {:?}", input.word));
         }
         Ok(())
-    }
-
-    fn call(input: PickyInput, _ctx: &Context) -> Result<Output, ToolError> {
-        Ok(Output::text(format!("accepted {}", input.word)))
     }
 }
 

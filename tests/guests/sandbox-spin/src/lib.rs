@@ -38,15 +38,17 @@ impl Tool for SpinCheck {
     const DESCRIPTION: &'static str = "Never finishes validating.";
     const READ_ONLY: bool = true;
 
+    fn call(_input: SpinCheckInput, _ctx: &Context) -> Result<Output, ToolError> {
+        Ok(Output::text("unreachable in tests"))
+    }
+}
+
+impl warden_sdk::Validate for SpinCheck {
     fn validate(_input: &SpinCheckInput, _ctx: &Context) -> Result<(), String> {
         let mut counter: u64 = 0;
         loop {
             counter = std::hint::black_box(counter.wrapping_add(1));
         }
-    }
-
-    fn call(_input: SpinCheckInput, _ctx: &Context) -> Result<Output, ToolError> {
-        Ok(Output::text("unreachable in tests"))
     }
 }
 
