@@ -226,6 +226,10 @@ fn content_record(content: Content) -> ContentRecord {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::needless_borrow,
+    reason = "the `&&` is the probe's lookup, which these tests exercise"
+)]
 mod tests {
     #[allow(
         unused_imports,

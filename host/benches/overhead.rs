@@ -87,14 +87,18 @@ fn run(tokio: &tokio::runtime::Runtime) {
 
     println!("| what one iteration does | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
-    // `WARDEN_BENCH_ONLY=read` runs `Read` alone for a while (for profiling it).
-    if std::env::var("WARDEN_BENCH_ONLY").as_deref() == Ok("read") {
-        let read = json!({"file_path": "small.txt", "limit": 10});
+    // `WARDEN_BENCH_ONLY=read` (or `echo`) runs that tool alone for a while (for profiling it).
+    let alone = match std::env::var("WARDEN_BENCH_ONLY").as_deref() {
+        Ok("read") => Some(("Read", json!({"file_path": "small.txt", "limit": 10}))),
+        Ok("echo") => Some(("Echo", echo_input.clone())),
+        _ => None,
+    };
+    if let Some((tool, input)) = alone {
         for _ in 0..20_000 {
             let call = ToolUse {
                 id: "toolu_bench".to_owned(),
-                name: "Read".to_owned(),
-                input: read.clone(),
+                name: tool.to_owned(),
+                input: input.clone(),
             };
             std::hint::black_box(tokio.block_on(runtime.dispatch(call)));
         }

@@ -39,13 +39,19 @@ pub use floor::Floor;
 pub(crate) use hidden::HiddenPaths;
 pub(crate) use resident::{Resident, ResidentSetup};
 
-use bindings::{HookPluginPre, MonitorPluginPre, ToolPluginPre};
+use bindings::{
+    HookPluginPre, InlineHookPluginPre, InlineToolPluginPre, MonitorPluginPre, ToolPluginPre,
+};
 use call::CallState;
 
 /// Engine, linker and compile cache shared by every call.
 pub(crate) struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
+    /// The linker for guests that run on the calling task (no directories, no processes, no
+    /// delegation; see `call.rs`): WASI's async bindings, and no hidden-path wrapper, which has
+    /// nothing to guard without a preopened directory.
+    inline_linker: Linker<CallState>,
     cache: cache::ComponentCache,
     /// Guests abandoned while stuck in a host call and not yet returned.
     abandoned: Arc<AtomicUsize>,
@@ -110,11 +116,18 @@ impl ComponentKind {
     }
 }
 
-/// A linked component of one of the worlds.
+/// A linked component of one of the worlds. Tools and hooks are linked twice: for a blocking-pool
+/// thread (`sync`) and for the calling task (`inline`); `call.rs` picks one per call.
 #[derive(Clone)]
 pub(crate) enum ComponentPre {
-    Tool(ToolPluginPre<CallState>),
-    Hook(HookPluginPre<CallState>),
+    Tool {
+        sync: ToolPluginPre<CallState>,
+        inline: InlineToolPluginPre<CallState>,
+    },
+    Hook {
+        sync: HookPluginPre<CallState>,
+        inline: InlineHookPluginPre<CallState>,
+    },
     Monitor(MonitorPluginPre<CallState>),
 }
 
@@ -167,6 +180,8 @@ impl Sandbox {
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_delegate_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        let inline_linker =
+            inline_linker(&engine).map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);
         let ticker = engine::EpochTicker::start(&engine).map_err(|error| {
             SandboxError::Engine(format!("cannot start the epoch ticker thread: {error}"))
@@ -174,6 +189,7 @@ impl Sandbox {
         Ok(Self {
             engine,
             linker,
+            inline_linker,
             cache,
             abandoned: Arc::default(),
             ticker: Arc::new(ticker),
@@ -241,16 +257,22 @@ impl Sandbox {
             .cache
             .load(&self.engine, loaded.wasm.bytes(), &loaded.digest)
             .map_err(|error| component_error(format!("{error:#}")))?;
-        let instance_pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|error| component_error(format!("{error:#}")))?;
+        let linked = |linker: &Linker<CallState>| {
+            linker
+                .instantiate_pre(&component)
+                .map_err(|error| component_error(format!("{error:#}")))
+        };
+        let sync = linked(&self.linker)?;
         match kind {
-            ComponentKind::Tool => ToolPluginPre::new(instance_pre).map(ComponentPre::Tool),
-            ComponentKind::Hook => HookPluginPre::new(instance_pre).map(ComponentPre::Hook),
-            ComponentKind::Monitor => {
-                MonitorPluginPre::new(instance_pre).map(ComponentPre::Monitor)
-            }
+            ComponentKind::Tool => ToolPluginPre::new(sync).and_then(|sync| {
+                let inline = InlineToolPluginPre::new(linked(&self.inline_linker)?)?;
+                Ok(ComponentPre::Tool { sync, inline })
+            }),
+            ComponentKind::Hook => HookPluginPre::new(sync).and_then(|sync| {
+                let inline = InlineHookPluginPre::new(linked(&self.inline_linker)?)?;
+                Ok(ComponentPre::Hook { sync, inline })
+            }),
+            ComponentKind::Monitor => MonitorPluginPre::new(sync).map(ComponentPre::Monitor),
         }
         .map_err(|error| component_error(format!("{error:#}")))
     }
@@ -303,4 +325,18 @@ impl Sandbox {
             _ => None,
         }
     }
+}
+
+/// The linker for inline guests: WASI p2's async bindings (file, stream and clock calls never
+/// block the task), `wasi:http` through the same checks, and warden's own imports, whose
+/// synchronous host functions return at once here (an inline guest has no process access and no
+/// delegator, so those imports only refuse).
+fn inline_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    bindings::add_host_to_linker(&mut linker)?;
+    bindings::add_process_to_linker(&mut linker)?;
+    bindings::add_delegate_to_linker(&mut linker)?;
+    Ok(linker)
 }

@@ -61,6 +61,38 @@ pub(crate) async fn sandbox_spin() {
     );
 }
 
+/// A guest with no files, processes or delegation runs on the calling task (no thread hand-off).
+/// Spinning there, it must still leave the worker to other tasks and their timers at every epoch
+/// tick: on a one-worker runtime, ten 20 ms sleeps finish while it spins out its 1.5 s deadline.
+/// (Woken the plain way, the spinning task would run again at once and the timers would wait for
+/// tokio's periodic driver check, about 0.6 s each.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_inline_guest_spinning_leaves_the_worker_to_timers() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("spin", SANDBOX_SPIN, "");
+    let runtime = fixture
+        .runtime(&[plugin], |c| {
+            c.limits.timeout = Duration::from_millis(1500)
+        })
+        .await;
+    let sleeper = tokio::spawn(async {
+        let started = Instant::now();
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        started.elapsed()
+    });
+    // Both on the worker (the test body itself runs on its own thread).
+    let spin = tokio::spawn(async move { call(&runtime, "Spin", json!({})).await });
+    let (result, slept) = tokio::join!(spin, sleeper);
+    error_text(&result.expect("spin task"), ErrorKind::Timeout);
+    let slept = slept.expect("sleeper task");
+    assert!(
+        slept < Duration::from_millis(1400),
+        "the sleeps finished while the guest spun: {slept:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_timeout_only_lowers_the_operators() {
     let fixture = Fixture::new();

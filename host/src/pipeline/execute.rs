@@ -157,6 +157,7 @@ pub(crate) async fn run(
     };
     let mut context = tool.grant_context(stages.grant_context);
     if let Some(data) = &context.plugin_data
+        && component.grants.uses_plugin_data()
         && let Err(error) = std::fs::create_dir_all(data)
     {
         let failure = Failure::new(

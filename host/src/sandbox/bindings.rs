@@ -34,6 +34,36 @@ mod generated_monitor {
     });
 }
 
+/// The tool world again, with async exports, for guests that run on the calling task (see
+/// `call.rs`). Every import is the synchronous binding above: those host functions never block,
+/// and wasmtime runs synchronous host functions inside async calls.
+mod generated_inline {
+    wasmtime::component::bindgen!({
+        world: "tool-plugin",
+        path: "../wit",
+        exports: { default: async },
+        with: {
+            "warden:plugin/types": super::generated::warden::plugin::types,
+            "warden:plugin/host": super::generated::warden::plugin::host,
+            "warden:plugin/process": super::generated::warden::plugin::process,
+            "warden:plugin/delegate": super::generated::warden::plugin::delegate,
+        },
+    });
+}
+
+/// The hook world with async exports, likewise.
+mod generated_inline_hook {
+    wasmtime::component::bindgen!({
+        world: "hook-plugin",
+        path: "../wit",
+        exports: { default: async },
+        with: {
+            "warden:plugin/types": super::generated::warden::plugin::types,
+            "warden:plugin/host": super::generated::warden::plugin::host,
+        },
+    });
+}
+
 pub(crate) use generated::ToolPluginPre;
 pub(crate) use generated::warden::plugin::delegate::{
     Delegated as WitDelegated, Host as DelegateHost,
@@ -48,6 +78,8 @@ pub(crate) use generated::warden::plugin::types::{
     ToolError as WitToolError, ToolOutput as WitToolOutput, ToolSpec as WitToolSpec,
 };
 pub(crate) use generated_hook::HookPluginPre;
+pub(crate) use generated_inline::ToolPluginPre as InlineToolPluginPre;
+pub(crate) use generated_inline_hook::HookPluginPre as InlineHookPluginPre;
 pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 
 pub(crate) use generated::warden::plugin::types::Image as WitImage;

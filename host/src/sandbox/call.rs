@@ -391,13 +391,18 @@ impl ResourceLimiter for CallLimiter {
     }
 }
 
-/// Runs `request` in a fresh instance of `pre` under `setup`.
+/// Runs `request` in a fresh instance of `pre` under `setup`, in one of two places:
 ///
-/// The guest runs synchronously on a thread of tokio's blocking pool, never on an async worker: a
-/// busy guest cannot starve other tasks or timers, and WASI file calls run inline on that thread
-/// (3x faster than bouncing each one through the pool). The epoch deadline stops guest code; if the
-/// guest is stuck inside a host call instead (a FIFO, a hung mount), the backstop abandons the thread
-/// and the call ends with `timeout` while the host keeps serving.
+/// - **Inline, on the calling task**, when the guest can reach no file, process or delegator:
+///   no preopened directory, no `process` access, no delegation. Such a guest's host calls never
+///   block (clocks, streams and `wasi:http` are async), so it runs with wasmtime's async support
+///   and yields to other tasks at every epoch tick; there is no thread hand-off, which was most of
+///   a small call's cost (BENCHMARKS.md). At the backstop the guest's future is simply dropped.
+/// - **On a thread of tokio's blocking pool** otherwise, synchronously: WASI file calls run inline
+///   on that thread (3x faster than bouncing each one through the pool) and `process` calls wait
+///   there. The epoch deadline stops guest code; if the guest is stuck inside a host call instead
+///   (a FIFO, a hung mount), the backstop abandons the thread and the call ends with `timeout`
+///   while the host keeps serving.
 pub(crate) async fn run(
     engine: &Engine,
     pre: &ComponentPre,
@@ -425,7 +430,13 @@ pub(crate) async fn run(
         }
         None => (None, None),
     };
-    let (store, stderr) = match new_store(engine, setup, may_record) {
+    let inline = setup.grants.dirs.is_empty()
+        && (setup.process.is_none() || !may_record)
+        && delegator.is_none();
+    if inline {
+        return run_inline(engine, pre, setup, request, may_record).await;
+    }
+    let (store, stderr) = match new_store(engine, setup, may_record, false) {
         Ok(built) => built,
         Err(failure) => {
             return GuestRun {
@@ -495,6 +506,68 @@ pub(crate) async fn run(
     }
 }
 
+/// [`run`] for a guest that can reach no file, process or delegator: on this task, async.
+async fn run_inline(
+    engine: &Engine,
+    pre: &ComponentPre,
+    setup: CallSetup<'_>,
+    request: GuestRequest,
+    may_record: bool,
+) -> GuestRun {
+    let cancel = Arc::clone(&setup.cancel);
+    let timeout = setup.limits.timeout;
+    let (mut store, stderr) = match new_store(engine, setup, may_record, true) {
+        Ok(built) => built,
+        Err(failure) => {
+            return GuestRun {
+                reply: Err(failure),
+                progress: Vec::new(),
+                net: NetOutcome::default(),
+            };
+        }
+    };
+    let pre = pre.clone();
+    let guest = async move {
+        let result = invoke_inline(&mut store, &pre, request).await;
+        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
+        let progress = std::mem::take(&mut store.data_mut().progress);
+        let (refused, timed_out) = store.data().http_hooks.report();
+        GuestRun {
+            reply,
+            progress,
+            net: NetOutcome { refused, timed_out },
+        }
+    };
+    let mut guest = std::pin::pin!(guest);
+    let backstop = far_deadline(timeout.saturating_add(BACKSTOP));
+    let mut cancel_seen: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            run = &mut guest => return run,
+            () = tokio::time::sleep(EPOCH_TICK) => {}
+        }
+        // Guest code yields at every tick and stops itself at its deadline; a guest still here
+        // past the backstop is waiting in a host call (a long sleep), and dropping its future
+        // ends that call and frees its instance.
+        let now = Instant::now();
+        let stopped = if cancel.load(Ordering::Relaxed) {
+            let seen = *cancel_seen.get_or_insert(now);
+            (now.duration_since(seen) >= BACKSTOP).then_some(GuestFailure::Cancelled)
+        } else {
+            None
+        };
+        if let Some(failure) =
+            stopped.or_else(|| (now >= backstop).then_some(GuestFailure::Timeout(timeout)))
+        {
+            return GuestRun {
+                reply: Err(failure),
+                progress: Vec::new(),
+                net: NetOutcome::default(),
+            };
+        }
+    }
+}
+
 /// The guest's next `delegate` request; pending forever for a guest that cannot delegate.
 async fn next_request(
     requests: &mut Option<tokio::sync::mpsc::UnboundedReceiver<super::delegate::DelegateRequest>>,
@@ -507,14 +580,18 @@ async fn next_request(
 
 /// A fresh store for one guest under `setup`, with its epoch deadline armed, and the guest's stderr
 /// capture. `may_record`: the guest may take read records and use `process` (only `call` may).
+/// `inline`: the store runs async on the calling task (see [`run`]), so guest code yields at every
+/// epoch tick and WASI never blocks the thread.
 pub(super) fn new_store(
     engine: &Engine,
     setup: CallSetup<'_>,
     may_record: bool,
+    inline: bool,
 ) -> Result<(Store<CallState>, CappedPipe), GuestFailure> {
     let stdout = CappedPipe::new(setup.limits.stdio_bytes);
     let stderr = CappedPipe::new(setup.limits.stdio_bytes);
-    let wasi = wasi::build_context(setup.grants, &stdout, &stderr).map_err(GuestFailure::Setup)?;
+    let wasi = wasi::build_context(setup.grants, &stdout, &stderr, !inline)
+        .map_err(GuestFailure::Setup)?;
     let timeout = setup.limits.timeout;
     let read_roots = setup
         .grants
@@ -551,7 +628,7 @@ pub(super) fn new_store(
     store.limiter(|state| &mut state.limiter);
     // The deadline must be set before instantiation, which already runs guest code.
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut context| {
+    store.epoch_deadline_callback(move |mut context| {
         let state = context.data_mut();
         if state.cancel.load(Ordering::Relaxed) {
             state.stopped = Some(Stop::Cancelled);
@@ -561,7 +638,14 @@ pub(super) fn new_store(
             state.stopped = Some(Stop::Timeout);
             return Ok(UpdateDeadline::Interrupt);
         }
-        Ok(UpdateDeadline::Continue(1))
+        Ok(if inline {
+            // tokio's own yield: it lets the worker poll its timers and I/O before the guest
+            // resumes, where a plain wake-up would run a spinning guest again at once and leave
+            // other tasks' timers waiting for tokio's periodic driver check.
+            UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))
+        } else {
+            UpdateDeadline::Continue(1)
+        })
     });
     Ok((store, stderr))
 }
@@ -602,7 +686,7 @@ pub(super) fn run_here(
     request: GuestRequest,
 ) -> wasmtime::Result<GuestReply> {
     let may_record = matches!(request, GuestRequest::Call { .. });
-    let (mut store, _stderr) = new_store(engine, setup, may_record)
+    let (mut store, _stderr) = new_store(engine, setup, may_record, false)
         .map_err(|failure| wasmtime::format_err!("{failure:?}"))?;
     invoke(&mut store, pre, request)
 }
@@ -613,7 +697,7 @@ fn invoke(
     request: GuestRequest,
 ) -> wasmtime::Result<GuestReply> {
     match pre {
-        ComponentPre::Tool(pre) => {
+        ComponentPre::Tool { sync: pre, .. } => {
             let instance = pre.instantiate(&mut *store)?;
             let tool = instance.warden_plugin_tool();
             Ok(match request {
@@ -638,7 +722,7 @@ fn invoke(
                 }
             })
         }
-        ComponentPre::Hook(pre) => {
+        ComponentPre::Hook { sync: pre, .. } => {
             let GuestRequest::Hook { event } = request else {
                 wasmtime::bail!("a hook component only handles hook events");
             };
@@ -646,6 +730,53 @@ fn invoke(
             let answer = instance
                 .warden_plugin_hook()
                 .call_handle(&mut *store, &event)?;
+            Ok(GuestReply::Answered(answer))
+        }
+        ComponentPre::Monitor(_) => {
+            wasmtime::bail!("a monitor runs resident, one instance per session (see resident.rs)")
+        }
+    }
+}
+
+/// [`invoke`] through the async exports, on the calling task.
+async fn invoke_inline(
+    store: &mut Store<CallState>,
+    pre: &ComponentPre,
+    request: GuestRequest,
+) -> wasmtime::Result<GuestReply> {
+    match pre {
+        ComponentPre::Tool { inline: pre, .. } => {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            let tool = instance.warden_plugin_tool();
+            Ok(match request {
+                GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store).await?),
+                GuestRequest::Validate {
+                    tool: name,
+                    input,
+                    ctx,
+                } => GuestReply::Validated(
+                    tool.call_validate_input(&mut *store, &name, &input, &ctx)
+                        .await?,
+                ),
+                GuestRequest::Call {
+                    tool: name,
+                    input,
+                    ctx,
+                } => GuestReply::Called(tool.call_call(&mut *store, &name, &input, &ctx).await?),
+                GuestRequest::Hook { .. } => {
+                    wasmtime::bail!("a tool component has no hook export")
+                }
+            })
+        }
+        ComponentPre::Hook { inline: pre, .. } => {
+            let GuestRequest::Hook { event } = request else {
+                wasmtime::bail!("a hook component only handles hook events");
+            };
+            let instance = pre.instantiate_async(&mut *store).await?;
+            let answer = instance
+                .warden_plugin_hook()
+                .call_handle(&mut *store, &event)
+                .await?;
             Ok(GuestReply::Answered(answer))
         }
         ComponentPre::Monitor(_) => {

@@ -137,11 +137,16 @@ impl Grants {
         {
             dirs.push((results.clone(), FsAccess::Read));
         }
-        // `vars_os`: a variable that is not UTF-8 is skipped, never a panic.
-        let vars = std::env::vars_os().filter_map(|(name, value)| {
-            Some((name.into_string().ok()?, value.into_string().ok()?))
-        });
-        let env = env::select(&self.env, vars);
+        // `vars_os`: a variable that is not UTF-8 is skipped, never a panic. Most components
+        // are granted no variables: they skip copying the whole environment on every call.
+        let env = if self.env.is_empty() {
+            Default::default()
+        } else {
+            let vars = std::env::vars_os().filter_map(|(name, value)| {
+                Some((name.into_string().ok()?, value.into_string().ok()?))
+            });
+            env::select(&self.env, vars)
+        };
         ResolvedGrants { dirs, env }
     }
 

@@ -107,7 +107,7 @@ impl Resident {
             on_progress: None,
             delegator: None,
         };
-        let (mut store, stderr) = call::new_store(&self.engine, setup, false)?;
+        let (mut store, stderr) = call::new_store(&self.engine, setup, false, false)?;
         self.instances = self.instances.saturating_add(1);
         let timeout = self.setup.limits.timeout;
         match self.pre.instantiate(&mut store) {

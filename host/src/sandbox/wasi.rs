@@ -17,6 +17,7 @@ pub(crate) fn build_context(
     grants: &ResolvedGrants,
     stdout: &CappedPipe,
     stderr: &CappedPipe,
+    may_block: bool,
 ) -> Result<WasiCtx, String> {
     let mut builder = WasiCtxBuilder::new();
     builder
@@ -25,8 +26,9 @@ pub(crate) fn build_context(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
-        // The guest runs on its own blocking-pool thread (see `call.rs`), so file calls may block it.
-        .allow_blocking_current_thread(true)
+        // A guest on its own blocking-pool thread may block it in file calls; an inline guest runs
+        // on an async worker, which must never block (see `call.rs`).
+        .allow_blocking_current_thread(may_block)
         .socket_addr_check(|_, _| Box::pin(async { false }));
     for (name, value) in &grants.env {
         builder.env(name, value);
