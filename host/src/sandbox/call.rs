@@ -391,18 +391,21 @@ impl ResourceLimiter for CallLimiter {
     }
 }
 
-/// Runs `request` in a fresh instance of `pre` under `setup`, in one of two places:
+/// Runs `request` in a fresh instance of `pre` under `setup`, in one of three places (the thread
+/// hand-off to the blocking pool was most of a small call's cost, so it is the last resort):
 ///
 /// - **Inline, on the calling task**, when the guest can reach no file, process or delegator:
 ///   no preopened directory, no `process` access, no delegation. Such a guest's host calls never
 ///   block (clocks, streams and `wasi:http` are async), so it runs with wasmtime's async support
-///   and yields to other tasks at every epoch tick; there is no thread hand-off, which was most of
-///   a small call's cost (BENCHMARKS.md). At the backstop the guest's future is simply dropped.
-/// - **On a thread of tokio's blocking pool** otherwise, synchronously: WASI file calls run inline
-///   on that thread (3x faster than bouncing each one through the pool) and `process` calls wait
-///   there. The epoch deadline stops guest code; if the guest is stuck inside a host call instead
-///   (a FIFO, a hung mount), the backstop abandons the thread and the call ends with `timeout`
-///   while the host keeps serving.
+///   and yields to other tasks at every epoch tick. At the backstop its future is dropped.
+/// - **In place** ([`run_in_place`]), synchronously on this thread, when it has files or
+///   processes but no delegator and the runtime is multi-thread.
+/// - **On a thread of tokio's blocking pool** otherwise (a delegating guest, whose task must serve
+///   its nested calls meanwhile; a current-thread runtime), synchronously: WASI file calls run
+///   inline on that thread (3x faster than bouncing each one through the pool) and `process`
+///   calls wait there. The epoch deadline stops guest code; if the guest is stuck inside a host
+///   call instead (a hung mount), the backstop abandons the thread and the call ends with
+///   `timeout` while the host keeps serving.
 pub(crate) async fn run(
     engine: &Engine,
     pre: &ComponentPre,
@@ -435,6 +438,9 @@ pub(crate) async fn run(
         && delegator.is_none();
     if inline {
         return run_inline(engine, pre, setup, request, may_record).await;
+    }
+    if delegator.is_none() && may_block_in_place() {
+        return run_in_place(engine, pre, setup, request, may_record);
     }
     let (store, stderr) = match new_store(engine, setup, may_record, false) {
         Ok(built) => built,
@@ -566,6 +572,51 @@ async fn run_inline(
             };
         }
     }
+}
+
+/// True on a worker (or `block_on` thread) of tokio's multi-thread runtime, where
+/// `block_in_place` hands the worker's other tasks to another thread; a current-thread runtime
+/// has nobody to hand them to.
+fn may_block_in_place() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+/// [`run`] for a guest with files or processes but no delegator, on this thread with the
+/// synchronous bindings: tokio moves this worker's other tasks to another thread while it runs
+/// (`block_in_place`), which only costs a wake-up when it does, where `spawn_blocking` costs a
+/// round trip to another thread on every call. File calls cannot wait on another process (the
+/// filesystem layer opens only regular files and directories) and `process` calls keep their
+/// deadline, so only a filesystem that stops answering can hold the call past its deadline.
+fn run_in_place(
+    engine: &Engine,
+    pre: &ComponentPre,
+    setup: CallSetup<'_>,
+    request: GuestRequest,
+    may_record: bool,
+) -> GuestRun {
+    let timeout = setup.limits.timeout;
+    let (mut store, stderr) = match new_store(engine, setup, may_record, false) {
+        Ok(built) => built,
+        Err(failure) => {
+            return GuestRun {
+                reply: Err(failure),
+                progress: Vec::new(),
+                net: NetOutcome::default(),
+            };
+        }
+    };
+    tokio::task::block_in_place(move || {
+        let result = invoke(&mut store, pre, request);
+        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
+        let progress = std::mem::take(&mut store.data_mut().progress);
+        let (refused, timed_out) = store.data().http_hooks.report();
+        GuestRun {
+            reply,
+            progress,
+            net: NetOutcome { refused, timed_out },
+        }
+    })
 }
 
 /// The guest's next `delegate` request; pending forever for a guest that cannot delegate.

@@ -10,7 +10,12 @@
 //!   decision allowed (plus the temporary siblings an atomic replace uses, and missing parent
 //!   directories); every other mutation is refused (`access`), even inside its read-write preopen.
 //!
-//! While either applies:
+//! - **Only files that cannot block.** Every open (checks or not) is refused (`unsupported`) for
+//!   anything but a regular file, a directory or a link: a FIFO, socket or device could hold the
+//!   guest inside `open` or a read until another process acts, and guests run their file calls on
+//!   the calling thread (see `call.rs`).
+//!
+//! While either of the first two applies:
 //! - arguments holding `..` or longer than [`MAX_PATH_BYTES`] are refused (the kernel resolves
 //!   `..` after symlinks, so a lexical check could be walked around; our tools never send `..`);
 //! - checks fail closed when a path cannot be resolved, except that a path whose parent does not
@@ -397,6 +402,18 @@ impl HasData for HidingFsData {
     type Data<'a> = HidingFs<'a>;
 }
 
+/// True for every file type but regular files, directories and links (which the open either
+/// follows to a checked target or refuses): FIFOs, sockets and devices can make `open` or a read
+/// wait on another process indefinitely. (wasmtime-wasi reports FIFOs and sockets as `unknown`.)
+fn may_block_on_open(kind: types::DescriptorType) -> bool {
+    !matches!(
+        kind,
+        types::DescriptorType::RegularFile
+            | types::DescriptorType::Directory
+            | types::DescriptorType::SymbolicLink
+    )
+}
+
 fn follows(flags: PathFlags) -> bool {
     flags.contains(PathFlags::SYMLINK_FOLLOW)
 }
@@ -577,6 +594,15 @@ impl types::HostDescriptor for HidingFs<'_> {
         if mutates {
             self.view.check_mutation(rep, &path, Mutation::File)?;
             self.view.check_writable_file(rep, &path)?;
+        }
+        // Opening a FIFO (or a device) can block until another process acts, and a guest runs
+        // its file calls on the calling thread: only regular files and directories are opened.
+        if let Ok(stat) = self
+            .inner
+            .stat_at(Resource::new_borrow(rep), path_flags, path.clone())
+            && may_block_on_open(stat.type_)
+        {
+            return Err(ErrorCode::Unsupported.into());
         }
         let child = self.view.child(rep, &path);
         let opened = self.inner.open_at(fd, path_flags, path, oflags, flags)?;

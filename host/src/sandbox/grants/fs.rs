@@ -124,7 +124,12 @@ impl FsGrant {
             Base::Tmp => context.tmp.as_deref()?,
         };
         let base = std::fs::canonicalize(root).ok()?;
-        let target = std::fs::canonicalize(base.join(&self.subpath)).ok()?;
+        // The base is canonical already: a grant of the whole base skips a second resolution.
+        let target = if self.subpath.as_os_str().is_empty() {
+            base.clone()
+        } else {
+            std::fs::canonicalize(base.join(&self.subpath)).ok()?
+        };
         (target.starts_with(&base) && target.is_dir()).then_some((target, self.access))
     }
 
