@@ -93,6 +93,37 @@ pub(crate) struct GuestRun {
     pub(crate) net: NetOutcome,
 }
 
+impl GuestRun {
+    /// A run that never reached the guest's answer.
+    fn failed(failure: GuestFailure) -> Self {
+        Self {
+            reply: Err(failure),
+            progress: Vec::new(),
+            net: NetOutcome::default(),
+        }
+    }
+
+    /// The run's record once the guest returned (or trapped), taken from its store, which is
+    /// then dropped here: giving its pool slot back resets the instance's memory, and that work
+    /// belongs to the thread that ran the guest.
+    fn finished(
+        mut store: Store<CallState>,
+        result: wasmtime::Result<GuestReply>,
+        timeout: Duration,
+        stderr: &CappedPipe,
+    ) -> Self {
+        let reply = result.map_err(|error| classify(store.data(), &error, timeout, stderr));
+        let progress = std::mem::take(&mut store.data_mut().progress);
+        let (refused, timed_out) = store.data().http_hooks.report();
+        drop(store);
+        Self {
+            reply,
+            progress,
+            net: NetOutcome { refused, timed_out },
+        }
+    }
+}
+
 /// What happened to a call's outgoing HTTP requests, for mapping the tool's error.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct NetOutcome {
@@ -414,13 +445,9 @@ pub(crate) async fn run(
     request: GuestRequest,
 ) -> GuestRun {
     if abandoned.load(Ordering::Relaxed) >= MAX_ABANDONED {
-        return GuestRun {
-            reply: Err(GuestFailure::ResourceExhausted(format!(
-                "{MAX_ABANDONED} earlier calls are still stuck in host calls; no new guest starts until they end"
-            ))),
-            progress: Vec::new(),
-            net: NetOutcome::default(),
-        };
+        return GuestRun::failed(GuestFailure::ResourceExhausted(format!(
+            "{MAX_ABANDONED} earlier calls are still stuck in host calls; no new guest starts until they end"
+        )));
     }
     let cancel = Arc::clone(&setup.cancel);
     let timeout = setup.limits.timeout;
@@ -444,13 +471,7 @@ pub(crate) async fn run(
     }
     let (store, stderr) = match new_store(engine, setup, may_record, false) {
         Ok(built) => built,
-        Err(failure) => {
-            return GuestRun {
-                reply: Err(failure),
-                progress: Vec::new(),
-                net: NetOutcome::default(),
-            };
-        }
+        Err(failure) => return GuestRun::failed(failure),
     };
     let mut store = store;
     store.data_mut().delegate = delegate_link;
@@ -459,15 +480,7 @@ pub(crate) async fn run(
     // instance's memory (page-table work), which must not take an async worker's time.
     let mut guest = tokio::task::spawn_blocking(move || {
         let result = invoke(&mut store, &pre, request);
-        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
-        let progress = std::mem::take(&mut store.data_mut().progress);
-        let (refused, timed_out) = store.data().http_hooks.report();
-        drop(store);
-        GuestRun {
-            reply,
-            progress,
-            net: NetOutcome { refused, timed_out },
-        }
+        GuestRun::finished(store, result, timeout, &stderr)
     });
     let backstop = far_deadline(timeout.saturating_add(BACKSTOP));
     let mut cancel_seen: Option<Instant> = None;
@@ -476,13 +489,9 @@ pub(crate) async fn run(
             joined = &mut guest => {
                 return match joined {
                     Ok(run) => run,
-                    Err(join_error) => GuestRun {
-                        reply: Err(GuestFailure::Setup(format!(
-                            "the guest thread failed: {join_error}"
-                        ))),
-                        progress: Vec::new(),
-                        net: NetOutcome::default(),
-                    },
+                    Err(join_error) => GuestRun::failed(GuestFailure::Setup(format!(
+                        "the guest thread failed: {join_error}"
+                    ))),
                 };
             }
             Some(request) = next_request(&mut delegated) => {
@@ -524,25 +533,12 @@ async fn run_inline(
     let timeout = setup.limits.timeout;
     let (mut store, stderr) = match new_store(engine, setup, may_record, true) {
         Ok(built) => built,
-        Err(failure) => {
-            return GuestRun {
-                reply: Err(failure),
-                progress: Vec::new(),
-                net: NetOutcome::default(),
-            };
-        }
+        Err(failure) => return GuestRun::failed(failure),
     };
     let pre = pre.clone();
     let guest = async move {
         let result = invoke_inline(&mut store, &pre, request).await;
-        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
-        let progress = std::mem::take(&mut store.data_mut().progress);
-        let (refused, timed_out) = store.data().http_hooks.report();
-        GuestRun {
-            reply,
-            progress,
-            net: NetOutcome { refused, timed_out },
-        }
+        GuestRun::finished(store, result, timeout, &stderr)
     };
     let mut guest = std::pin::pin!(guest);
     let backstop = far_deadline(timeout.saturating_add(BACKSTOP));
@@ -565,11 +561,7 @@ async fn run_inline(
         if let Some(failure) =
             stopped.or_else(|| (now >= backstop).then_some(GuestFailure::Timeout(timeout)))
         {
-            return GuestRun {
-                reply: Err(failure),
-                progress: Vec::new(),
-                net: NetOutcome::default(),
-            };
+            return GuestRun::failed(failure);
         }
     }
 }
@@ -598,24 +590,11 @@ fn run_in_place(
     let timeout = setup.limits.timeout;
     let (mut store, stderr) = match new_store(engine, setup, may_record, false) {
         Ok(built) => built,
-        Err(failure) => {
-            return GuestRun {
-                reply: Err(failure),
-                progress: Vec::new(),
-                net: NetOutcome::default(),
-            };
-        }
+        Err(failure) => return GuestRun::failed(failure),
     };
     tokio::task::block_in_place(move || {
         let result = invoke(&mut store, pre, request);
-        let reply = result.map_err(|error| classify(store.data(), &error, timeout, &stderr));
-        let progress = std::mem::take(&mut store.data_mut().progress);
-        let (refused, timed_out) = store.data().http_hooks.report();
-        GuestRun {
-            reply,
-            progress,
-            net: NetOutcome { refused, timed_out },
-        }
+        GuestRun::finished(store, result, timeout, &stderr)
     })
 }
 
@@ -714,11 +693,7 @@ fn abandon(
         let _ = guest.await;
         counter.fetch_sub(1, Ordering::Relaxed);
     });
-    GuestRun {
-        reply: Err(failure),
-        progress: Vec::new(),
-        net: NetOutcome::default(),
-    }
+    GuestRun::failed(failure)
 }
 
 /// `now + timeout`, or about a century from now when that overflows.
