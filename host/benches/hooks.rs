@@ -128,7 +128,12 @@ async fn run() {
         ),
     ];
     let input = json!({"file_path": "notes.md"});
+    // `WARDEN_BENCH_ONLY=<part of a row's label>` runs only the matching rows (for profiling).
+    let only = std::env::var("WARDEN_BENCH_ONLY").ok();
     for (label, runtime) in &runtimes {
+        if only.as_deref().is_some_and(|only| !label.contains(only)) {
+            continue;
+        }
         bench(
             runtime,
             &format!("full pipeline, `Read` of a small file, {label}"),
