@@ -80,6 +80,10 @@ pub(crate) struct Stages<'a> {
     pub(crate) output_limits: &'a std::collections::BTreeMap<String, usize>,
     /// The batch's interrupt flag: once set, the call ends `cancelled` before it runs.
     pub(crate) batch_interrupt: Option<&'a AtomicBool>,
+    /// True when other calls of the same task run beside this one (a group of concurrency-safe
+    /// calls in a batch): its guests then take a thread of their own, so the group uses every
+    /// core instead of running one guest after another on the batch's task.
+    pub(crate) beside_others: bool,
     /// Where the call runs: the root session, a delegated call's nest, or a sub-session.
     pub(crate) scope: &'a crate::delegation::Scope,
     /// How deeply delegated calls and sub-sessions may nest.

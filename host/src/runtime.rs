@@ -634,6 +634,7 @@ impl Runtime {
             allow_defer,
             output_limits: &self.output_limits,
             batch_interrupt: None,
+            beside_others: false,
             scope: &self.root_scope,
             max_delegation_depth: self.max_delegation_depth,
             agent_runner: self.agent_runner.as_deref(),
@@ -667,7 +668,8 @@ impl Runtime {
         cancel: Arc<AtomicBool>,
         alone: bool,
     ) -> Dispatch {
-        self.dispatch_interruptible(call, cancel, alone, None).await
+        self.dispatch_interruptible(call, cancel, alone, None, false)
+            .await
     }
 
     async fn dispatch_interruptible(
@@ -676,10 +678,12 @@ impl Runtime {
         cancel: Arc<AtomicBool>,
         alone: bool,
         interrupt: Option<&AtomicBool>,
+        beside_others: bool,
     ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
         let mut stages = self.stages(&on_approval, alone);
         stages.batch_interrupt = interrupt;
+        stages.beside_others = beside_others;
         let call_id = call.id.clone();
         let dispatch = pipeline::dispatch(&stages, call, cancel).await;
         self.session.record_call(&call_id);

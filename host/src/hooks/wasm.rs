@@ -69,6 +69,7 @@ impl WasmHook {
                     net: None,
                     on_progress: None,
                     delegator: None,
+                    own_thread: false,
                 },
                 GuestRequest::Hook {
                     event: event.to_string(),

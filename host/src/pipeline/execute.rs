@@ -258,6 +258,7 @@ pub(crate) async fn run(
                 delegator: nested
                     .as_ref()
                     .map(|nested| nested as &dyn crate::sandbox::Delegator),
+                own_thread: stages.beside_others,
             },
             request,
         )

@@ -75,6 +75,7 @@ pub(crate) async fn run(
                 net: None,
                 on_progress: None,
                 delegator: None,
+                own_thread: stages.beside_others,
             },
             request,
         )

@@ -82,6 +82,7 @@ async fn run_describe(
                 net: None,
                 on_progress: None,
                 delegator: None,
+                own_thread: false,
             },
             GuestRequest::Describe,
         )

@@ -64,6 +64,7 @@ impl Runtime {
                     group.push(next);
                 }
             }
+            let beside_others = group.len() > 1 && width > 1;
             let runs = group.into_iter().map(|call| {
                 let repeated = !seen.insert(call.id.clone());
                 let cancel = Arc::new(AtomicBool::new(
@@ -83,8 +84,14 @@ impl Runtime {
                             ),
                         );
                     }
-                    self.dispatch_interruptible(call, cancel, alone, Some(&options.interrupt))
-                        .await
+                    self.dispatch_interruptible(
+                        call,
+                        cancel,
+                        alone,
+                        Some(&options.interrupt),
+                        beside_others,
+                    )
+                    .await
                 }
             });
             let mut finished = futures_util::stream::iter(runs).buffered(width);

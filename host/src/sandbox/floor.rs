@@ -46,6 +46,7 @@ impl Floor {
             net: None,
             on_progress: None,
             delegator: None,
+            own_thread: false,
         };
         let request = match self.component.kind {
             ComponentKind::Hook => GuestRequest::Hook {

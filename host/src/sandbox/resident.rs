@@ -106,6 +106,7 @@ impl Resident {
             net: None,
             on_progress: None,
             delegator: None,
+            own_thread: false,
         };
         let (mut store, stderr) = call::new_store(&self.engine, setup, false, false)?;
         self.instances = self.instances.saturating_add(1);
