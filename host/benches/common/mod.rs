@@ -73,8 +73,13 @@ pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::D
         .await
 }
 
-/// Runs `tool` once to warm up, then `iterations` times, and prints a row of the timings.
+/// Runs `tool` once to warm up, then `iterations` times (or `WARDEN_BENCH_ITERATIONS`, for
+/// profiling one row), and prints a row of the timings.
 pub async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value, iterations: usize) {
+    let iterations = std::env::var("WARDEN_BENCH_ITERATIONS")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(iterations);
     let warm = dispatch(runtime, tool, input).await;
     assert!(warm.outcome.error.is_none(), "{label}: {:?}", warm.block);
     let mut samples = Vec::with_capacity(iterations);

@@ -147,7 +147,7 @@ pub async fn serve_stream(
                 }
                 let began = Instant::now();
                 let batch = runtime
-                    .dispatch_batch_with(
+                    .dispatch_batch_spread(
                         calls,
                         &BatchOptions {
                             max_concurrency: width,

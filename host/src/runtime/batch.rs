@@ -32,6 +32,31 @@ impl Default for BatchOptions {
     }
 }
 
+/// One call of a batch, started.
+type CallRun<'r> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = pipeline::Dispatch> + Send + 'r>>;
+
+/// A spawned call that stops when the batch waiting for it is dropped (a session shutting down),
+/// rather than running on unobserved.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(context)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The default width of a parallel run within a batch.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
@@ -44,11 +69,73 @@ impl Runtime {
             .await
     }
 
-    /// [`Runtime::dispatch_batch`] with explicit scheduling and an interrupt flag.
+    /// [`Runtime::dispatch_batch`] with explicit scheduling and an interrupt flag. The calls of
+    /// a parallel group run as futures of this one task, each guest on a thread of its own; see
+    /// [`Runtime::dispatch_batch_spread`] for a runtime that can be shared.
     pub async fn dispatch_batch_with(
         &self,
         calls: Vec<ToolUse>,
         options: &BatchOptions,
+    ) -> BatchDispatch {
+        self.schedule(calls, options, |call, cancel, alone, beside_others| {
+            Box::pin(self.dispatch_interruptible(
+                call,
+                cancel,
+                alone,
+                Some(&options.interrupt),
+                beside_others,
+            ))
+        })
+        .await
+    }
+
+    /// [`Runtime::dispatch_batch_with`] for a shared runtime: every call of a parallel group is
+    /// a task of its own, so the whole pipeline of each (not only its guest) spreads over the
+    /// worker threads. `warden run` dispatches this way.
+    pub async fn dispatch_batch_spread(
+        self: &Arc<Self>,
+        calls: Vec<ToolUse>,
+        options: &BatchOptions,
+    ) -> BatchDispatch {
+        self.schedule(calls, options, |call, cancel, alone, _beside_others| {
+            let runtime = Arc::clone(self);
+            let interrupt = Arc::clone(&options.interrupt);
+            let unanswered = ToolUse {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                input: serde_json::Value::Null,
+            };
+            // A task is already beside the others: its guest may run on the task's own worker.
+            let task = AbortOnDrop(tokio::spawn(async move {
+                runtime
+                    .dispatch_interruptible(call, cancel, alone, Some(&interrupt), false)
+                    .await
+            }));
+            Box::pin(async move {
+                match task.await {
+                    Ok(dispatch) => dispatch,
+                    Err(error) => pipeline::refused(
+                        &unanswered,
+                        pipeline::Failure::new(
+                            pipeline::ErrorKind::Internal,
+                            format!("warden failed while running this call: {error}"),
+                        ),
+                    ),
+                }
+            })
+        })
+        .await
+    }
+
+    /// The scheduling both batch entry points share: consecutive concurrency-safe calls run
+    /// together, at most `options.max_concurrency` at once, any other call alone, and results
+    /// come back in call order. `run` starts one call: (call, its cancel flag, whether the batch
+    /// is a single call, whether it runs beside others).
+    async fn schedule<'r>(
+        &'r self,
+        calls: Vec<ToolUse>,
+        options: &'r BatchOptions,
+        run: impl Fn(ToolUse, Arc<AtomicBool>, bool, bool) -> CallRun<'r>,
     ) -> BatchDispatch {
         use futures_util::StreamExt as _;
         let alone = calls.len() == 1;
@@ -57,7 +144,6 @@ impl Runtime {
         let mut seen = std::collections::HashSet::new();
         let mut calls = calls.into_iter().peekable();
         while let Some(first) = calls.next() {
-            // Consecutive concurrency-safe calls run together; any other call runs alone.
             let mut group = vec![first];
             if self.concurrency_safe(&group[0].name) {
                 while let Some(next) = calls.next_if(|call| self.concurrency_safe(&call.name)) {
@@ -70,30 +156,22 @@ impl Runtime {
                 let cancel = Arc::new(AtomicBool::new(
                     options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
                 ));
-                async move {
-                    if repeated {
-                        // Two calls with one id would share a cancel handle and a result slot.
-                        return pipeline::refused(
-                            &call,
-                            pipeline::Failure::new(
-                                pipeline::ErrorKind::InvalidInput,
-                                format!(
-                                    "the tool_use id {:?} appears more than once in this batch; each call needs its own id",
-                                    call.id
-                                ),
-                            ),
-                        );
-                    }
-                    self.dispatch_interruptible(
-                        call,
-                        cancel,
-                        alone,
-                        Some(&options.interrupt),
-                        beside_others,
-                    )
-                    .await
+                if repeated {
+                    // Two calls with one id would share a cancel handle and a result slot.
+                    let failure = pipeline::Failure::new(
+                        pipeline::ErrorKind::InvalidInput,
+                        format!(
+                            "the tool_use id {:?} appears more than once in this batch; each call needs its own id",
+                            call.id
+                        ),
+                    );
+                    let refused = pipeline::refused(&call, failure);
+                    return Box::pin(std::future::ready(refused)) as CallRun<'r>;
                 }
+                run(call, cancel, alone, beside_others)
             });
+            // `buffered` starts a call only when it is polled, so the width also bounds how many
+            // tasks exist at once.
             let mut finished = futures_util::stream::iter(runs).buffered(width);
             while let Some(result) = finished.next().await {
                 results.push(result);
