@@ -170,8 +170,8 @@ impl Runtime {
                 }
                 run(call, cancel, alone, beside_others)
             });
-            // `buffered` starts a call only when it is polled, so the width also bounds how many
-            // tasks exist at once.
+            // `buffered` takes the next call from `runs` only when one of its `width` slots is
+            // free, so `run` (and with it any spawned task) happens at most `width` times at once.
             let mut finished = futures_util::stream::iter(runs).buffered(width);
             while let Some(result) = finished.next().await {
                 results.push(result);
