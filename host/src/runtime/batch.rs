@@ -36,6 +36,10 @@ impl Default for BatchOptions {
 type CallRun<'r> =
     std::pin::Pin<Box<dyn std::future::Future<Output = pipeline::Dispatch> + Send + 'r>>;
 
+/// One call of a batch with its place in the group, so results can finish in any order.
+type PlacedRun<'r> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (usize, pipeline::Dispatch)> + Send + 'r>>;
+
 /// A spawned call that stops when the batch waiting for it is dropped (a session shutting down),
 /// rather than running on unobserved.
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
@@ -151,7 +155,7 @@ impl Runtime {
                 }
             }
             let beside_others = group.len() > 1 && width > 1;
-            let runs = group.into_iter().map(|call| {
+            let runs = group.into_iter().enumerate().map(|(at, call)| {
                 let repeated = !seen.insert(call.id.clone());
                 let cancel = Arc::new(AtomicBool::new(
                     options.interrupt.load(std::sync::atomic::Ordering::Relaxed),
@@ -166,16 +170,22 @@ impl Runtime {
                         ),
                     );
                     let refused = pipeline::refused(&call, failure);
-                    return Box::pin(std::future::ready(refused)) as CallRun<'r>;
+                    return Box::pin(std::future::ready((at, refused))) as PlacedRun<'r>;
                 }
-                run(call, cancel, alone, beside_others)
+                let started = run(call, cancel, alone, beside_others);
+                Box::pin(async move { (at, started.await) }) as PlacedRun<'r>
             });
-            // `buffered` takes the next call from `runs` only when one of its `width` slots is
-            // free, so `run` (and with it any spawned task) happens at most `width` times at once.
-            let mut finished = futures_util::stream::iter(runs).buffered(width);
+            // `buffer_unordered` takes the next call from `runs` only when one of its `width`
+            // slots is free, so `run` (and with it any spawned task) happens at most `width`
+            // times at once. Unordered, a slow call holds only its own slot: ordered buffering
+            // would keep every finished call behind it in a slot too, and leave cores idle.
+            let mut finished = futures_util::stream::iter(runs).buffer_unordered(width);
+            let mut group = Vec::new();
             while let Some(result) = finished.next().await {
-                results.push(result);
+                group.push(result);
             }
+            group.sort_unstable_by_key(|(at, _)| *at);
+            results.extend(group.into_iter().map(|(_, result)| result));
         }
         let on_approval = |_: &[String]| {};
         let stages = self.stages(&on_approval, alone);
