@@ -139,11 +139,13 @@ fn main() {
     let floor_rate = CALLS as f64 / started.elapsed().as_secs_f64();
     let mut rates = Vec::new();
     let mut read_rates = Vec::new();
+    let mut inside_rates = Vec::new();
     for cores in ["0", "0,1"] {
         let mut session = Session::start(Some(cores), Some(&plugin), &workspace, &state, &cache);
         session.batch(&pickies(20, "warm"));
         let started = Instant::now();
-        session.batch(&pickies(CALLS, "many"));
+        let inside_ms = session.batch(&pickies(CALLS, "many"));
+        inside_rates.push(CALLS as f64 / (inside_ms.max(1) as f64 / 1000.0));
         rates.push(CALLS as f64 / started.elapsed().as_secs_f64());
         let started = Instant::now();
         session.batch(&reads(CALLS / 5, "reads"));
@@ -160,6 +162,14 @@ fn main() {
     {
         println!(
             "| `warden run`, one batch of {CALLS} `Picky` calls, {label} | {rate:.0} | {:.0}% |",
+            100.0 * rate / floor_rate
+        );
+    }
+    // The client's window also holds writing the 10,000-block line and parsing the ~6 MB result
+    // line; the batch's own `duration_ms` is the time warden spent dispatching it.
+    for (label, rate) in ["one core", "two cores"].iter().zip(&inside_rates) {
+        println!(
+            "| the same batches by their own `duration_ms` (dispatch only), {label} | {rate:.0} | {:.0}% |",
             100.0 * rate / floor_rate
         );
     }
@@ -233,7 +243,8 @@ impl Session {
     }
 
     /// Sends `blocks` as one assistant message and waits for its `result` line.
-    fn batch(&mut self, blocks: &[Value]) {
+    /// Sends one batch and waits for its `result` line; returns the batch's own `duration_ms`.
+    fn batch(&mut self, blocks: &[Value]) -> u64 {
         let message =
             json!({"type": "assistant", "message": {"role": "assistant", "content": blocks}});
         writeln!(self.stdin, "{message}").expect("write");
@@ -248,7 +259,7 @@ impl Session {
             let value: Value = serde_json::from_str(&line).expect("JSON");
             if value["type"] == "result" {
                 assert_eq!(value["errors"], 0, "{value}");
-                return;
+                return value["duration_ms"].as_u64().expect("duration_ms");
             }
         }
     }

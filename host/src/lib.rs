@@ -22,6 +22,8 @@
 #![warn(missing_docs)]
 
 mod delegation;
+#[doc(hidden)]
+pub mod fuzzing;
 mod hooks;
 mod mcp;
 mod output;

@@ -12,7 +12,7 @@ mod matching;
 mod mode;
 mod path_index;
 mod path_pattern;
-mod paths;
+pub(crate) mod paths;
 mod prompter;
 #[cfg(test)]
 mod properties;

@@ -8,7 +8,7 @@
 
 mod batch;
 mod checkpoint;
-mod coerce;
+pub(crate) mod coerce;
 mod decide;
 mod delegate;
 mod execute;

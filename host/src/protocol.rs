@@ -4,7 +4,7 @@
 mod definitions;
 pub(crate) mod jsonrpc;
 mod mcp_server;
-mod messages;
+pub(crate) mod messages;
 mod prompter;
 mod serve;
 

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 pub use aliases::{Alias, AliasError};
 pub use manifest::ManifestError;
+pub(crate) use manifest::Manifest;
 pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;

@@ -8,6 +8,7 @@ mod command_hooks;
 mod delegation;
 mod edit;
 mod files;
+mod fuzz_corpus;
 mod grants;
 mod hook_plugins;
 mod hooks;

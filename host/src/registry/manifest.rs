@@ -188,7 +188,8 @@ impl Manifest {
         Self::parse(&path, &text)
     }
 
-    fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
+    /// Parses manifest `text`; `path` names it in messages and anchors its relative paths.
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
         let raw: RawManifest = toml::from_str(text).map_err(|error| {
             let location = error
                 .span()
