@@ -767,6 +767,31 @@ async fn long_hook_context_is_saved_to_a_file() {
     assert_eq!(std::fs::read_to_string(path).unwrap(), long);
 }
 
+/// A hook answering 100 MB of context runs out of its memory limit building the answer: the
+/// policy hook failed, so the call is denied (fail closed) with a message saying why, and calls the
+/// hook does not match are served as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_answering_100_mb_fails_closed_within_its_memory_limit() {
+    let fixture = Fixture::new();
+    let tables = [hook(
+        "flood",
+        &["PreToolUse"],
+        "Echo",
+        json!({"behaviour": "flood"}),
+        "",
+    )];
+    let runtime = with_hooks(&fixture, &tables, allow_echo).await;
+    let result = call(&runtime, "Echo", json!({"text": "x"})).await;
+    let text = error_text(&result, ErrorKind::PermissionDenied);
+    assert!(
+        text.contains("the PreToolUse hook flood failed")
+            && text.contains("memory limit of 256 MiB reached"),
+        "{text}"
+    );
+    assert!(text.len() < 1_000, "{}", text.len());
+    ok_text(&call(&runtime, "Picky", json!({"word": "x"})).await);
+}
+
 /// PostToolBatch hooks see every call of the batch with the content the model sees, and may stop
 /// the loop; SessionStart and SessionEnd hooks run with their source and reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,7 +50,7 @@ mod tested {
     pub(crate) use crate::permissions::perm_standins;
     pub(crate) use crate::pipeline::pipeline_echo;
     pub(crate) use crate::redteam::{
-        redteam_fs_tricks, redteam_http, redteam_net, redteam_output_flood,
+        redteam_contract, redteam_fs_tricks, redteam_http, redteam_net, redteam_output_flood,
     };
     pub(crate) use crate::sandbox::{sandbox_hog, sandbox_spin, sandbox_trap};
 }

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::ErrorKind;
-use warden_test_guests::{REDTEAM_FS_TRICKS, REDTEAM_HTTP, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD};
+use warden_test_guests::{
+    REDTEAM_CONTRACT, REDTEAM_FS_TRICKS, REDTEAM_HTTP, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD,
+};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -580,4 +582,122 @@ async fn plugin_data_cannot_alias_the_sessions_tool_results() {
         "a plugin wrote {} into the session's results",
         forged.display()
     );
+}
+
+/// `REDTEAM_CONTRACT` with its baked-in `describe` mode patched to `mode` (see the guest's docs),
+/// written under the fixture's root.
+fn contract_guest(fixture: &Fixture, mode: &str) -> String {
+    let marker = b"WARDEN-MODE:ok______";
+    let mut bytes = std::fs::read(REDTEAM_CONTRACT).expect("read the contract guest");
+    let at = bytes
+        .windows(marker.len())
+        .position(|window| window == marker)
+        .expect("the mode marker is in the component");
+    let patched = format!("WARDEN-MODE:{mode:_<8}");
+    assert_eq!(patched.len(), marker.len(), "{mode}");
+    bytes[at..at + marker.len()].copy_from_slice(patched.as_bytes());
+    let path = fixture.root().join(format!("contract-{mode}.wasm"));
+    std::fs::write(&path, bytes).expect("write the patched guest");
+    path.display().to_string()
+}
+
+/// A plugin that breaks the contract at load (`describe` panicking, never returning, describing
+/// 10,000 tools, duplicate, control-character or over-long names, a schema that is not JSON or not
+/// an object, a 10 MB description or schema) fails start-up with a typed error naming the plugin
+/// and the fault, in bounded time; a plugin that breaks it per call (`validate-input` or `call`
+/// panicking, invalid UTF-8 or 1 GiB on stdout, a 100 MB result) ends that call with the expected
+/// kind and the next call succeeds. The canary outside the workspace is untouched and never shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn redteam_contract() {
+    let fixture = Fixture::new();
+    let canary = fixture.outside().join("secret.txt");
+    let before = std::fs::read(&canary).unwrap();
+    let load_faults = [
+        ("panic", "describe failed"),
+        ("slow", "describe failed"),
+        ("many", "describes 10000 tools; at most 256"),
+        ("dup", "tool \"Contract\" is described twice"),
+        ("ctrl", "must match ^[a-zA-Z0-9_-]{1,64}$"),
+        ("long", "must match ^[a-zA-Z0-9_-]{1,64}$"),
+        ("notjson", "input schema is not JSON"),
+        ("notobj", "must describe an object"),
+        ("bigdesc", "at most 32768 are accepted"),
+        ("bigschm", "at most 262144 are accepted"),
+    ];
+    for (mode, symptom) in load_faults {
+        let guest = contract_guest(&fixture, mode);
+        let plugin = fixture.plugin(
+            &format!("contract-{mode}"),
+            &guest,
+            "limits = { timeout_ms = 500 }",
+        );
+        let mut config = fixture.config();
+        config.plugin_dirs = vec![plugin];
+        let started = Instant::now();
+        let error = warden::Runtime::new(config)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{mode}: start-up succeeds"));
+        assert!(started.elapsed() < SANE, "{mode}: {:?}", started.elapsed());
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("contract-{mode}")) && message.contains(symptom),
+            "{mode}: {message}"
+        );
+        assert!(message.len() < 4_000, "{mode}: {} bytes", message.len());
+        if mode == "slow" {
+            assert!(message.contains("timed out") || message.contains("Timeout"), "{message}");
+        }
+    }
+
+    let guest = contract_guest(&fixture, "ok");
+    let plugin = fixture.plugin("contract", &guest, "");
+    fixture.write("a.txt", "still serving\n");
+    let runtime = fixture.runtime(&[plugin], |_| {}).await;
+    let call_faults = [
+        ("panic_validate", ErrorKind::ToolFailed, "validate-input panics on purpose"),
+        ("panic_call", ErrorKind::ToolFailed, "call panics on purpose"),
+        ("bad_utf8_stdout", ErrorKind::ToolFailed, "after invalid UTF-8 on stdout"),
+    ];
+    for (mode, kind, symptom) in call_faults {
+        let result = contract_call(&runtime, json!({"mode": mode})).await;
+        let text = error_text_of(&result, kind, mode);
+        assert!(text.contains(symptom), "{mode}: {text}");
+        assert!(!text.contains(SECRET), "{mode}: {text}");
+        assert!(
+            ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
+                .contains("still serving")
+        );
+    }
+
+    // 1 GiB to stdout: kept up to the stdio cap, the rest counted and dropped; the call succeeds.
+    let result = contract_call(&runtime, json!({"mode": "stdout_gib"})).await;
+    assert_eq!(ok_text(&result), "wrote 1 GiB");
+
+    // A 100 MB result string: cut to the inline budget, all of it saved to a file.
+    let result = contract_call(&runtime, json!({"mode": "result_100mb"})).await;
+    let text = ok_text(&result);
+    assert!(chars(&text) <= INLINE_LIMIT, "{}", chars(&text));
+    let cut = result.outcome.truncation.expect("truncation reported");
+    assert_eq!(cut.total_chars, 100 << 20);
+    let saved = runtime.session().results_dir().join("toolu_test.txt");
+    assert_eq!(std::fs::metadata(&saved).unwrap().len(), 100 << 20);
+
+    assert_eq!(ok_text(&contract_call(&runtime, json!({"mode": "fine"})).await), "ok");
+    assert_eq!(std::fs::read(&canary).unwrap(), before);
+}
+
+/// The text of `result`, which must be an error of `kind`.
+fn error_text_of(result: &warden::Dispatch, kind: ErrorKind, mode: &str) -> String {
+    assert!(result.block.is_error, "{mode}: not an error");
+    assert_eq!(result.error_kind(), Some(kind), "{mode}: {}", result.block.text());
+    result.block.text()
+}
+
+/// Calls `Contract` with `input`, within the sane bound.
+async fn contract_call(runtime: &warden::Runtime, input: Value) -> warden::Dispatch {
+    let started = Instant::now();
+    let dispatch = call(runtime, "Contract", input.clone()).await;
+    assert!(started.elapsed() < SANE, "{input}: took {:?}", started.elapsed());
+    dispatch
 }

@@ -62,6 +62,14 @@ pub(super) async fn describe(
         .collect()
 }
 
+/// Most tools one component may describe; more is a broken or hostile plugin, and every tool costs
+/// a compiled validator and room in every model request.
+const MAX_TOOLS_PER_COMPONENT: usize = 256;
+/// Longest tool description, in characters: it is sent with every model request.
+const MAX_DESCRIPTION_CHARS: usize = 32 * 1024;
+/// Largest input schema, in bytes of its JSON text.
+const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+
 /// Runs the component's `describe` and checks each spec.
 async fn run_describe(
     sandbox: &Sandbox,
@@ -95,6 +103,16 @@ async fn run_describe(
     if specs.is_empty() {
         return Err("the component describes no tools".into());
     }
+    if specs.len() > MAX_TOOLS_PER_COMPONENT {
+        return Err(format!(
+            "the component describes {} tools; at most {MAX_TOOLS_PER_COMPONENT} are accepted",
+            specs.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = specs.iter().find(|spec| !seen.insert(spec.name.as_str())) {
+        return Err(format!("tool {:?} is described twice", twice.name));
+    }
     specs.into_iter().map(convert).collect()
 }
 
@@ -109,6 +127,20 @@ fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {
         return Err(format!(
             "tool name {:?} must match ^[a-zA-Z0-9_-]{{1,64}}$",
             spec.name
+        ));
+    }
+    let description_chars = spec.description.chars().count();
+    if description_chars > MAX_DESCRIPTION_CHARS {
+        return Err(format!(
+            "tool {}: its description has {description_chars} characters; at most {MAX_DESCRIPTION_CHARS} are accepted",
+            spec.name
+        ));
+    }
+    if spec.input_schema.len() > MAX_SCHEMA_BYTES {
+        return Err(format!(
+            "tool {}: its input schema has {} bytes; at most {MAX_SCHEMA_BYTES} are accepted",
+            spec.name,
+            spec.input_schema.len()
         ));
     }
     let input_schema: serde_json::Value = serde_json::from_str(&spec.input_schema)

@@ -8,6 +8,7 @@
 //! - `err`: fails with `scripted failure`.
 //! - `probe`: reads the file `config.path` and the variable `config.env` and reports both in
 //!   `additionalContext`, to test the hook's grants.
+//! - `flood`: answers 100 MB of `additionalContext`.
 //! - `echo`: answers the whole event as `additionalContext`, to test what the host sends.
 //! - `rewrite`: answers `updatedInput` = `tool_input` with the fields of `config.set`
 //!   overwritten, plus `permissionDecision` = `config.decision` when given.
@@ -38,6 +39,7 @@ enum Behaviour {
     Probe,
     Echo,
     Rewrite,
+    Flood,
 }
 
 /// `config`, the manifest's table; every field serves one behaviour.
@@ -88,6 +90,7 @@ impl Hook for Scripted {
                     probe_env(config.env.as_deref())
                 ),
             )),
+            Behaviour::Flood => Ok(hook::context(&parsed.hook_event_name, "f".repeat(100 << 20))),
             Behaviour::Echo => Ok(hook::context(&parsed.hook_event_name, event.to_string())),
             Behaviour::Rewrite => {
                 let mut input = match parsed.tool_input {
