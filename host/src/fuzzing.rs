@@ -120,7 +120,10 @@ pub fn coercion(data: &[u8]) {
     };
     let (coerced, changes) = crate::pipeline::coerce::coerce(&schema, input.clone());
     if changes.is_empty() {
-        assert_eq!(coerced, input, "coercion changed the input without saying so");
+        assert_eq!(
+            coerced, input,
+            "coercion changed the input without saying so"
+        );
     }
 }
 

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use aliases::{Alias, AliasError};
-pub use manifest::ManifestError;
 pub(crate) use manifest::Manifest;
+pub use manifest::ManifestError;
 pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;

@@ -16,6 +16,7 @@ pub(crate) mod limits;
 mod pipe;
 pub(crate) mod process;
 mod resident;
+mod slots;
 mod wasi;
 
 use std::path::Path;
@@ -57,6 +58,8 @@ pub(crate) struct Sandbox {
     abandoned: Arc<AtomicUsize>,
     /// Shared with resident monitors, whose deadlines must keep firing as long as they live.
     ticker: Arc<engine::EpochTicker>,
+    /// The waiting line for the pool's instance slots.
+    slots: slots::Slots,
 }
 
 /// A component, compiled and linked the first time it is needed (or at once, for hooks and
@@ -193,6 +196,7 @@ impl Sandbox {
             cache,
             abandoned: Arc::default(),
             ticker: Arc::new(ticker),
+            slots: slots::Slots::new(),
         })
     }
 
@@ -305,6 +309,14 @@ impl Sandbox {
                     net: NetOutcome::default(),
                 };
             }
+        };
+        let _slot = match self
+            .slots
+            .acquire(&setup.cancel, setup.limits.timeout)
+            .await
+        {
+            Ok(slot) => slot,
+            Err(failure) => return GuestRun::failed(failure),
         };
         call::run(&self.engine, pre, &self.abandoned, setup, request).await
     }

@@ -646,7 +646,10 @@ pub(crate) async fn redteam_contract() {
         );
         assert!(message.len() < 4_000, "{mode}: {} bytes", message.len());
         if mode == "slow" {
-            assert!(message.contains("timed out") || message.contains("Timeout"), "{message}");
+            assert!(
+                message.contains("timed out") || message.contains("Timeout"),
+                "{message}"
+            );
         }
     }
 
@@ -655,9 +658,21 @@ pub(crate) async fn redteam_contract() {
     fixture.write("a.txt", "still serving\n");
     let runtime = fixture.runtime(&[plugin], |_| {}).await;
     let call_faults = [
-        ("panic_validate", ErrorKind::ToolFailed, "validate-input panics on purpose"),
-        ("panic_call", ErrorKind::ToolFailed, "call panics on purpose"),
-        ("bad_utf8_stdout", ErrorKind::ToolFailed, "after invalid UTF-8 on stdout"),
+        (
+            "panic_validate",
+            ErrorKind::ToolFailed,
+            "validate-input panics on purpose",
+        ),
+        (
+            "panic_call",
+            ErrorKind::ToolFailed,
+            "call panics on purpose",
+        ),
+        (
+            "bad_utf8_stdout",
+            ErrorKind::ToolFailed,
+            "after invalid UTF-8 on stdout",
+        ),
     ];
     for (mode, kind, symptom) in call_faults {
         let result = contract_call(&runtime, json!({"mode": mode})).await;
@@ -683,14 +698,22 @@ pub(crate) async fn redteam_contract() {
     let saved = runtime.session().results_dir().join("toolu_test.txt");
     assert_eq!(std::fs::metadata(&saved).unwrap().len(), 100 << 20);
 
-    assert_eq!(ok_text(&contract_call(&runtime, json!({"mode": "fine"})).await), "ok");
+    assert_eq!(
+        ok_text(&contract_call(&runtime, json!({"mode": "fine"})).await),
+        "ok"
+    );
     assert_eq!(std::fs::read(&canary).unwrap(), before);
 }
 
 /// The text of `result`, which must be an error of `kind`.
 fn error_text_of(result: &warden::Dispatch, kind: ErrorKind, mode: &str) -> String {
     assert!(result.block.is_error, "{mode}: not an error");
-    assert_eq!(result.error_kind(), Some(kind), "{mode}: {}", result.block.text());
+    assert_eq!(
+        result.error_kind(),
+        Some(kind),
+        "{mode}: {}",
+        result.block.text()
+    );
     result.block.text()
 }
 
@@ -698,6 +721,10 @@ fn error_text_of(result: &warden::Dispatch, kind: ErrorKind, mode: &str) -> Stri
 async fn contract_call(runtime: &warden::Runtime, input: Value) -> warden::Dispatch {
     let started = Instant::now();
     let dispatch = call(runtime, "Contract", input.clone()).await;
-    assert!(started.elapsed() < SANE, "{input}: took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < SANE,
+        "{input}: took {:?}",
+        started.elapsed()
+    );
     dispatch
 }

@@ -288,8 +288,9 @@ async fn a_fifo_open_is_refused_at_once_on_the_blocking_pool() {
     a_fifo_open_is_refused_at_once().await;
 }
 
-/// More concurrent calls than the instance pool holds: the extra ones end as `resource_exhausted`
-/// instead of waiting or crashing, and the host serves normally afterwards.
+/// More concurrent calls than the instance pool holds: the extra ones wait for a slot until their
+/// own deadline and then end as `resource_exhausted` (never a crash or an endless wait), and the
+/// host serves normally afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_exhaustion_is_resource_exhausted_and_recoverable() {
     let fixture = Fixture::new();

@@ -39,7 +39,18 @@ impl Stream {
 
     /// `warden GLOBAL... run --progress-interval-ms 100 RUN...`.
     fn start_with(fixture: &Fixture, global: &[&str], run: &[&str]) -> Self {
+        Self::start_env(fixture, global, run, &[])
+    }
+
+    /// As [`Stream::start_with`], with `env` added to the child's environment.
+    fn start_env(
+        fixture: &Fixture,
+        global: &[&str],
+        run: &[&str],
+        env: &[(&str, &std::path::Path)],
+    ) -> Self {
         let mut child = Command::new(warden_bin())
+            .envs(env.iter().copied())
             .arg("--cwd")
             .arg(fixture.workspace())
             .arg("--state-dir")
@@ -724,4 +735,102 @@ fn sigint_during_a_permission_question_ends_the_session() {
     let status = stream.child.wait().expect("warden exits");
     assert_eq!(status.code(), Some(0));
     assert!(!fixture.workspace().join("x.txt").exists());
+}
+
+/// Load: 10,000 calls through `warden run` at concurrency 64, mixed `Read`s, `Grep`s, a failing
+/// `Read` of a missing file, a denied `WebFetch` and a few sandboxed `Bash` commands, in ten
+/// batches. Every `tool_use_id` is answered exactly once with the outcome its kind implies, the
+/// host's peak RSS stays bounded, and no call's temporary directory or child process outlives it.
+#[test]
+fn ten_thousand_mixed_calls_at_concurrency_64_are_each_answered_once() {
+    const BATCHES: usize = 10;
+    const PER_BATCH: usize = 1_000;
+    let fixture = Fixture::new();
+    fixture.write("small.txt", "one needle here\n");
+    fixture.write("src/lib.rs", "fn needle() {}\n");
+    let tmp = fixture.root().join("tmpdir");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut stream = Stream::start_env(
+        &fixture,
+        &[
+            "--allowedTools",
+            "Bash(echo:*)",
+            "--disallowedTools",
+            "WebFetch(domain:example.com)",
+        ],
+        &["--max-concurrency", "64"],
+        &[("TMPDIR", &tmp)],
+    );
+    stream.next();
+    let pid = stream.child.id();
+    // The expected outcome of call `n`: `None` for success, or the error kind.
+    let kind_of = |n: usize| match n % 100 {
+        0 => ("Bash", json!({"command": "echo load"}), None),
+        1..=9 => (
+            "Read",
+            json!({"file_path": "missing.txt"}),
+            Some("tool_failed"),
+        ),
+        10..=14 => (
+            "WebFetch",
+            json!({"url": "https://example.com/", "prompt": "x"}),
+            Some("permission_denied"),
+        ),
+        15..=49 => ("Grep", json!({"pattern": "needle"}), None),
+        _ => ("Read", json!({"file_path": "small.txt"}), None),
+    };
+    let mut answered = std::collections::HashMap::<String, usize>::new();
+    for batch in 0..BATCHES {
+        let blocks = (0..PER_BATCH)
+            .map(|index| {
+                let n = batch * PER_BATCH + index;
+                let (name, input, _) = kind_of(n);
+                tool_use(&format!("load{n}"), name, input)
+            })
+            .collect();
+        stream.send(assistant(blocks));
+        let user = stream.until(is("user"));
+        let result = stream.until(is("result"));
+        assert_eq!(result["num_calls"], PER_BATCH, "{result}");
+        let outcomes = user["outcomes"].as_array().expect("outcomes");
+        for (block, outcome) in user["message"]["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .zip(outcomes)
+        {
+            let id = block["tool_use_id"].as_str().expect("id").to_owned();
+            let n: usize = id.trim_start_matches("load").parse().expect("our id");
+            let (name, _, expected) = kind_of(n);
+            let kind = outcome["error"]["kind"].as_str();
+            assert_eq!(kind, expected, "{id} ({name}): {block}");
+            *answered.entry(id).or_default() += 1;
+        }
+    }
+    assert_eq!(answered.len(), BATCHES * PER_BATCH, "lost results");
+    assert!(
+        answered.values().all(|&count| count == 1),
+        "duplicated results"
+    );
+    let children: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                == Some(pid.to_string().as_str())
+        })
+        .collect();
+    assert!(
+        children.is_empty(),
+        "children outlive their calls: {children:?}"
+    );
+    let peak = memory_kib(pid, "VmHWM:");
+    eprintln!("load: 10000 mixed calls at concurrency 64, peak RSS {peak} KiB");
+    assert!(peak < 512 * 1024, "peak RSS {peak} KiB");
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }

@@ -95,7 +95,7 @@ pub(crate) struct GuestRun {
 
 impl GuestRun {
     /// A run that never reached the guest's answer.
-    fn failed(failure: GuestFailure) -> Self {
+    pub(super) fn failed(failure: GuestFailure) -> Self {
         Self {
             reply: Err(failure),
             progress: Vec::new(),

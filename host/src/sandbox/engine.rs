@@ -13,7 +13,7 @@ use super::limits::MAX_MEMORY_BYTES;
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Concurrent instances the pooling allocator has room for.
-const POOL_INSTANCES: u32 = 32;
+pub(crate) const POOL_INSTANCES: u32 = 32;
 
 /// Builds the engine: epoch interruption on, component-model concurrency off (p2 guests do not need
 /// it and it triples call overhead), and a tuned pooling allocator. Falls back to on-demand

@@ -90,7 +90,10 @@ impl Hook for Scripted {
                     probe_env(config.env.as_deref())
                 ),
             )),
-            Behaviour::Flood => Ok(hook::context(&parsed.hook_event_name, "f".repeat(100 << 20))),
+            Behaviour::Flood => Ok(hook::context(
+                &parsed.hook_event_name,
+                "f".repeat(100 << 20),
+            )),
             Behaviour::Echo => Ok(hook::context(&parsed.hook_event_name, event.to_string())),
             Behaviour::Rewrite => {
                 let mut input = match parsed.tool_input {

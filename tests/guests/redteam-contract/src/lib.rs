@@ -46,7 +46,11 @@ fn spec(name: String, description: String, schema: String) -> ToolSpec {
 }
 
 fn valid() -> ToolSpec {
-    spec("Contract".into(), "Breaks the contract on request.".into(), SCHEMA.into())
+    spec(
+        "Contract".into(),
+        "Breaks the contract on request.".into(),
+        SCHEMA.into(),
+    )
 }
 
 fn input_mode(input: &str) -> String {
@@ -72,7 +76,11 @@ impl Guest for Contract {
             "ctrl" => vec![spec("Bell\u{7}".into(), "x".into(), SCHEMA.into())],
             "long" => vec![spec("L".repeat(65), "x".into(), SCHEMA.into())],
             "notjson" => vec![spec("NotJson".into(), "x".into(), "{not json".into())],
-            "notobj" => vec![spec("NotObj".into(), "x".into(), r#"{"type":"string"}"#.into())],
+            "notobj" => vec![spec(
+                "NotObj".into(),
+                "x".into(),
+                r#"{"type":"string"}"#.into(),
+            )],
             "bigdesc" => vec![spec("BigDesc".into(), "d".repeat(10 << 20), SCHEMA.into())],
             "bigschm" => {
                 let padding = "p".repeat(10 << 20);
