@@ -7,6 +7,7 @@ mod cli;
 mod command_hooks;
 mod delegation;
 mod edit;
+mod faults;
 mod files;
 mod fuzz_corpus;
 mod grants;
