@@ -155,6 +155,45 @@ async fn host_sockets_devices_namespaces_and_etc_secrets_stay_out_of_reach() {
     assert_eq!(ok_text(&fine), "root: pair-ok");
 }
 
+/// Escapes a command might try with every rule allowing it: writing through `/proc/self/root`, a
+/// symlink planted in the workspace pointing outside, a hardlink to a file outside, and mounting
+/// over the workspace. Each fails in the kernel, and the canary outside is byte-identical.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proc_root_symlink_hardlink_and_mount_escapes_fail_in_the_kernel() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let outside = fixture.outside();
+    let canary = outside.join("secret.txt");
+    let before = std::fs::read(&canary).unwrap();
+    let probes = [
+        format!("echo pwned > /proc/self/root{}", canary.display()),
+        format!(
+            "ln -s {} out && echo pwned > out/secret.txt",
+            outside.display()
+        ),
+        format!("ln -s {} link && echo pwned >> link", canary.display()),
+        format!("ln {} hard && echo pwned >> hard", canary.display()),
+        format!("mount -t tmpfs none {}", outside.display()),
+        "mount --bind / mnt".to_owned(),
+    ];
+    for command in &probes {
+        let result = call(&runtime, "Bash", bash(command)).await;
+        let text = error_text(&result, ErrorKind::ToolFailed);
+        assert!(!text.contains("TOPSECRET"), "{command}: {text}");
+        assert_eq!(std::fs::read(&canary).unwrap(), before, "{command}: {text}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        1,
+        "nothing new outside"
+    );
+    // The host serves the next command as usual.
+    assert_eq!(
+        ok_text(&call(&runtime, "Bash", bash("echo after")).await),
+        "after\n"
+    );
+}
+
 #[test]
 fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
     let fixture = Fixture::new();
