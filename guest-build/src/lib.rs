@@ -96,11 +96,27 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
             workspace_root.join(shared).display()
         );
     }
-    check_target_installed();
+    println!("cargo:rerun-if-env-changed={GUEST_TOOLCHAIN_VAR}");
+    let toolchain = env::var(GUEST_TOOLCHAIN_VAR)
+        .ok()
+        .filter(|name| !name.is_empty());
+    check_target_installed(toolchain.as_deref());
 
     let target_dir = guest_target_dir();
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut command = Command::new(cargo);
+    let mut command = match &toolchain {
+        // Another toolchain than the outer build's (e.g. a nightly for cargo-fuzz, whose guest
+        // target may not be installable) builds the guests; its own cargo and rustc, not ours.
+        Some(name) => {
+            let mut command = Command::new("rustup");
+            command
+                .args(["run", name, "cargo"])
+                .env_remove("RUSTUP_TOOLCHAIN")
+                .env_remove("RUSTC")
+                .env_remove("CARGO");
+            command
+        }
+        None => Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())),
+    };
     command
         .current_dir(workspace_root)
         .arg("build")
@@ -152,6 +168,10 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Names a rustup toolchain that builds the guests instead of the outer build's own, for builds
+/// under a toolchain without the guest target (`cargo +nightly fuzz build`).
+pub const GUEST_TOOLCHAIN_VAR: &str = "WARDEN_GUEST_TOOLCHAIN";
+
 /// The workspace root, given the building crate's manifest directory and its depth below the root.
 pub fn workspace_root(manifest_dir: &Path, depth: usize) -> PathBuf {
     let mut root = manifest_dir.to_path_buf();
@@ -162,9 +182,18 @@ pub fn workspace_root(manifest_dir: &Path, depth: usize) -> PathBuf {
 }
 
 /// Fails early, with the installing command, when the standard library for the guest target is absent.
-fn check_target_installed() {
-    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
-    let output = Command::new(rustc)
+fn check_target_installed(toolchain: Option<&str>) {
+    let mut rustc = match toolchain {
+        Some(name) => {
+            let mut command = Command::new("rustup");
+            command
+                .args(["run", name, "rustc"])
+                .env_remove("RUSTUP_TOOLCHAIN");
+            command
+        }
+        None => Command::new(env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned())),
+    };
+    let output = rustc
         .args(["--print", "target-libdir", "--target", GUEST_TARGET])
         .output();
     let installed = match output {

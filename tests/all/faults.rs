@@ -129,11 +129,24 @@ fn a_host_killed_during_write_leaves_old_or_new_and_a_readable_checkpoint_store(
             "unexpected {name}"
         );
     }
-    run(&fixture, &cache_dir(), &["rewind", "--to", "1"]);
-    assert!(
-        std::fs::read_to_string(&path).unwrap() == original,
-        "rewind lost the first version"
-    );
+    // A kill between the rename and the session's record of it leaves a file warden cannot prove
+    // it wrote; rewind then refuses to overwrite it and names the kept copy instead.
+    let rewind = command(&fixture, &cache_dir(), &["rewind", "--to", "1"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&rewind.stdout).into_owned()
+        + &String::from_utf8_lossy(&rewind.stderr);
+    if std::fs::read_to_string(&path).unwrap() != original {
+        let kept = said
+            .split("is kept in ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("rewind neither restored nor kept the file: {said}"));
+        assert!(
+            std::fs::read_to_string(kept).unwrap() == original,
+            "the kept copy is not the first version: {said}"
+        );
+    }
 }
 
 /// SIGKILL at five points through `warden cache prewarm` into an empty cache: every next start
