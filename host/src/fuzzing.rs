@@ -127,8 +127,11 @@ pub fn coercion(data: &[u8]) {
     }
 }
 
+/// One fuzz target: its name (the `fuzz/corpus/<name>` directory) and its entry point.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every fuzz target by name, for the corpus replay.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("rule_parser", rule_parser),
     ("shell_splitter", shell_splitter),
     ("path_normalization", path_normalization),

@@ -18,6 +18,7 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
+    oversized_descriptor, unclosed_parentheses,
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
@@ -26,6 +27,10 @@ pub(crate) const MAX_COMMAND_CHARS: usize = 10_000;
 /// Nesting of substitutions and compound commands beyond this is opaque; it also bounds the
 /// parser's recursion, whose stack use grows with nesting.
 const MAX_NESTING: usize = 64;
+
+/// More unclosed `(` than this is opaque without parsing: the parser's backtracking over them is
+/// exponential, and a line bash would reject anyway need not be split.
+const MAX_UNCLOSED_PARENTHESES: usize = 8;
 
 /// A whole command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -126,6 +131,14 @@ impl Walker {
     fn program(&mut self, source: &str, depth: usize) {
         if depth > MAX_NESTING || nesting(source) > MAX_NESTING {
             self.opaque("the command nests too deeply to be checked");
+            return;
+        }
+        if unclosed_parentheses(source) > MAX_UNCLOSED_PARENTHESES {
+            self.opaque("the command leaves parentheses unclosed");
+            return;
+        }
+        if oversized_descriptor(source) {
+            self.opaque("a redirection names a file descriptor past the largest bash accepts");
             return;
         }
         let options = parser_options();
@@ -800,6 +813,13 @@ mod tests {
             // Brackets taken back by `]]` no longer hide nesting; keywords count too.
             &format!("echo {}x{}", "$((]] ".repeat(40), " ) )".repeat(40)),
             &format!("{}true{}", "if a;then ".repeat(700), " fi".repeat(700)),
+            // Found by fuzzing: unclosed parentheses over two lines made the parser backtrack
+            // for minutes.
+            &format!("{0} a\n{0} a", "(".repeat(17)),
+            &format!("{0} a&&{0} a", "(".repeat(17)),
+            // Found by fuzzing: the parser unwraps an overflowing descriptor number.
+            "55555555555555555555559<<<OF",
+            "echo hi 2147483648>out",
             "echo ${x:-$(rm -rf /)}",
             "bash -c \"$CMD\"",
         ] {

@@ -124,6 +124,46 @@ pub(super) fn nesting(source: &str) -> usize {
     brackets + keywords + source.matches('`').count() / 2
 }
 
+/// How many `(` in `source` no later `)` closes, quotes ignored. brush-parser's PEG grammar
+/// backtracks over every unclosed `(` it meets, so a few dozen of them spread over two lines
+/// (found by the `shell_splitter` fuzz target) take minutes; bash itself rejects such a line.
+pub(super) fn unclosed_parentheses(source: &str) -> usize {
+    let mut open = 0usize;
+    for c in source.chars() {
+        match c {
+            '(' => open += 1,
+            ')' => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    open
+}
+
+/// True when a redirection names a descriptor number past `i32` (`99999999999>f`): bash rejects
+/// it, and brush-parser unwraps the failed integer parse (found by the `shell_splitter` fuzz
+/// target), which the walker would only catch as a panic.
+pub(super) fn oversized_descriptor(source: &str) -> bool {
+    let bytes = source.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        if !bytes[start].is_ascii_digit() {
+            start += 1;
+            continue;
+        }
+        let end = start
+            + bytes[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+        if matches!(bytes.get(end), Some(b'<' | b'>')) && source[start..end].parse::<i32>().is_err()
+        {
+            return true;
+        }
+        start = end;
+    }
+    false
+}
+
 /// True when a here-document inside a command substitution has a line that starts with its
 /// delimiter and goes on (`TAG)`): bash ends the document there, brush-parser does not.
 pub(super) fn heredoc_tag_misuse(text: &str) -> bool {
