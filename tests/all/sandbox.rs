@@ -341,7 +341,10 @@ async fn pool_exhaustion_is_resource_exhausted_and_recoverable() {
         )),
         "{crowd_kinds:?}"
     );
-    assert!(timed_out >= 24, "the pool's free slots all ran: {crowd_kinds:?}");
+    assert!(
+        timed_out >= 24,
+        "the pool's free slots all ran: {crowd_kinds:?}"
+    );
     assert!(
         ok_text(&call(&runtime, "Read", json!({"file_path": "a.txt"})).await)
             .contains("after the crowd")
