@@ -18,7 +18,7 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
-    oversized_descriptor, unclosed_parentheses,
+    oversized_descriptor, subscript_depth, unclosed,
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
@@ -31,6 +31,9 @@ const MAX_NESTING: usize = 64;
 /// More unclosed `(` than this is opaque without parsing: the parser's backtracking over them is
 /// exponential, and a line bash would reject anyway need not be split.
 const MAX_UNCLOSED_PARENTHESES: usize = 8;
+
+/// Deepest `name[` subscript nesting parsed; see `lexical::subscript_depth`.
+const MAX_SUBSCRIPT_DEPTH: usize = 3;
 
 /// A whole command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -133,8 +136,12 @@ impl Walker {
             self.opaque("the command nests too deeply to be checked");
             return;
         }
-        if unclosed_parentheses(source) > MAX_UNCLOSED_PARENTHESES {
+        if unclosed(source, '(', ')') > MAX_UNCLOSED_PARENTHESES {
             self.opaque("the command leaves parentheses unclosed");
+            return;
+        }
+        if subscript_depth(source) > MAX_SUBSCRIPT_DEPTH {
+            self.opaque("the command nests array subscripts too deeply to be checked");
             return;
         }
         if oversized_descriptor(source) {
@@ -650,6 +657,15 @@ impl Walker {
         if expr.contains("$(") || expr.contains('`') {
             self.opaque("an arithmetic expression holds a command substitution");
         }
+        if unclosed(expr, '[', ']') > 0 {
+            // bash rejects it, and brush-parser's arithmetic grammar backtracks exponentially.
+            self.opaque("an arithmetic expression leaves a subscript unclosed");
+            return;
+        }
+        if subscript_depth(expr) > MAX_SUBSCRIPT_DEPTH {
+            self.opaque("an arithmetic expression nests subscripts too deeply to be checked");
+            return;
+        }
         let parses = guarded(|| brush_parser::arithmetic::parse(expr)).is_ok();
         if !parses {
             // `( (cmd) )` and `"$((cmd) ))"` parse as arithmetic in brush-parser but run as
@@ -820,6 +836,12 @@ mod tests {
             // Found by fuzzing: the parser unwraps an overflowing descriptor number.
             "55555555555555555555559<<<OF",
             "echo hi 2147483648>out",
+            // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
+            // parse time by about ten.
+            &format!("(({}))", "a[".repeat(9)),
+            &format!("echo $[{}]", "o[".repeat(12)),
+            &format!("echo $(({}1{}))", "a[".repeat(8), "]".repeat(8)),
+            &format!("x[{}1{}]=1", "a[".repeat(4), "]".repeat(4)),
             "echo ${x:-$(rm -rf /)}",
             "bash -c \"$CMD\"",
         ] {
@@ -827,6 +849,22 @@ mod tests {
                 split(command).opaque.is_some(),
                 "{}",
                 &command[..command.len().min(40)]
+            );
+        }
+    }
+
+    #[test]
+    fn shallow_subscripts_and_bracket_expressions_still_split() {
+        for (command, expected) in [
+            ("[[ $x =~ ^[[:alpha:][:digit:]]+$ ]] && rm a", "rm a"),
+            ("echo ${a[b[1]]} && rm b", "rm b"),
+            ("ls [ab]*.txt && rm c", "rm c"),
+        ] {
+            let split = split(command);
+            assert_eq!(split.opaque, None, "{command}");
+            assert_eq!(
+                split.subcommands.last().map(Subcommand::text).as_deref(),
+                Some(expected)
             );
         }
     }
@@ -856,3 +894,4 @@ mod tests {
         assert!(words[3].glob);
     }
 }
+

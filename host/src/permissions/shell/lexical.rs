@@ -124,19 +124,50 @@ pub(super) fn nesting(source: &str) -> usize {
     brackets + keywords + source.matches('`').count() / 2
 }
 
-/// How many `(` in `source` no later `)` closes, quotes ignored. brush-parser's PEG grammar
-/// backtracks over every unclosed `(` it meets, so a few dozen of them spread over two lines
-/// (found by the `shell_splitter` fuzz target) take minutes; bash itself rejects such a line.
-pub(super) fn unclosed_parentheses(source: &str) -> usize {
-    let mut open = 0usize;
+/// How many `open` brackets in `source` no later `close` closes, quotes ignored. brush-parser's
+/// PEG grammars backtrack over every unclosed bracket they meet: a few dozen `(` spread over two
+/// lines take minutes, and in arithmetic each unclosed `name[` multiplies the time by about ten
+/// (both found by the `shell_splitter` fuzz target); bash itself rejects such input.
+pub(super) fn unclosed(source: &str, open: char, close: char) -> usize {
+    let mut unclosed = 0usize;
     for c in source.chars() {
-        match c {
-            '(' => open += 1,
-            ')' => open = open.saturating_sub(1),
-            _ => {}
+        if c == open {
+            unclosed += 1;
+        } else if c == close {
+            unclosed = unclosed.saturating_sub(1);
         }
     }
-    open
+    unclosed
+}
+
+/// How deeply `name[` array subscripts nest in `source`, backslash escapes skipped and quotes
+/// ignored. brush-parser's arithmetic grammar tries each subscript both as an array element and as
+/// a plain word, so every nesting level multiplies the time by about ten (found by the
+/// `shell_splitter` fuzz target: six levels take seconds); real commands rarely nest two.
+pub(super) fn subscript_depth(source: &str) -> usize {
+    // One entry per open `[`: true when it opens a subscript, so a `]` closing a glob or test
+    // bracket inside a subscript does not end the subscript too early.
+    let mut open: Vec<bool> = Vec::new();
+    let mut deepest = 0;
+    let mut previous = ' ';
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' => {
+                open.push(previous.is_ascii_alphanumeric() || previous == '_');
+                deepest = deepest.max(open.iter().filter(|subscript| **subscript).count());
+            }
+            ']' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        previous = c;
+    }
+    deepest
 }
 
 /// True when a redirection names a descriptor number past `i32` (`99999999999>f`): bash rejects
