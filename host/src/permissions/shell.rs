@@ -18,7 +18,7 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
-    oversized_descriptor, subscript_depth, unclosed,
+    oversized_descriptor, subscript_depth, unclosed, unusual_heredoc_delimiter,
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
@@ -142,6 +142,10 @@ impl Walker {
         }
         if subscript_depth(source) > MAX_SUBSCRIPT_DEPTH {
             self.opaque("the command nests array subscripts too deeply to be checked");
+            return;
+        }
+        if unusual_heredoc_delimiter(source) {
+            self.opaque("a here-document has no plain delimiter word");
             return;
         }
         if oversized_descriptor(source) {
@@ -836,6 +840,10 @@ mod tests {
             // Found by fuzzing: the parser unwraps an overflowing descriptor number.
             "55555555555555555555559<<<OF",
             "echo hi 2147483648>out",
+            // Found by fuzzing: the tokenizer looped forever, allocating, on this delimiter.
+            "i$(\nho /<<  $(",
+            "cat <<",
+            "cat << `x`\nx\n`x`",
             // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
             // parse time by about ten.
             &format!("(({}))", "a[".repeat(9)),
@@ -894,4 +902,3 @@ mod tests {
         assert!(words[3].glob);
     }
 }
-

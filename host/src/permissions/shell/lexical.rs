@@ -212,3 +212,23 @@ pub(super) fn heredoc_tag_misuse(text: &str) -> bool {
                 .any(|line| line.len() > tag.len() && line.starts_with(tag.as_str()))
     })
 }
+
+/// True when a here-document operator has no delimiter word, or one holding a substitution
+/// (`<<  $(`): bash rejects the first and never needs the second, and brush-parser's tokenizer
+/// loops forever, allocating, on such a delimiter at the end of a nested construct (found by the
+/// `shell_splitter` fuzz target: gigabytes in seconds from 14 bytes).
+pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
+    source.match_indices("<<").any(|(at, _)| {
+        let rest = &source[at + 2..];
+        if rest.starts_with('<') || source[..at].ends_with('<') {
+            return false;
+        }
+        let word: String = rest
+            .trim_start_matches('-')
+            .trim_start_matches([' ', '\t'])
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>'))
+            .collect();
+        word.is_empty() || word.contains("$(") || word.contains('`')
+    })
+}
