@@ -843,6 +843,8 @@ mod tests {
             // Found by fuzzing: the tokenizer looped forever, allocating, on this delimiter.
             "i$(\nho /<<  $(",
             "cat <<",
+            "<<\"\" ",
+            "cat <<'' x",
             "cat << `x`\nx\n`x`",
             // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
             // parse time by about ten.

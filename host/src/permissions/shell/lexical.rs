@@ -213,8 +213,8 @@ pub(super) fn heredoc_tag_misuse(text: &str) -> bool {
     })
 }
 
-/// True when a here-document operator has no delimiter word, or one holding a substitution
-/// (`<<  $(`): bash rejects the first and never needs the second, and brush-parser's tokenizer
+/// True when a here-document operator has no delimiter word, an empty one (`<<""`), or one holding
+/// a substitution (`<<  $(`): real commands need none of them, and brush-parser's tokenizer
 /// loops forever, allocating, on such a delimiter at the end of a nested construct (found by the
 /// `shell_splitter` fuzz target: gigabytes in seconds from 14 bytes).
 pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
@@ -229,6 +229,7 @@ pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
             .chars()
             .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>'))
             .collect();
-        word.is_empty() || word.contains("$(") || word.contains('`')
+        let unquoted = word.replace(['\'', '"', '\\'], "");
+        unquoted.is_empty() || word.contains("$(") || word.contains('`')
     })
 }
