@@ -10,6 +10,7 @@ mod doctor;
 mod example;
 mod hooks;
 mod mcp;
+mod plugin;
 mod rewind;
 mod run;
 mod tools;
@@ -79,6 +80,8 @@ enum Command {
     Audit(audit::AuditArgs),
     /// List the shipped example hooks and monitors, or write one as a plugin directory.
     Example(example::ExampleArgs),
+    /// Create, build, check and approve plugins (docs/AUTHORING.md).
+    Plugin(plugin::PluginArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -254,6 +257,7 @@ impl Cli {
                 }
                 Command::Audit(args) => Ok(audit::run(&args)),
                 Command::Example(args) => example::run(&args),
+                Command::Plugin(args) => plugin::run(&args, || self.global.config()).await,
                 Command::Rewind(args) => {
                     let workspace = self.global.workspace()?;
                     rewind::run(

@@ -21,6 +21,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod authoring;
 mod delegation;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -37,6 +38,10 @@ mod session;
 mod settings;
 mod wildcard;
 
+pub use authoring::{
+    ApprovalError, Finding, PluginReport, Severity, approve_plugin, check_plugin, component_digest,
+    manifest_components, wit_version,
+};
 pub use delegation::{
     AGENT_TOOL, AgentError, AgentReport, AgentRequest, AgentRunner, CommandRunner,
     DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing, SubSession,
@@ -69,7 +74,7 @@ pub use protocol::{
     serve_stream, tool_definitions,
 };
 pub use registry::{
-    Alias, AliasError, CapabilityClass, ManifestError, RegistryError, ToolSelection, ToolSource,
+    Alias, AliasError, CapabilityClass, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
     ToolSpec,
 };
 pub use runtime::{

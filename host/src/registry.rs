@@ -5,6 +5,7 @@
 //! calls or decide permissions.
 
 mod aliases;
+mod approval;
 mod builtin;
 mod load;
 mod manifest;
@@ -17,6 +18,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub use aliases::{Alias, AliasError};
+pub use approval::PluginApproval;
+pub(crate) use approval::{approval_key, grant_sentences};
 pub(crate) use manifest::Manifest;
 pub use manifest::ManifestError;
 pub use selection::ToolSelection;
@@ -318,6 +321,8 @@ pub(crate) struct RegistryConfig<'a> {
     pub(crate) mcp_tools: Vec<(ToolSpec, crate::mcp::McpTool)>,
     /// Offer the Agent tool (an agent runner is configured).
     pub(crate) agent: bool,
+    /// Recorded plugin approvals, by canonical directory.
+    pub(crate) approvals: &'a BTreeMap<PathBuf, PluginApproval>,
 }
 
 /// The effective registry.
@@ -325,6 +330,8 @@ pub(crate) struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
     aliases: Aliases,
     extensions: Vec<Extension>,
+    /// Why plugin directories were left out (an approval they outgrew).
+    warnings: Vec<String>,
 }
 
 impl Registry {
@@ -370,8 +377,22 @@ impl Registry {
         }
 
         let mut extensions = Vec::new();
+        let mut warnings = Vec::new();
         for dir in config.plugin_dirs {
             let manifest = manifest::Manifest::read(dir)?;
+            if let Some(approved) = config.approvals.get(&approval_key(dir)) {
+                let admitted = PluginApproval::of(dir, &manifest)
+                    .map_err(|message| ManifestError::at(&manifest.path, message))
+                    .map(|current| approved.admits(&current))?;
+                if let Err(difference) = admitted {
+                    warnings.push(format!(
+                        "plugin {} ({}) is not loaded: {difference}",
+                        manifest.plugin.name,
+                        dir.display()
+                    ));
+                    continue;
+                }
+            }
             let read_component = |component: &std::path::Path| {
                 let wasm_path = dir.join(component);
                 std::fs::read(&wasm_path)
@@ -514,7 +535,13 @@ impl Registry {
             tools,
             aliases,
             extensions,
+            warnings,
         })
+    }
+
+    /// Why plugin directories were left out.
+    pub(crate) fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The tool called `name`, if it is in the effective registry.

@@ -314,9 +314,11 @@ impl Runtime {
                 removed: &|name| policy.removes(name),
                 mcp_tools: discovered.tools,
                 agent: config.agent_tool || config.agent_command.is_some(),
+                approvals: &loaded.plugin_approvals,
             },
         )
         .await?;
+        warnings.extend(registry.warnings().iter().cloned());
         check_rules(&policy, &registry, &mut warnings)?;
         let grant_context = GrantContext {
             workspace,

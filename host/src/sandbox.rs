@@ -62,6 +62,12 @@ pub(crate) struct Sandbox {
     slots: slots::Slots,
 }
 
+/// SHA-256 of `bytes` in lower-case hex: how components are named in the cache and in approvals.
+pub(crate) fn hex_digest(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    cache::hex(&sha2::Sha256::digest(bytes))
+}
+
 /// A component, compiled and linked the first time it is needed (or at once, for hooks and
 /// monitors and for tools whose description is not cached), then instantiated per call.
 pub(crate) struct LoadedComponent {

@@ -18,7 +18,7 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
-    oversized_descriptor, subscript_depth, unclosed, unusual_heredoc_delimiter,
+    oversized_descriptor, subscript_depth, unclosed, unclosed_subscripts, unusual_heredoc_delimiter,
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
@@ -34,6 +34,9 @@ const MAX_UNCLOSED_PARENTHESES: usize = 8;
 
 /// Deepest `name[` subscript nesting parsed; see `lexical::subscript_depth`.
 const MAX_SUBSCRIPT_DEPTH: usize = 3;
+
+/// Most `name[` subscripts left unclosed that are parsed; see `lexical::unclosed_subscripts`.
+const MAX_UNCLOSED_SUBSCRIPTS: usize = 2;
 
 /// A whole command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -138,6 +141,10 @@ impl Walker {
         }
         if unclosed(source, '(', ')') > MAX_UNCLOSED_PARENTHESES {
             self.opaque("the command leaves parentheses unclosed");
+            return;
+        }
+        if unclosed_subscripts(source) > MAX_UNCLOSED_SUBSCRIPTS {
+            self.opaque("the command leaves array subscripts unclosed");
             return;
         }
         if subscript_depth(source) > MAX_SUBSCRIPT_DEPTH {
@@ -852,6 +859,7 @@ mod tests {
             &format!("echo $[{}]", "o[".repeat(12)),
             &format!("echo $(({}1{}))", "a[".repeat(8), "]".repeat(8)),
             &format!("x[{}1{}]=1", "a[".repeat(4), "]".repeat(4)),
+            "cat <<EOF\n\"${F[$\"${F[ \"${F[$\nEOF",
             "echo ${x:-$(rm -rf /)}",
             "bash -c \"$CMD\"",
         ] {

@@ -179,6 +179,23 @@ pub(crate) struct ToolComponent {
 }
 
 impl Manifest {
+    /// Every component file the manifest names, tools first, each once.
+    pub(crate) fn component_paths(&self) -> Vec<&Path> {
+        let mut paths: Vec<&Path> = Vec::new();
+        let all = self
+            .tools
+            .iter()
+            .map(|tool| tool.component.as_path())
+            .chain(self.hooks.iter().map(|hook| hook.component.as_path()))
+            .chain(self.monitors.iter().map(|monitor| monitor.component.as_path()));
+        for path in all {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        paths
+    }
+
     /// Reads and checks `dir/warden.toml`.
     pub(crate) fn read(dir: &Path) -> Result<Self, ManifestError> {
         let path = dir.join(MANIFEST_FILE);

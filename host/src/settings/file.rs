@@ -38,6 +38,9 @@ pub struct Settings {
     /// `mcpServerPolicy`: each server's sandbox grants and limits (user settings and `--settings`
     /// only).
     pub mcp_server_policy: BTreeMap<String, crate::mcp::McpServerPolicy>,
+    /// `pluginApprovals`: what `warden plugin approve` recorded, by canonical plugin directory
+    /// (honoured in user settings and `--settings` only).
+    pub plugin_approvals: BTreeMap<PathBuf, crate::registry::PluginApproval>,
 }
 
 /// `permissions` in a settings file.
@@ -84,6 +87,7 @@ const TOP_KEYS: &[&str] = &[
     "disabledMcpjsonServers",
     "enableAllProjectMcpServers",
     "mcpServerPolicy",
+    "pluginApprovals",
 ];
 const PERMISSION_KEYS: &[&str] = &[
     "allow",
@@ -205,6 +209,15 @@ impl Settings {
                         Some(value.as_bool().ok_or_else(|| {
                             error("\"enableAllProjectMcpServers\" must be true or false".to_owned())
                         })?);
+                }
+                "pluginApprovals" => {
+                    settings.plugin_approvals = serde_json::from_value(value.clone()).map_err(
+                        |problem| {
+                            error(format!(
+                                "pluginApprovals: {problem} (each directory: {{\"plugin\", \"components\", \"grants\"}}, as `warden plugin approve` writes it)"
+                            ))
+                        },
+                    )?;
                 }
                 "mcpServerPolicy" => {
                     settings.mcp_server_policy = serde_json::from_value(value.clone()).map_err(

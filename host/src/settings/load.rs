@@ -54,6 +54,8 @@ pub(crate) struct Loaded {
     pub(crate) mcp_approvals: crate::mcp::Approvals,
     /// `mcpServerPolicy` of the operator's scopes, the highest scope's per server.
     pub(crate) mcp_policies: std::collections::BTreeMap<String, crate::mcp::McpServerPolicy>,
+    /// Plugin approvals from user settings and `--settings`, by canonical directory.
+    pub(crate) plugin_approvals: std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
 }
 
 /// A settings hook and the scope it came from.
@@ -163,6 +165,7 @@ pub(crate) fn load(
     let mut tool_output_chars = std::collections::BTreeMap::new();
     let mut mcp_approvals = crate::mcp::Approvals::default();
     let mut mcp_policies = std::collections::BTreeMap::new();
+    let mut plugin_approvals = std::collections::BTreeMap::new();
     for scope in &scopes {
         // A repository cannot approve or widen its own MCP servers; it may always refuse one.
         let operator = matches!(scope.source, RuleSource::Settings(_) | RuleSource::User(_));
@@ -172,6 +175,18 @@ pub(crate) fn load(
         let approves = !scope.settings.enabled_mcpjson_servers.is_empty()
             || scope.settings.enable_all_project_mcp_servers.is_some()
             || !scope.settings.mcp_server_policy.is_empty();
+        if operator {
+            for (dir, approval) in &scope.settings.plugin_approvals {
+                plugin_approvals
+                    .entry(dir.clone())
+                    .or_insert_with(|| approval.clone());
+            }
+        } else if !scope.settings.plugin_approvals.is_empty() {
+            warnings.push(format!(
+                "pluginApprovals in {} are not used: only user settings and --settings record plugin approvals",
+                scope.source
+            ));
+        }
         if operator {
             mcp_approvals
                 .approved
@@ -323,6 +338,7 @@ pub(crate) fn load(
         tool_output_chars,
         mcp_approvals,
         mcp_policies,
+        plugin_approvals,
     })
 }
 

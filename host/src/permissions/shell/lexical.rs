@@ -145,6 +145,18 @@ pub(super) fn unclosed(source: &str, open: char, close: char) -> usize {
 /// a plain word, so every nesting level multiplies the time by about ten (found by the
 /// `shell_splitter` fuzz target: six levels take seconds); real commands rarely nest two.
 pub(super) fn subscript_depth(source: &str) -> usize {
+    subscripts(source).0
+}
+
+/// How many `name[` subscripts in `source` no later `]` closes (`${F[$`), quotes ignored. Each
+/// multiplies brush-parser's time the same way nesting does, in words, here-document bodies and
+/// arithmetic alike (found by the `shell_splitter` fuzz target); bash rejects most of them.
+pub(super) fn unclosed_subscripts(source: &str) -> usize {
+    subscripts(source).1
+}
+
+/// The deepest subscript nesting and the number of subscripts left open.
+fn subscripts(source: &str) -> (usize, usize) {
     // One entry per open `[`: true when it opens a subscript, so a `]` closing a glob or test
     // bracket inside a subscript does not end the subscript too early.
     let mut open: Vec<bool> = Vec::new();
@@ -167,7 +179,7 @@ pub(super) fn subscript_depth(source: &str) -> usize {
         }
         previous = c;
     }
-    deepest
+    (deepest, open.iter().filter(|subscript| **subscript).count())
 }
 
 /// True when a redirection names a descriptor number past `i32` (`99999999999>f`): bash rejects

@@ -156,22 +156,24 @@ impl FsGrant {
     }
 }
 
+impl FsGrant {
+    /// The directory as written in the manifest, e.g. `${WORKSPACE}/docs`.
+    pub(crate) fn location(&self) -> String {
+        if self.subpath.as_os_str().is_empty() {
+            self.base.variable().to_owned()
+        } else {
+            format!("{}/{}", self.base.variable(), self.subpath.display())
+        }
+    }
+}
+
 impl fmt::Display for FsGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let access = match self.access {
             FsAccess::Read => "read",
             FsAccess::ReadWrite => "read-write",
         };
-        if self.subpath.as_os_str().is_empty() {
-            write!(f, "{} ({access})", self.base.variable())
-        } else {
-            write!(
-                f,
-                "{}/{} ({access})",
-                self.base.variable(),
-                self.subpath.display()
-            )
-        }
+        write!(f, "{} ({access})", self.location())
     }
 }
 

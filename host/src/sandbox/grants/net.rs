@@ -206,6 +206,11 @@ impl NetGrant {
             }
     }
 
+    /// True when the pattern matches every host (`https://*`).
+    pub(crate) fn any_host(&self) -> bool {
+        matches!(self.host, HostPattern::Any)
+    }
+
     /// True when the grant writes `host` out literally (no wildcard): then it may reach that host
     /// at a private or loopback address.
     pub(crate) fn names_host(&self, host: &str) -> bool {
