@@ -134,7 +134,8 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
         return report;
     }
 
-    let builtin_names = builtin_names(&base).await;
+    // The registry refuses a tool named like a built-in (selected or not), so that clash is a
+    // load error like any other.
     let mut config = isolated(base);
     config.tools = ToolSelection::None;
     config.plugin_dirs = vec![dir.to_path_buf()];
@@ -145,20 +146,21 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
             report.hooks = extensions.hooks;
             report.monitors = extensions.monitors;
             for skipped in extensions.skipped {
-                report.error(format!("{} ({}) is not loaded: {}", skipped.what, skipped.source, skipped.reason));
+                report.error(format!(
+                    "{} ({}) is not loaded: {}",
+                    skipped.what, skipped.source, skipped.reason
+                ));
             }
         }
         Err(error) => report.error(error.to_string()),
     }
     let tools = std::mem::take(&mut report.tools);
     for tool in &tools {
-        if builtin_names.contains(&tool.spec.name) {
-            report.error(format!(
-                "tool {}: the name clashes with the built-in tool; rename it (canonical names are unique)",
-                tool.spec.name
-            ));
-        }
-        for problem in lint_spec(&tool.spec.name, &tool.spec.description, &tool.spec.input_schema) {
+        for problem in lint_spec(
+            &tool.spec.name,
+            &tool.spec.description,
+            &tool.spec.input_schema,
+        ) {
             report.warning(problem);
         }
         if tool.spec.read_only && manifest_grants_write(&manifest) {
@@ -203,7 +205,8 @@ pub fn approve_plugin(dir: &Path, settings_path: &Path) -> Result<PluginApproval
         serde_json::to_value(&approval).map_err(|e| settings_error(e.to_string()))?,
     );
     if let Some(parent) = settings_path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| settings_error(format!("cannot create: {e}")))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| settings_error(format!("cannot create: {e}")))?;
     }
     let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
     bytes.push(b'\n');
@@ -238,16 +241,6 @@ fn isolated(base: RuntimeConfig) -> RuntimeConfig {
     config.project_settings = false;
     config.project_mcp = false;
     config
-}
-
-/// The names of the default built-in tools.
-async fn builtin_names(base: &RuntimeConfig) -> Vec<String> {
-    let mut config = isolated(base.clone());
-    config.tools = ToolSelection::Default;
-    match Runtime::new(config).await {
-        Ok(runtime) => runtime.tools().into_iter().map(|tool| tool.spec.name).collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 fn manifest_grants_write(manifest: &Manifest) -> bool {

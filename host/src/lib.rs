@@ -74,8 +74,8 @@ pub use protocol::{
     serve_stream, tool_definitions,
 };
 pub use registry::{
-    Alias, AliasError, CapabilityClass, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
-    ToolSpec,
+    Alias, AliasError, CapabilityClass, ManifestError, PluginApproval, RegistryError,
+    ToolSelection, ToolSource, ToolSpec,
 };
 pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, RuntimeConfig, SessionEndReport,

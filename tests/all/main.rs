@@ -21,6 +21,7 @@ mod monitors;
 mod notebook;
 mod permissions;
 mod pipeline;
+mod plugin_authoring;
 mod read;
 mod redteam;
 mod registry;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the external MCP test tooling into DIR (idempotent, concurrency-safe):
-#   DIR/venv                      Python venv with the official MCP Python SDK
+# Installs the external test tooling into DIR (idempotent, concurrency-safe):
+#   DIR/venv                      Python venv with the official MCP Python SDK and componentize-py
+#                                 (builds the Python guest, example-tools/python-line-count)
 #   DIR/npm/node_modules/.bin/    mcp-server-everything, mcp-server-filesystem
 #   DIR/ready                     written last; holds the pinned versions
 # Usage: tests/mcp/setup.sh DIR
@@ -10,6 +11,7 @@ set -euo pipefail
 MCP_PY_VERSION="2.3.0"                     # PyPI: mcp (needs Python >= 3.10)
 SERVER_EVERYTHING_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-everything
 SERVER_FILESYSTEM_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-filesystem
+COMPONENTIZE_PY_VERSION="0.25.1"           # PyPI: componentize-py
 
 if [ $# -ne 1 ] || [ -z "$1" ]; then
     echo "usage: $0 DIR" >&2
@@ -19,6 +21,7 @@ DIR="$1"
 PYTHON="${PYTHON:-python3}"
 
 MARKER="mcp==${MCP_PY_VERSION}
+componentize-py==${COMPONENTIZE_PY_VERSION}
 @modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
 @modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
 
@@ -61,7 +64,8 @@ if [ ! -x "$DIR/venv/bin/python" ]; then
     run "$PYTHON" -m venv "$DIR/venv"
 fi
 run "$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "mcp==${MCP_PY_VERSION}"
+    "mcp==${MCP_PY_VERSION}" "componentize-py==${COMPONENTIZE_PY_VERSION}"
+[ -x "$DIR/venv/bin/componentize-py" ] || fail "missing $DIR/venv/bin/componentize-py"
 run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import ClientSession, StdioServerParameters"
 
 # Reference servers (own package.json so npm does not walk up to a parent project).

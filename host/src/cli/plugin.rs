@@ -307,7 +307,10 @@ fn print_report(dir: &Path, report: &warden::PluginReport) {
         println!("  {}", spec.description);
         println!("  input schema: {}", spec.input_schema);
         if let Some(field) = &spec.rule_field {
-            println!("  rules match field {field:?}: {}({field} pattern)", spec.name);
+            println!(
+                "  rules match field {field:?}: {}({field} pattern)",
+                spec.name
+            );
         }
         println!("  component sha256 {}", tool.digest);
     }
@@ -354,8 +357,9 @@ fn print_report(dir: &Path, report: &warden::PluginReport) {
 fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let settings = match &args.settings_file {
         Some(file) => file.clone(),
-        None => warden::user_settings_path()
-            .context("no user settings file: set HOME or XDG_CONFIG_HOME, or pass --settings-file")?,
+        None => warden::user_settings_path().context(
+            "no user settings file: set HOME or XDG_CONFIG_HOME, or pass --settings-file",
+        )?,
     };
     let approval = warden::approve_plugin(&args.dir, &settings)?;
     println!(

@@ -18,7 +18,8 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
-    oversized_descriptor, subscript_depth, unclosed, unclosed_subscripts, unusual_heredoc_delimiter,
+    oversized_descriptor, subscript_depth, unclosed, unclosed_subscripts,
+    unusual_heredoc_delimiter,
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).

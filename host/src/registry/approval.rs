@@ -137,7 +137,9 @@ fn sentences_of(owner: &str, grants: &Grants) -> Vec<String> {
         sentences.push(format!("{owner}: run the program {grant}"));
     }
     for tool in &grants.delegate {
-        sentences.push(format!("{owner}: call the tool(s) {tool} through the pipeline"));
+        sentences.push(format!(
+            "{owner}: call the tool(s) {tool} through the pipeline"
+        ));
     }
     sentences
 }
@@ -161,16 +163,26 @@ mod tests {
             ("unchanged", approved.clone(), true),
             (
                 "same digest, a widened manifest",
-                approval("aa", &["tool p.wasm: send HTTP requests to https://x.example"]),
+                approval(
+                    "aa",
+                    &["tool p.wasm: send HTTP requests to https://x.example"],
+                ),
                 false,
             ),
-            ("rebuilt, same grants", approval("bb", &["tool p.wasm: read files under ${WORKSPACE}"]), true),
+            (
+                "rebuilt, same grants",
+                approval("bb", &["tool p.wasm: read files under ${WORKSPACE}"]),
+                true,
+            ),
             ("rebuilt, fewer grants", approval("bb", &[]), true),
             (
                 "rebuilt, a new grant",
                 approval(
                     "bb",
-                    &["tool p.wasm: read files under ${WORKSPACE}", "tool p.wasm: send HTTP requests to https://x.example"],
+                    &[
+                        "tool p.wasm: read files under ${WORKSPACE}",
+                        "tool p.wasm: send HTTP requests to https://x.example",
+                    ],
                 ),
                 false,
             ),
@@ -179,10 +191,19 @@ mod tests {
             assert_eq!(approved.admits(current).is_ok(), *admitted, "{name}");
         }
         let refusal = approved
-            .admits(&approval("bb", &["tool p.wasm: send HTTP requests to https://x.example"]))
+            .admits(&approval(
+                "bb",
+                &["tool p.wasm: send HTTP requests to https://x.example"],
+            ))
             .unwrap_err();
-        assert!(refusal.contains("+ tool p.wasm: send HTTP requests to https://x.example"), "{refusal}");
-        assert!(refusal.contains("- tool p.wasm: read files under ${WORKSPACE}"), "{refusal}");
+        assert!(
+            refusal.contains("+ tool p.wasm: send HTTP requests to https://x.example"),
+            "{refusal}"
+        );
+        assert!(
+            refusal.contains("- tool p.wasm: read files under ${WORKSPACE}"),
+            "{refusal}"
+        );
         assert!(refusal.contains("p.wasm"), "{refusal}");
     }
 }

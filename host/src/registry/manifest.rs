@@ -187,7 +187,11 @@ impl Manifest {
             .iter()
             .map(|tool| tool.component.as_path())
             .chain(self.hooks.iter().map(|hook| hook.component.as_path()))
-            .chain(self.monitors.iter().map(|monitor| monitor.component.as_path()));
+            .chain(
+                self.monitors
+                    .iter()
+                    .map(|monitor| monitor.component.as_path()),
+            );
         for path in all {
             if !paths.contains(&path) {
                 paths.push(path);

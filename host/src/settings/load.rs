@@ -55,7 +55,8 @@ pub(crate) struct Loaded {
     /// `mcpServerPolicy` of the operator's scopes, the highest scope's per server.
     pub(crate) mcp_policies: std::collections::BTreeMap<String, crate::mcp::McpServerPolicy>,
     /// Plugin approvals from user settings and `--settings`, by canonical directory.
-    pub(crate) plugin_approvals: std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
+    pub(crate) plugin_approvals:
+        std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
 }
 
 /// A settings hook and the scope it came from.
