@@ -78,7 +78,7 @@ pub use registry::{
     ToolSelection, ToolSource, ToolSpec,
 };
 pub use runtime::{
-    BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, RuntimeConfig, SessionEndReport,
+    BatchOptions, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig, SessionEndReport,
     SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
 /// The benchmarks' floor: a bare instantiate + call with warden's engine, outside the pipeline.

@@ -46,7 +46,7 @@ use crate::session::Checkpoints;
 #[derive(Clone)]
 pub(crate) struct Stages<'a> {
     pub(crate) sandbox: &'a Sandbox,
-    pub(crate) registry: &'a Registry,
+    pub(crate) registry: Arc<Registry>,
     pub(crate) policy: &'a Policy,
     pub(crate) hooks: &'a HookSet,
     pub(crate) prompter: &'a dyn Prompter,
@@ -359,7 +359,7 @@ async fn run(
         outcome.stop = Some(reason.clone());
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
     }
-    let (tool, hop) = plain(resolve::resolve(stages.registry, &call.name))?;
+    let (tool, hop) = plain(resolve::resolve(&stages.registry, &call.name))?;
     plain(delegate::admit(stages, &tool))?;
     outcome.tool = Some(tool.spec.name.clone());
     outcome.alias = hop;
@@ -648,7 +648,7 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         stage_error: None,
         input: None,
     };
-    let tool = match resolve::resolve(stages.registry, &call.name) {
+    let tool = match resolve::resolve(&stages.registry, &call.name) {
         Ok((tool, _hop)) => tool,
         Err(failure) => {
             report.stage_error = Some(failure);

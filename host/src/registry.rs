@@ -10,6 +10,7 @@ mod builtin;
 mod load;
 mod manifest;
 mod selection;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ pub use selection::ToolSelection;
 
 pub(crate) use aliases::Aliases;
 pub(crate) use builtin::{compile_all, example_extensions};
+pub(crate) use watch::fingerprint;
 
 use crate::sandbox::grants::{GrantContext, Grants};
 use crate::sandbox::limits::{DeclaredLimits, Limits};
@@ -316,7 +318,7 @@ pub(crate) struct RegistryConfig<'a> {
     pub(crate) operator_limits: Limits,
     pub(crate) plugin_data_root: PathBuf,
     /// Bare-name deny: true when the tool must be removed.
-    pub(crate) removed: &'a dyn Fn(&str) -> bool,
+    pub(crate) removed: &'a (dyn Fn(&str) -> bool + Sync),
     /// The tools of the started MCP servers.
     pub(crate) mcp_tools: Vec<(ToolSpec, crate::mcp::McpTool)>,
     /// Offer the Agent tool (an agent runner is configured).
@@ -332,6 +334,8 @@ pub(crate) struct Registry {
     extensions: Vec<Extension>,
     /// Why plugin directories were left out (an approval they outgrew).
     warnings: Vec<String>,
+    /// Every built-in name, selected or not: no plugin may reuse one.
+    builtin_names: Vec<String>,
 }
 
 impl Registry {
@@ -376,117 +380,18 @@ impl Registry {
             }
         }
 
+        let builtin_names = all_names.clone();
         let mut extensions = Vec::new();
         let mut warnings = Vec::new();
-        for dir in config.plugin_dirs {
-            let manifest = manifest::Manifest::read(dir)?;
-            if let Some(approved) = config.approvals.get(&approval_key(dir)) {
-                let admitted = PluginApproval::of(dir, &manifest)
-                    .map_err(|message| ManifestError::at(&manifest.path, message))
-                    .map(|current| approved.admits(&current))?;
-                if let Err(difference) = admitted {
-                    warnings.push(format!(
-                        "plugin {} ({}) is not loaded: {difference}",
-                        manifest.plugin.name,
-                        dir.display()
-                    ));
-                    continue;
-                }
-            }
-            let read_component = |component: &std::path::Path| {
-                let wasm_path = dir.join(component);
-                std::fs::read(&wasm_path)
-                    .map(|wasm| (wasm, wasm_path.display().to_string()))
-                    .map_err(|error| {
-                        ManifestError::at(
-                            &manifest.path,
-                            format!("cannot read component {}: {error}", wasm_path.display()),
-                        )
-                    })
-            };
-            let entries = manifest
-                .hooks
-                .iter()
-                .enumerate()
-                .map(|(index, hook)| (index, ExtensionEntry::Hook(hook.clone())))
-                .chain(
-                    manifest
-                        .monitors
-                        .iter()
-                        .enumerate()
-                        .map(|(index, monitor)| (index, ExtensionEntry::Monitor(monitor.clone()))),
-                );
-            for (index, entry) in entries {
-                let (component, kind, declared) = match &entry {
-                    ExtensionEntry::Hook(hook) => {
-                        (&hook.component, ComponentKind::Hook, &hook.limits)
-                    }
-                    ExtensionEntry::Monitor(monitor) => {
-                        (&monitor.component, ComponentKind::Monitor, &monitor.limits)
-                    }
-                };
-                let (wasm, label) = read_component(component)?;
-                extensions.push(Extension {
-                    plugin: manifest.plugin.name.clone(),
-                    dir: dir.clone(),
-                    index,
-                    loaded: Arc::new(sandbox.load(&wasm, &label, kind)?),
-                    limits: config.operator_limits.narrowed_by(declared),
-                    plugin_data: config.plugin_data_root.join(&manifest.plugin.name),
-                    label,
-                    entry,
-                });
-            }
-            for entry in &manifest.tools {
-                let wasm_path = dir.join(&entry.component);
-                let wasm = std::fs::read(&wasm_path).map_err(|error| {
-                    ManifestError::at(
-                        &manifest.path,
-                        format!("cannot read component {}: {error}", wasm_path.display()),
-                    )
-                })?;
-                let loaded = sandbox.lazy(
-                    Wasm::Read(wasm),
-                    None,
-                    &wasm_path.display().to_string(),
-                    ComponentKind::Tool,
-                );
-                if sandbox.cache().description(&loaded.digest).is_none() {
-                    builtin::compile_all(sandbox, &[&loaded])?;
-                }
-                let component = ComponentEntry {
-                    loaded,
-                    grants: entry.grants.clone(),
-                    limits: config.operator_limits.narrowed_by(&entry.limits),
-                    source: ToolSource::Plugin {
-                        name: manifest.plugin.name.clone(),
-                        dir: dir.clone(),
-                    },
-                    plugin_data: Some(config.plugin_data_root.join(&manifest.plugin.name)),
-                    keep_escapes: entry.keep_escape_sequences,
-                };
-                let label = wasm_path.display().to_string();
-                for tool in load::describe(sandbox, Arc::new(component), &label).await? {
-                    let name = tool.spec.name.clone();
-                    if let Some(existing) = tools.get(&name) {
-                        return Err(RegistryError::Duplicate {
-                            name,
-                            first: existing.source().to_string(),
-                            second: tool.source().to_string(),
-                        });
-                    }
-                    if all_names.contains(&name) {
-                        return Err(RegistryError::Duplicate {
-                            name,
-                            first: "built-in".to_owned(),
-                            second: tool.source().to_string(),
-                        });
-                    }
-                    all_names.push(name.clone());
-                    tools.insert(name, Arc::new(tool));
-                }
-            }
-        }
+        load_plugins(
+            sandbox,
+            &config,
+            &mut all_names,
+            &mut tools,
+            &mut extensions,
+            &mut warnings,
+        )
+        .await?;
 
         for (spec, tool) in config.mcp_tools {
             // Canonical MCP names are unique among themselves (`mcp::discover`); a plugin tool
@@ -536,6 +441,52 @@ impl Registry {
             aliases,
             extensions,
             warnings,
+            builtin_names,
+        })
+    }
+
+    /// This registry with its plugin tools loaded afresh from `config.plugin_dirs`: built-in,
+    /// MCP and Agent tools are kept as they are (their `Arc`s shared), and so are the hooks and
+    /// monitors, which live for the session. Calls holding this registry finish on it.
+    pub(crate) async fn reload_plugins(
+        &self,
+        sandbox: &Sandbox,
+        config: RegistryConfig<'_>,
+    ) -> Result<Self, RegistryError> {
+        let mut tools: BTreeMap<String, Arc<RegisteredTool>> = self
+            .tools
+            .iter()
+            .filter(|(_, tool)| !matches!(tool.source(), ToolSource::Plugin { .. }))
+            .map(|(name, tool)| (name.clone(), Arc::clone(tool)))
+            .collect();
+        let mut all_names = self.builtin_names.clone();
+        all_names.extend(
+            tools
+                .keys()
+                .filter(|name| !self.builtin_names.contains(name))
+                .cloned(),
+        );
+        let mut warnings = Vec::new();
+        let mut extensions = Vec::new();
+        load_plugins(
+            sandbox,
+            &config,
+            &mut all_names,
+            &mut tools,
+            &mut extensions,
+            &mut warnings,
+        )
+        .await?;
+        tools.retain(|name, _| !(config.removed)(name));
+        let aliases = Aliases::new(config.aliases, |name| {
+            all_names.iter().any(|known| known == name)
+        })?;
+        Ok(Self {
+            tools,
+            aliases,
+            extensions: Vec::new(),
+            warnings,
+            builtin_names: self.builtin_names.clone(),
         })
     }
 
@@ -589,4 +540,124 @@ impl Registry {
 /// The limits a component gets when its manifest declares none.
 pub(crate) fn builtin_limits(operator: Limits) -> Limits {
     operator.narrowed_by(&DeclaredLimits::default())
+}
+
+/// Loads every plugin directory of `config` into `tools` and `extensions`; a directory that
+/// outgrew its approval is left out with a warning.
+async fn load_plugins(
+    sandbox: &Sandbox,
+    config: &RegistryConfig<'_>,
+    all_names: &mut Vec<String>,
+    tools: &mut BTreeMap<String, Arc<RegisteredTool>>,
+    extensions: &mut Vec<Extension>,
+    warnings: &mut Vec<String>,
+) -> Result<(), RegistryError> {
+    for dir in config.plugin_dirs {
+        let manifest = manifest::Manifest::read(dir)?;
+        if let Some(approved) = config.approvals.get(&approval_key(dir)) {
+            let admitted = PluginApproval::of(dir, &manifest)
+                .map_err(|message| ManifestError::at(&manifest.path, message))
+                .map(|current| approved.admits(&current))?;
+            if let Err(difference) = admitted {
+                warnings.push(format!(
+                    "plugin {} ({}) is not loaded: {difference}",
+                    manifest.plugin.name,
+                    dir.display()
+                ));
+                continue;
+            }
+        }
+        let read_component = |component: &std::path::Path| {
+            let wasm_path = dir.join(component);
+            std::fs::read(&wasm_path)
+                .map(|wasm| (wasm, wasm_path.display().to_string()))
+                .map_err(|error| {
+                    ManifestError::at(
+                        &manifest.path,
+                        format!("cannot read component {}: {error}", wasm_path.display()),
+                    )
+                })
+        };
+        let entries = manifest
+            .hooks
+            .iter()
+            .enumerate()
+            .map(|(index, hook)| (index, ExtensionEntry::Hook(hook.clone())))
+            .chain(
+                manifest
+                    .monitors
+                    .iter()
+                    .enumerate()
+                    .map(|(index, monitor)| (index, ExtensionEntry::Monitor(monitor.clone()))),
+            );
+        for (index, entry) in entries {
+            let (component, kind, declared) = match &entry {
+                ExtensionEntry::Hook(hook) => (&hook.component, ComponentKind::Hook, &hook.limits),
+                ExtensionEntry::Monitor(monitor) => {
+                    (&monitor.component, ComponentKind::Monitor, &monitor.limits)
+                }
+            };
+            let (wasm, label) = read_component(component)?;
+            extensions.push(Extension {
+                plugin: manifest.plugin.name.clone(),
+                dir: dir.clone(),
+                index,
+                loaded: Arc::new(sandbox.load(&wasm, &label, kind)?),
+                limits: config.operator_limits.narrowed_by(declared),
+                plugin_data: config.plugin_data_root.join(&manifest.plugin.name),
+                label,
+                entry,
+            });
+        }
+        for entry in &manifest.tools {
+            let wasm_path = dir.join(&entry.component);
+            let wasm = std::fs::read(&wasm_path).map_err(|error| {
+                ManifestError::at(
+                    &manifest.path,
+                    format!("cannot read component {}: {error}", wasm_path.display()),
+                )
+            })?;
+            let loaded = sandbox.lazy(
+                Wasm::Read(wasm),
+                None,
+                &wasm_path.display().to_string(),
+                ComponentKind::Tool,
+            );
+            if sandbox.cache().description(&loaded.digest).is_none() {
+                builtin::compile_all(sandbox, &[&loaded])?;
+            }
+            let component = ComponentEntry {
+                loaded,
+                grants: entry.grants.clone(),
+                limits: config.operator_limits.narrowed_by(&entry.limits),
+                source: ToolSource::Plugin {
+                    name: manifest.plugin.name.clone(),
+                    dir: dir.clone(),
+                },
+                plugin_data: Some(config.plugin_data_root.join(&manifest.plugin.name)),
+                keep_escapes: entry.keep_escape_sequences,
+            };
+            let label = wasm_path.display().to_string();
+            for tool in load::describe(sandbox, Arc::new(component), &label).await? {
+                let name = tool.spec.name.clone();
+                if let Some(existing) = tools.get(&name) {
+                    return Err(RegistryError::Duplicate {
+                        name,
+                        first: existing.source().to_string(),
+                        second: tool.source().to_string(),
+                    });
+                }
+                if all_names.contains(&name) {
+                    return Err(RegistryError::Duplicate {
+                        name,
+                        first: "built-in".to_owned(),
+                        second: tool.source().to_string(),
+                    });
+                }
+                all_names.push(name.clone());
+                tools.insert(name, Arc::new(tool));
+            }
+        }
+    }
+    Ok(())
 }

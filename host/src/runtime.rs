@@ -180,10 +180,32 @@ pub struct ToolInfo {
     pub digest: String,
 }
 
+/// What [`Runtime::reload_plugins`] loaded.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PluginReload {
+    /// Every tool name in the new registry, sorted.
+    pub tools: Vec<String>,
+    /// Why plugin directories were left out, and rule warnings against the new registry.
+    pub warnings: Vec<String>,
+}
+
+/// The registry inputs a plugin reload reuses.
+struct ReloadInputs {
+    selection: ToolSelection,
+    aliases: Vec<Alias>,
+    limits: Limits,
+    plugin_data_root: PathBuf,
+    agent: bool,
+    approvals: std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
+}
+
 /// A configured runtime.
 pub struct Runtime {
     sandbox: Sandbox,
-    registry: Registry,
+    /// Swapped whole by [`Runtime::reload_plugins`]; each call holds the registry it started with.
+    registry: std::sync::RwLock<Arc<Registry>>,
+    /// What reloading the plugin directories needs again.
+    reload: ReloadInputs,
     policy: Policy,
     hooks: HookSet,
     prompter: Arc<dyn Prompter>,
@@ -310,7 +332,7 @@ impl Runtime {
                 plugin_dirs: &config.plugin_dirs,
                 aliases: &aliases,
                 operator_limits: config.limits,
-                plugin_data_root,
+                plugin_data_root: plugin_data_root.clone(),
                 removed: &|name| policy.removes(name),
                 mcp_tools: discovered.tools,
                 agent: config.agent_tool || config.agent_command.is_some(),
@@ -404,7 +426,15 @@ impl Runtime {
             files,
             checkpoints: config.checkpoints,
             sandbox,
-            registry,
+            registry: std::sync::RwLock::new(Arc::new(registry)),
+            reload: ReloadInputs {
+                selection: config.tools.clone(),
+                aliases,
+                limits: config.limits,
+                plugin_data_root,
+                agent: config.agent_tool || config.agent_command.is_some(),
+                approvals: loaded.plugin_approvals.clone(),
+            },
             policy,
             hooks: extensions.hooks,
             prompter: Arc::new(NoPrompter),
@@ -415,6 +445,49 @@ impl Runtime {
             trusted: loaded.trusted,
             save_approvals: config.save_approvals,
         })
+    }
+
+    /// The registry new calls start with.
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        Arc::clone(
+            &self
+                .registry
+                .read()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        )
+    }
+
+    /// Loads the plugin directories again and makes their current tools the registry new calls
+    /// start with; calls already running finish on the components they started with. Built-in,
+    /// MCP and Agent tools, hooks and monitors stay as they are. On an error (a broken manifest,
+    /// a component that does not describe) the registry is left unchanged.
+    pub async fn reload_plugins(&self) -> Result<PluginReload, Error> {
+        let current = self.registry();
+        let inputs = &self.reload;
+        let next = current
+            .reload_plugins(
+                &self.sandbox,
+                RegistryConfig {
+                    selection: &inputs.selection,
+                    plugin_dirs: &self.plugin_dirs,
+                    aliases: &inputs.aliases,
+                    operator_limits: inputs.limits,
+                    plugin_data_root: inputs.plugin_data_root.clone(),
+                    removed: &|name| self.policy.removes(name),
+                    mcp_tools: Vec::new(),
+                    agent: inputs.agent,
+                    approvals: &inputs.approvals,
+                },
+            )
+            .await?;
+        let mut warnings = next.warnings().to_vec();
+        check_rules(&self.policy, &next, &mut warnings)?;
+        let tools = next.tools().map(|tool| tool.spec.name.clone()).collect();
+        *self
+            .registry
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = Arc::new(next);
+        Ok(PluginReload { tools, warnings })
     }
 
     /// Registers an in-process hook for `event` on tools matching `matcher` (Claude Code's
@@ -444,8 +517,8 @@ impl Runtime {
     /// Every loaded hook and monitor, what each matcher selects among the registered tools, and
     /// every configured one that was not loaded, with the reason (`warden hooks`).
     pub fn extensions(&self) -> ExtensionsReport {
-        let tools: Vec<&str> = self
-            .registry
+        let registry = self.registry();
+        let tools: Vec<&str> = registry
             .tools()
             .map(|tool| tool.spec.name.as_str())
             .collect();
@@ -492,7 +565,7 @@ impl Runtime {
                 &crate::delegation::Parent {
                     scope: stages.scope,
                     policy: stages.policy,
-                    registry: stages.registry,
+                    registry: &stages.registry,
                     grant_context: stages.grant_context,
                     max_depth: stages.max_delegation_depth,
                 },
@@ -551,7 +624,7 @@ impl Runtime {
 
     /// The effective registry, sorted by name.
     pub fn tools(&self) -> Vec<ToolInfo> {
-        self.registry
+        self.registry()
             .tools()
             .map(|tool| ToolInfo {
                 spec: tool.spec.clone(),
@@ -580,8 +653,8 @@ impl Runtime {
     /// loaded when first called.
     pub fn prewarm(&self) -> Result<usize, Error> {
         let mut seen = std::collections::HashSet::new();
-        let pending: Vec<&crate::sandbox::LoadedComponent> = self
-            .registry
+        let registry = self.registry();
+        let pending: Vec<&crate::sandbox::LoadedComponent> = registry
             .tools()
             .filter_map(|tool| tool.component())
             .map(|component| &component.loaded)
@@ -616,7 +689,7 @@ impl Runtime {
     ) -> pipeline::Stages<'a> {
         pipeline::Stages {
             sandbox: &self.sandbox,
-            registry: &self.registry,
+            registry: self.registry(),
             policy: &self.policy,
             hooks: &self.hooks,
             prompter: self.prompter.as_ref(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use warden::{ErrorKind, FnHook, HookEvent, ToolUse};
-use warden_test_guests::SANDBOX_SPIN;
+use warden_test_guests::{PIPELINE_ECHO, SANDBOX_SPIN};
 
 use crate::support::{Fixture, cache_dir, error_text, ok_text, warden_bin};
 
@@ -833,4 +833,80 @@ fn ten_thousand_mixed_calls_at_concurrency_64_are_each_answered_once() {
     assert_eq!(code, Some(0));
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// `--watch`: a plugin directory that changes is reloaded; the call running when it changes
+/// finishes on the component it started with, new calls get the new tools, a `system` line says
+/// so, and a broken change leaves the old tools in place.
+#[test]
+fn watch_reloads_a_changed_plugin_while_the_running_call_finishes_on_the_old_one() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("swap", SANDBOX_SPIN, "limits = { timeout_ms = 4000 }");
+    let plugin_text = plugin.display().to_string();
+    let mut stream = Stream::start_with(
+        &fixture,
+        &[
+            "--plugins",
+            &plugin_text,
+            "--tools",
+            "",
+            "--allowedTools",
+            "Echo",
+        ],
+        &["--watch", "--watch-interval-ms", "50"],
+    );
+    stream.next();
+    stream.send(assistant(vec![tool_use("s1", "Spin", json!({}))]));
+    let progress = stream.until(is("tool_progress"));
+    assert_eq!(progress["tool_use_id"], "s1");
+
+    // The directory now holds Echo instead of Spin (swapped in one rename, as a build would).
+    std::fs::copy(PIPELINE_ECHO, plugin.join("tool.wasm.partial")).expect("copy guest");
+    std::fs::rename(plugin.join("tool.wasm.partial"), plugin.join("tool.wasm")).expect("swap");
+    let (mut changed, mut spin_result) = (None, None);
+    while changed.is_none() || spin_result.is_none() {
+        let line = stream.next();
+        if line["subtype"] == "tools_changed" {
+            changed = Some(line);
+        } else if line["type"] == "user" {
+            spin_result = Some(line);
+        }
+    }
+    let changed = changed.expect("a tools_changed line");
+    assert_eq!(changed["tools"], json!(["Echo", "Picky"]), "{changed}");
+    let spin_result = spin_result.expect("Spin's result");
+    let texts = result_texts(&spin_result);
+    assert!(
+        texts[0].starts_with("timeout"),
+        "the running Spin ends on its own component: {spin_result}"
+    );
+
+    stream.send(assistant(vec![
+        tool_use("e1", "Echo", json!({"text": "from the new component"})),
+        tool_use("s2", "Spin", json!({})),
+    ]));
+    let user = stream.until(is("user"));
+    let texts = result_texts(&user);
+    assert!(texts[0].contains("from the new component"), "{user}");
+    assert!(texts[1].starts_with("unknown_tool"), "{user}");
+
+    std::fs::write(plugin.join("warden.toml"), "[plugin]\nname = ").expect("break manifest");
+    let failed = stream.until(|line| line["subtype"] == "tools_reload_failed");
+    assert_eq!(failed["tools"], json!(["Echo", "Picky"]), "{failed}");
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("warden.toml"),
+        "{failed}"
+    );
+    stream.send(assistant(vec![tool_use(
+        "e2",
+        "Echo",
+        json!({"text": "still here"}),
+    )]));
+    let user = stream.until(is("user"));
+    assert!(result_texts(&user)[0].contains("still here"), "{user}");
+    let (_, code) = stream.finish();
+    assert_eq!(code, Some(0));
 }

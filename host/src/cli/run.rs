@@ -24,6 +24,13 @@ pub(crate) struct RunArgs {
     /// Estimated tokens a batch returns inline; later results are saved to files.
     #[arg(long = "batch-token-budget", value_name = "TOKENS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1000..))]
     batch_token_budget: u64,
+    /// Reload the plugin directories when they change: new calls get the new tools, calls in
+    /// flight finish on the old ones, and a system/tools_changed line announces it.
+    #[arg(long)]
+    watch: bool,
+    /// How often --watch looks at the plugin directories, in milliseconds.
+    #[arg(long = "watch-interval-ms", value_name = "MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..))]
+    watch_interval_ms: u64,
 }
 
 /// Serves the session until stdin ends or a signal arrives.
@@ -33,6 +40,9 @@ pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<Exit
         include_hook_events: args.include_hook_events,
         progress_interval: Duration::from_millis(args.progress_interval_ms),
         token_budget: args.batch_token_budget,
+        watch_plugins: args
+            .watch
+            .then(|| Duration::from_millis(args.watch_interval_ms)),
     };
     // Installed now, before SessionStart hooks run: a signal during them must still end the
     // session cleanly.

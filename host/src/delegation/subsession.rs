@@ -87,7 +87,7 @@ impl<'r> SubSession<'r> {
                 &Parent {
                     scope: &self.scope,
                     policy: self.scope.policy.as_deref().unwrap_or(stages.policy),
-                    registry: stages.registry,
+                    registry: &stages.registry,
                     grant_context: stages.grant_context,
                     max_depth: stages.max_delegation_depth,
                 },

@@ -316,7 +316,7 @@ pub(super) async fn run_agent(
     let parent = crate::delegation::Parent {
         scope: stages.scope,
         policy: stages.policy,
-        registry: stages.registry,
+        registry: &stages.registry,
         grant_context: stages.grant_context,
         max_depth: stages.max_delegation_depth,
     };

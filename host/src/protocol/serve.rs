@@ -31,6 +31,8 @@ pub struct StreamOptions {
     /// Estimated tokens a batch returns inline before later results go to files (default
     /// 100,000).
     pub token_budget: u64,
+    /// Poll the plugin directories this often and reload them when they change (`--watch`).
+    pub watch_plugins: Option<Duration>,
 }
 
 impl Default for StreamOptions {
@@ -40,6 +42,7 @@ impl Default for StreamOptions {
             include_hook_events: false,
             progress_interval: Duration::from_secs(5),
             token_budget: crate::pipeline::DEFAULT_BATCH_TOKENS,
+            watch_plugins: None,
         }
     }
 }
@@ -115,6 +118,13 @@ pub async fn serve_stream(
         Arc::clone(&runtime),
         Arc::clone(&current),
     );
+    let watcher = options.watch_plugins.map(|interval| {
+        tokio::spawn(watch_plugins(
+            Arc::clone(&runtime),
+            Arc::clone(&write),
+            interval,
+        ))
+    });
     let progress = tokio::spawn(progress_ticker(
         Arc::clone(&write),
         Arc::clone(&running),
@@ -196,6 +206,9 @@ pub async fn serve_stream(
         }
     }
     progress.abort();
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
     prompter.close();
     let ended = runtime.end_session("other").await;
     write(json!({
@@ -206,6 +219,58 @@ pub async fn serve_stream(
         "monitors": ended.monitors,
     }));
     ended
+}
+
+/// Polls the plugin directories every `interval`; once a change has held still for one more
+/// interval (a build writes its component in several steps), reloads them and writes a
+/// `system/tools_changed` line, or `system/tools_reload_failed` leaving the old tools in place.
+/// Polling rather than inotify: plugin directories are few and small, and it works on every
+/// filesystem a plugin may sit on.
+async fn watch_plugins(runtime: Arc<Runtime>, write: LineWriter, interval: Duration) {
+    let dirs = runtime.plugin_dirs().to_vec();
+    let fingerprint = move || {
+        let dirs = dirs.clone();
+        async move {
+            tokio::task::spawn_blocking(move || crate::registry::fingerprint(&dirs))
+                .await
+                .unwrap_or_default()
+        }
+    };
+    let mut loaded = fingerprint().await;
+    let mut settling: Option<u64> = None;
+    loop {
+        tokio::time::sleep(interval).await;
+        let now = fingerprint().await;
+        if now == loaded {
+            settling = None;
+            continue;
+        }
+        if settling != Some(now) {
+            settling = Some(now);
+            continue;
+        }
+        settling = None;
+        loaded = now;
+        let session_id = runtime.session().id().to_owned();
+        let line = match runtime.reload_plugins().await {
+            Ok(reload) => json!({
+                "type": "system",
+                "subtype": "tools_changed",
+                "session_id": session_id,
+                "tools": reload.tools,
+                "warnings": reload.warnings,
+            }),
+            Err(error) => json!({
+                "type": "system",
+                "subtype": "tools_reload_failed",
+                "session_id": session_id,
+                "tools": runtime.tools().into_iter().map(|tool| tool.spec.name).collect::<Vec<_>>(),
+                "warnings": [],
+                "error": error.to_string(),
+            }),
+        };
+        write(line);
+    }
 }
 
 /// The first line: what this session offers.

@@ -195,9 +195,10 @@ impl Runtime {
     /// True when `name` (or the tool an alias of it names) may run in parallel with other
     /// concurrency-safe calls. An unknown name counts as safe: its call fails at once.
     pub fn concurrency_safe(&self, name: &str) -> bool {
-        let tool = self.registry.get(name).or_else(|| {
-            let target = self.registry.aliases().target(name)?;
-            self.registry.get(target)
+        let registry = self.registry();
+        let tool = registry.get(name).or_else(|| {
+            let target = registry.aliases().target(name)?;
+            registry.get(target)
         });
         tool.is_none_or(|tool| tool.spec.concurrency_safe)
     }
