@@ -853,6 +853,8 @@ mod tests {
             "cat <<",
             "<<\"\" ",
             "cat <<'' x",
+            "x=$*<<<<<\r<<<<(21i))F ",
+            "cat <<E$x\nE$x",
             "cat << `x`\nx\n`x`",
             // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
             // parse time by about ten.
@@ -878,6 +880,9 @@ mod tests {
             ("[[ $x =~ ^[[:alpha:][:digit:]]+$ ]] && rm a", "rm a"),
             ("echo ${a[b[1]]} && rm b", "rm b"),
             ("ls [ab]*.txt && rm c", "rm c"),
+            ("cat <<'EOF' > f && rm d\nbody\nEOF", "rm d"),
+            ("cat <<-\"END-1\" && rm e\nbody\nEND-1", "rm e"),
+            ("cat <<< \"$x\" && rm f", "rm f"),
         ] {
             let split = split(command);
             assert_eq!(split.opaque, None, "{command}");

@@ -225,23 +225,39 @@ pub(super) fn heredoc_tag_misuse(text: &str) -> bool {
     })
 }
 
-/// True when a here-document operator has no delimiter word, an empty one (`<<""`), or one holding
-/// a substitution (`<<  $(`): real commands need none of them, and brush-parser's tokenizer
-/// loops forever, allocating, on such a delimiter at the end of a nested construct (found by the
+/// True when a here-document delimiter is anything but a plain word (`EOF`, `'END'`, `"x-1"`,
+/// `\\EOT`): missing, empty (`<<""`), holding a substitution (`<<  $(`) or other characters, or
+/// after a run of `<` that bash reads as `<<<` then `<<`. Real commands use plain words, and
+/// brush-parser's tokenizer loops forever, allocating, on several of the others (found by the
 /// `shell_splitter` fuzz target: gigabytes in seconds from 14 bytes).
 pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
-    source.match_indices("<<").any(|(at, _)| {
-        let rest = &source[at + 2..];
-        if rest.starts_with('<') || source[..at].ends_with('<') {
-            return false;
+    let bytes = source.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'<' {
+            at += 1;
+            continue;
         }
-        let word: String = rest
+        let run = bytes[at..].iter().take_while(|b| **b == b'<').count();
+        at += run;
+        // Greedy like the shell: `<<<` as often as it fits, then `<<` or `<`.
+        if run % 3 != 2 {
+            continue;
+        }
+        let word: String = source[at..]
             .trim_start_matches('-')
             .trim_start_matches([' ', '\t'])
             .chars()
-            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>'))
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>' | ')'))
             .collect();
         let unquoted = word.replace(['\'', '"', '\\'], "");
-        unquoted.is_empty() || word.contains("$(") || word.contains('`')
-    })
+        let plain = !unquoted.is_empty()
+            && unquoted
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !plain {
+            return true;
+        }
+    }
+    false
 }
