@@ -7,6 +7,7 @@ mod mcp_server;
 pub(crate) mod messages;
 mod prompter;
 mod serve;
+mod watch;
 
 pub use definitions::{DefinitionFormat, tool_definitions};
 

@@ -742,3 +742,66 @@ fn mcp_server_protocol_stream_carries_only_json_rpc_while_a_guest_floods_stdout(
     drop(stdin);
     let _ = child.wait();
 }
+
+/// `mcp serve --watch`: a plugin directory that changes is reloaded, the client gets
+/// `notifications/tools/list_changed`, and the next `tools/list` has the new tools.
+#[test]
+fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("swap", SANDBOX_SPIN, "");
+    let plugin_text = plugin.display().to_string();
+    let mut command = warden_command(&fixture, &["--plugins", &plugin_text, "--tools", ""]);
+    command.extend(["mcp", "serve", "--watch", "--watch-interval-ms", "50"].map(str::to_owned));
+    let program = command.remove(0);
+    let mut child = Command::new(program)
+        .args(&command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start warden mcp serve --watch");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut send = |line: &str| {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    let mut read = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
+    };
+    let names = |listed: &Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
+    let init = read();
+    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    assert_eq!(names(&read()), ["Spin", "SpinCheck"]);
+
+    std::fs::copy(
+        warden_test_guests::PIPELINE_ECHO,
+        plugin.join("tool.wasm.partial"),
+    )
+    .expect("copy guest");
+    std::fs::rename(plugin.join("tool.wasm.partial"), plugin.join("tool.wasm")).expect("swap");
+    let notification = read();
+    assert_eq!(
+        notification,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert_eq!(names(&read()), ["Echo", "Picky"]);
+    drop(send);
+    drop(stdin);
+    assert!(child.wait().expect("exits").success());
+}

@@ -35,6 +35,12 @@ struct ServeArgs {
     /// instead of stdio; the URL and the bearer token are printed on stderr.
     #[arg(long = "http", value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    /// Reload the plugin directories when they change and send notifications/tools/list_changed.
+    #[arg(long)]
+    watch: bool,
+    /// How often --watch looks at the plugin directories, in milliseconds.
+    #[arg(long = "watch-interval-ms", value_name = "MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..))]
+    watch_interval_ms: u64,
 }
 
 /// Runs the subcommand; the server returns when its input ends.
@@ -45,6 +51,9 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
                 max_concurrency: usize::try_from(args.max_concurrency).unwrap_or(1),
                 progress_interval: Duration::from_millis(args.progress_interval_ms),
                 elicitation_timeout: Duration::from_secs(args.elicitation_timeout),
+                watch_plugins: args
+                    .watch
+                    .then(|| Duration::from_millis(args.watch_interval_ms)),
             };
             if let Some(address) = args.http {
                 let http = HttpServe::new(address).map_err(anyhow::Error::msg)?;

@@ -1,6 +1,7 @@
 //! `warden mcp serve`: the effective registry served to any MCP client over stdio.
 //!
-//! `tools/list` is answered from a listing built once at start. Every `tools/call` runs the whole
+//! `tools/list` is answered from a listing built at start (and again after each `--watch` reload,
+//! announced with `notifications/tools/list_changed`). Every `tools/call` runs the whole
 //! pipeline (coerce, schema, validate-input, hooks, the central decision, the sandbox, the output
 //! budget) and comes back as a `CallToolResult`; failures are results with `isError: true` and
 //! warden's `error_kind`, never protocol errors. Permission questions go to the client as MCP
@@ -53,6 +54,8 @@ pub struct McpServeOptions {
     /// How long a permission question waits for the client's elicitation answer (default 5 min);
     /// no answer denies.
     pub elicitation_timeout: Duration,
+    /// Poll the plugin directories this often and reload them when they change (`--watch`).
+    pub watch_plugins: Option<Duration>,
 }
 
 impl Default for McpServeOptions {
@@ -61,6 +64,7 @@ impl Default for McpServeOptions {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             progress_interval: Duration::from_secs(1),
             elicitation_timeout: Duration::from_secs(300),
+            watch_plugins: None,
         }
     }
 }
@@ -94,8 +98,8 @@ struct Server {
     runtime: Arc<Runtime>,
     peer: Arc<Peer>,
     options: McpServeOptions,
-    /// The `tools/list` result, built once.
-    tools_list: Value,
+    /// The `tools/list` result, rebuilt after each reload.
+    tools_list: Mutex<Value>,
     in_flight: Mutex<HashMap<String, InFlight>>,
     /// The progress notifiers of calls sent with a `progressToken`, by `tool_use_id`.
     progress: Mutex<HashMap<String, Arc<results::Progress>>>,
@@ -107,6 +111,8 @@ struct Server {
     /// Calls whose tasks have not finished, and a signal each time one finishes.
     running: AtomicU64,
     finished: tokio::sync::Notify,
+    /// The `--watch` task, stopped at shutdown.
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// Serves MCP over `input` and `output` until the input ends, then ends the session and returns
@@ -160,7 +166,7 @@ impl Server {
             peer,
             slots: tokio::sync::Semaphore::new(options.max_concurrency.max(1)),
             options,
-            tools_list,
+            tools_list: Mutex::new(tools_list),
             in_flight: Mutex::default(),
             progress: Mutex::default(),
             exclusive: tokio::sync::RwLock::new(()),
@@ -168,6 +174,7 @@ impl Server {
             handle: tokio::runtime::Handle::current(),
             running: AtomicU64::new(0),
             finished: tokio::sync::Notify::new(),
+            watcher: Mutex::default(),
         });
         // A tool's progress messages reach its call's notifier as they come.
         let weak = Arc::downgrade(&server);
@@ -180,6 +187,38 @@ impl Server {
                 progress.message(message);
             }
         }));
+        if let Some(interval) = server.options.watch_plugins {
+            let weak = Arc::downgrade(&server);
+            let watcher = server.handle.spawn(super::watch::watch_plugins(
+                Arc::clone(&runtime),
+                interval,
+                move |reload| {
+                    let Some(server) = weak.upgrade() else {
+                        return;
+                    };
+                    match reload {
+                        Ok(_) => {
+                            let specs: Vec<crate::registry::ToolSpec> =
+                                server.runtime.tools().into_iter().map(|tool| tool.spec).collect();
+                            *server
+                                .tools_list
+                                .lock()
+                                .unwrap_or_else(|poison| poison.into_inner()) =
+                                super::tool_definitions(&specs, super::DefinitionFormat::Mcp);
+                            server.peer.send(
+                                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                                    .to_string(),
+                            );
+                        }
+                        Err(error) => tracing::warn!("plugins not reloaded: {error}"),
+                    }
+                },
+            ));
+            *server
+                .watcher
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner()) = Some(watcher);
+        }
         (server, runtime)
     }
 
@@ -226,7 +265,11 @@ impl Server {
         let result = match method {
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(self.tools_list.clone()),
+            "tools/list" => Ok(self
+                .tools_list
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .clone()),
             "tools/call" => return self.call(id, params, reply),
             // Offered by no capability, but asked for by some clients regardless.
             "resources/list" => Ok(json!({"resources": []})),
@@ -414,6 +457,14 @@ impl Server {
     /// The input ended: nobody can answer a question or read a result any more. Calls in flight
     /// are cancelled and given a moment to finish.
     async fn shut_down(&self) {
+        if let Some(watcher) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take()
+        {
+            watcher.abort();
+        }
         self.peer.close();
         for call in self.lock_in_flight().values() {
             call.cancel.store(true, Ordering::SeqCst);

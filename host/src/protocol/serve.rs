@@ -119,7 +119,7 @@ pub async fn serve_stream(
         Arc::clone(&current),
     );
     let watcher = options.watch_plugins.map(|interval| {
-        tokio::spawn(watch_plugins(
+        tokio::spawn(announce_reloads(
             Arc::clone(&runtime),
             Arc::clone(&write),
             interval,
@@ -221,38 +221,13 @@ pub async fn serve_stream(
     ended
 }
 
-/// Polls the plugin directories every `interval`; once a change has held still for one more
-/// interval (a build writes its component in several steps), reloads them and writes a
-/// `system/tools_changed` line, or `system/tools_reload_failed` leaving the old tools in place.
-/// Polling rather than inotify: plugin directories are few and small, and it works on every
-/// filesystem a plugin may sit on.
-async fn watch_plugins(runtime: Arc<Runtime>, write: LineWriter, interval: Duration) {
-    let dirs = runtime.plugin_dirs().to_vec();
-    let fingerprint = move || {
-        let dirs = dirs.clone();
-        async move {
-            tokio::task::spawn_blocking(move || crate::registry::fingerprint(&dirs))
-                .await
-                .unwrap_or_default()
-        }
-    };
-    let mut loaded = fingerprint().await;
-    let mut settling: Option<u64> = None;
-    loop {
-        tokio::time::sleep(interval).await;
-        let now = fingerprint().await;
-        if now == loaded {
-            settling = None;
-            continue;
-        }
-        if settling != Some(now) {
-            settling = Some(now);
-            continue;
-        }
-        settling = None;
-        loaded = now;
-        let session_id = runtime.session().id().to_owned();
-        let line = match runtime.reload_plugins().await {
+/// Writes `system/tools_changed` after each `--watch` reload, or `system/tools_reload_failed`
+/// when a reload left the old tools in place.
+async fn announce_reloads(runtime: Arc<Runtime>, write: LineWriter, interval: Duration) {
+    let announcer = Arc::clone(&runtime);
+    super::watch::watch_plugins(runtime, interval, move |reload| {
+        let session_id = announcer.session().id().to_owned();
+        write(match reload {
             Ok(reload) => json!({
                 "type": "system",
                 "subtype": "tools_changed",
@@ -264,13 +239,13 @@ async fn watch_plugins(runtime: Arc<Runtime>, write: LineWriter, interval: Durat
                 "type": "system",
                 "subtype": "tools_reload_failed",
                 "session_id": session_id,
-                "tools": runtime.tools().into_iter().map(|tool| tool.spec.name).collect::<Vec<_>>(),
+                "tools": announcer.tools().into_iter().map(|tool| tool.spec.name).collect::<Vec<_>>(),
                 "warnings": [],
                 "error": error.to_string(),
             }),
-        };
-        write(line);
-    }
+        });
+    })
+    .await;
 }
 
 /// The first line: what this session offers.
