@@ -801,7 +801,6 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
     );
     send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
     assert_eq!(names(&read()), ["Echo", "Picky"]);
-    drop(send);
     drop(stdin);
     assert!(child.wait().expect("exits").success());
 }

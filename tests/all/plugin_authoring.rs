@@ -436,7 +436,7 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     fixture.write("notes.txt", "one two\nthree\n");
     let plugin = python_plugin(&fixture);
     let runtime = fixture
-        .runtime(&[plugin.clone()], |config| {
+        .runtime(std::slice::from_ref(&plugin), |config| {
             config.tools = warden::ToolSelection::None;
         })
         .await;
