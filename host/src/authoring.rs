@@ -62,13 +62,8 @@ pub enum ApprovalError {
     #[error("{0}")]
     Plugin(String),
     /// The user settings file cannot be read or written.
-    #[error("{}: {message}", path.display())]
-    Settings {
-        /// The settings file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Settings(#[from] crate::SettingsError),
 }
 
 /// The component files the manifest in `dir` names, each once.
@@ -182,36 +177,17 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
 pub fn approve_plugin(dir: &Path, settings_path: &Path) -> Result<PluginApproval, ApprovalError> {
     let manifest = Manifest::read(dir).map_err(|error| ApprovalError::Plugin(error.to_string()))?;
     let approval = PluginApproval::of(dir, &manifest).map_err(ApprovalError::Plugin)?;
-    let settings_error = |message: String| ApprovalError::Settings {
-        path: settings_path.to_path_buf(),
-        message,
-    };
-    let mut settings: Value = match std::fs::read_to_string(settings_path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| settings_error(format!("not valid JSON, nothing approved: {e}")))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
-        Err(e) => return Err(settings_error(format!("cannot read: {e}"))),
-    };
-    let approvals = settings
-        .as_object_mut()
-        .ok_or_else(|| settings_error("must be a JSON object".to_owned()))?
-        .entry("pluginApprovals")
-        .or_insert_with(|| Value::Object(Default::default()))
-        .as_object_mut()
-        .ok_or_else(|| settings_error("pluginApprovals must be an object".to_owned()))?;
+    let record = serde_json::to_value(&approval).unwrap_or_default();
     let key = registry::approval_key(dir).display().to_string();
-    approvals.insert(
-        key,
-        serde_json::to_value(&approval).map_err(|e| settings_error(e.to_string()))?,
-    );
-    if let Some(parent) = settings_path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| settings_error(format!("cannot create: {e}")))?;
-    }
-    let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
-    bytes.push(b'\n');
-    crate::session::write_atomically(settings_path, &bytes)
-        .map_err(|e| settings_error(format!("cannot write: {e}")))?;
+    crate::settings::update_settings_file(settings_path, |settings| {
+        settings
+            .entry("pluginApprovals")
+            .or_insert_with(|| Value::Object(Default::default()))
+            .as_object_mut()
+            .ok_or("pluginApprovals must be an object")?
+            .insert(key, record);
+        Ok(())
+    })?;
     Ok(approval)
 }
 

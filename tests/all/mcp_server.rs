@@ -370,6 +370,7 @@ fn mcp_server_refuses_two_plugins_exporting_the_same_tool_at_load() {
 fn raw_server(
     fixture: &Fixture,
     global: &[&str],
+    serve: &[&str],
 ) -> (
     std::process::Child,
     std::process::ChildStdin,
@@ -377,6 +378,7 @@ fn raw_server(
 ) {
     let mut command = warden_command(fixture, global);
     command.extend(["mcp", "serve"].map(str::to_owned));
+    command.extend(serve.iter().map(|arg| (*arg).to_owned()));
     let program = command.remove(0);
     let mut child = Command::new(program)
         .args(&command)
@@ -394,7 +396,7 @@ fn raw_server(
 #[test]
 fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
     let fixture = Fixture::new();
-    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[]);
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[], &[]);
     let mut exchange = |line: &str| -> Value {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
@@ -627,7 +629,7 @@ fn mcp_server_over_http_refuses_non_loopback_addresses() {
 #[test]
 fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
     let fixture = Fixture::new();
-    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[]);
+    let (mut child, mut stdin, mut stdout) = raw_server(&fixture, &[], &[]);
     let mut send = |line: &str| {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
@@ -710,8 +712,11 @@ fn mcp_server_protocol_stream_carries_only_json_rpc_while_a_guest_floods_stdout(
     let fixture = Fixture::new();
     let flood = fixture.plugin("flood", REDTEAM_OUTPUT_FLOOD, "");
     let flood = flood.display().to_string();
-    let (mut child, mut stdin, mut stdout) =
-        raw_server(&fixture, &["--plugins", &flood, "--allowedTools", "Flood"]);
+    let (mut child, mut stdin, mut stdout) = raw_server(
+        &fixture,
+        &["--plugins", &flood, "--allowedTools", "Flood"],
+        &[],
+    );
     for line in [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Flood","arguments":{"mode":"stdio","count":64}}}"#,
@@ -750,18 +755,11 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("swap", SANDBOX_SPIN, "");
     let plugin_text = plugin.display().to_string();
-    let mut command = warden_command(&fixture, &["--plugins", &plugin_text, "--tools", ""]);
-    command.extend(["mcp", "serve", "--watch", "--watch-interval-ms", "50"].map(str::to_owned));
-    let program = command.remove(0);
-    let mut child = Command::new(program)
-        .args(&command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warden mcp serve --watch");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let (mut child, mut stdin, mut stdout) = raw_server(
+        &fixture,
+        &["--plugins", &plugin_text, "--tools", ""],
+        &["--watch", "--watch-interval-ms", "50"],
+    );
     let mut send = |line: &str| {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");

@@ -436,38 +436,51 @@ pub(crate) fn save_local_approvals(
     workspace: &Path,
     rules: &[String],
 ) -> Result<(), SettingsError> {
-    let path = local_settings_path(workspace);
+    update_settings_file(&local_settings_path(workspace), |settings| {
+        let allow = settings
+            .entry("permissions")
+            .or_insert_with(|| Value::Object(Default::default()))
+            .as_object_mut()
+            .ok_or("permissions must be an object")?
+            .entry("allow")
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or("permissions.allow must be an array")?;
+        for rule in rules {
+            let value = Value::String(rule.clone());
+            if !allow.contains(&value) {
+                allow.push(value);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Rewrites the settings file at `path` (created if missing) with `change` applied to its top
+/// object, atomically; every other key is kept as it was. Nothing is written when the file is
+/// not a JSON object or `change` refuses.
+pub(crate) fn update_settings_file(
+    path: &Path,
+    change: impl FnOnce(&mut serde_json::Map<String, Value>) -> Result<(), &'static str>,
+) -> Result<(), SettingsError> {
     let error = |message: String| SettingsError {
-        path: path.clone(),
+        path: path.to_path_buf(),
         message,
     };
-    let mut settings: Value = match std::fs::read_to_string(&path) {
+    let mut settings: Value = match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| error(format!("not valid JSON, approvals not saved: {e}")))?,
+            .map_err(|e| error(format!("not valid JSON, nothing saved: {e}")))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
         Err(e) => return Err(error(format!("cannot read: {e}"))),
     };
-    let allow = settings
+    let object = settings
         .as_object_mut()
-        .ok_or_else(|| error("must be a JSON object".to_owned()))?
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(Default::default()))
-        .as_object_mut()
-        .ok_or_else(|| error("permissions must be an object".to_owned()))?
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or_else(|| error("permissions.allow must be an array".to_owned()))?;
-    for rule in rules {
-        let value = Value::String(rule.clone());
-        if !allow.contains(&value) {
-            allow.push(value);
-        }
-    }
+        .ok_or_else(|| error("must be a JSON object".to_owned()))?;
+    change(object).map_err(|message| error(message.to_owned()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
     }
     let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
     bytes.push(b'\n');
-    crate::session::write_atomically(&path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
+    crate::session::write_atomically(path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
 }
