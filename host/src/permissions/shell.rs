@@ -866,6 +866,7 @@ mod tests {
             "cat <<'' x",
             "x=$*<<<<<\r<<<<(21i))F ",
             "cat <<E$x\nE$x",
+            "cat <<od\r\rF$(\r\r ",
             "cat << `x`\nx\n`x`",
             // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
             // parse time by about ten.

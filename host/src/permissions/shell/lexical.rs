@@ -248,7 +248,8 @@ pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
             .trim_start_matches('-')
             .trim_start_matches([' ', '\t'])
             .chars()
-            .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | '<' | '>' | ')'))
+            // The shell's blanks only: to bash a `\r` is part of the word.
+            .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')'))
             .collect();
         let unquoted = word.replace(['\'', '"', '\\'], "");
         let plain = !unquoted.is_empty()
