@@ -867,6 +867,7 @@ mod tests {
             "x=$*<<<<<\r<<<<(21i))F ",
             "cat <<E$x\nE$x",
             "cat <<od\r\rF$(\r\r ",
+            "*F;<<E\\&e\\&e$[  ",
             "cat << `x`\nx\n`x`",
             // Found by fuzzing: each unclosed or nested `name[` in arithmetic multiplied the
             // parse time by about ten.

@@ -244,13 +244,23 @@ pub(super) fn unusual_heredoc_delimiter(source: &str) -> bool {
         if run % 3 != 2 {
             continue;
         }
-        let word: String = source[at..]
+        let mut word = String::new();
+        let mut chars = source[at..]
             .trim_start_matches('-')
             .trim_start_matches([' ', '\t'])
-            .chars()
-            // The shell's blanks only: to bash a `\r` is part of the word.
-            .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')'))
-            .collect();
+            .chars();
+        while let Some(c) = chars.next() {
+            match c {
+                // The shell's blanks only: to bash a `\r` is part of the word.
+                ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | ')' => break,
+                // An escaped operator (`\&`) is part of the word too.
+                '\\' => {
+                    word.push(c);
+                    word.extend(chars.next());
+                }
+                _ => word.push(c),
+            }
+        }
         let unquoted = word.replace(['\'', '"', '\\'], "");
         let plain = !unquoted.is_empty()
             && unquoted
