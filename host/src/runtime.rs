@@ -196,7 +196,10 @@ struct ReloadInputs {
     limits: Limits,
     plugin_data_root: PathBuf,
     agent: bool,
-    approvals: std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
+    /// Where approvals are read again from: `--settings` files and JSON, user settings.
+    settings_files: Vec<PathBuf>,
+    settings_json: Vec<String>,
+    user_settings: Option<PathBuf>,
 }
 
 /// A configured runtime.
@@ -433,7 +436,9 @@ impl Runtime {
                 limits: config.limits,
                 plugin_data_root,
                 agent: config.agent_tool || config.agent_command.is_some(),
-                approvals: loaded.plugin_approvals.clone(),
+                settings_files: config.settings_files.clone(),
+                settings_json: config.settings_json.clone(),
+                user_settings: config.user_settings.clone(),
             },
             policy,
             hooks: extensions.hooks,
@@ -459,11 +464,17 @@ impl Runtime {
 
     /// Loads the plugin directories again and makes their current tools the registry new calls
     /// start with; calls already running finish on the components they started with. Built-in,
-    /// MCP and Agent tools, hooks and monitors stay as they are. On an error (a broken manifest,
-    /// a component that does not describe) the registry is left unchanged.
+    /// MCP and Agent tools, hooks and monitors stay as they are. Plugin approvals are read again
+    /// from the operator's settings. On an error (a broken manifest or settings file, a
+    /// component that does not describe) the registry is left unchanged.
     pub async fn reload_plugins(&self) -> Result<PluginReload, Error> {
         let current = self.registry();
         let inputs = &self.reload;
+        let approvals = settings::plugin_approvals(
+            &inputs.settings_files,
+            &inputs.settings_json,
+            inputs.user_settings.as_deref(),
+        )?;
         let next = current
             .reload_plugins(
                 &self.sandbox,
@@ -476,7 +487,7 @@ impl Runtime {
                     removed: &|name| self.policy.removes(name),
                     mcp_tools: Vec::new(),
                     agent: inputs.agent,
-                    approvals: &inputs.approvals,
+                    approvals: &approvals,
                 },
             )
             .await?;

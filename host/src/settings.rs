@@ -23,7 +23,9 @@ pub use file::{PermissionSettings, RuleEntry, Settings};
 pub use hooks::HookSetting;
 pub use load::{SettingsInput, user_settings_path};
 
-pub(crate) use load::{ScopedHook, load, save_local_approvals, update_settings_file};
+pub(crate) use load::{
+    ScopedHook, load, plugin_approvals, save_local_approvals, update_settings_file,
+};
 
 use std::path::PathBuf;
 

@@ -488,3 +488,55 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     );
     assert!(report.contains("0 error(s), 0 warning(s)"), "{report}");
 }
+
+/// A `--watch` reload holds a plugin to its approval as a start does, reads approvals again (an
+/// approval given while the session runs counts at the next reload), and a settings file broken
+/// meanwhile fails the reload and leaves the tools as they were.
+#[tokio::test]
+async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let settings = fixture.root().join("user-settings.json");
+    warden::approve_plugin(&plugin, &settings).expect("approve");
+    let runtime = fixture
+        .runtime(std::slice::from_ref(&plugin), |config| {
+            config.settings_files = vec![settings.clone()];
+            config.allowed_tools = vec!["Echo".to_owned()];
+        })
+        .await;
+    assert!(ok_text(&call(&runtime, "Echo", json!({"text": "one"})).await).contains("one"));
+
+    let manifest = plugin.join("warden.toml");
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    std::fs::write(
+        &manifest,
+        format!("{text}grants = {{ env = [\"HOME\"] }}\n"),
+    )
+    .expect("widen");
+    let reload = runtime
+        .reload_plugins()
+        .await
+        .expect("the reload itself works");
+    assert!(!reload.tools.contains(&"Echo".to_owned()), "{reload:?}");
+    let warning = reload.warnings.join("\n");
+    assert!(
+        warning.contains("+ tool tool.wasm: read the environment variable(s) HOME"),
+        "{warning}"
+    );
+    assert_eq!(
+        call(&runtime, "Echo", json!({"text": "two"}))
+            .await
+            .error_kind(),
+        Some(ErrorKind::UnknownTool)
+    );
+
+    warden::approve_plugin(&plugin, &settings).expect("approve again");
+    let reload = runtime.reload_plugins().await.expect("reload");
+    assert!(reload.tools.contains(&"Echo".to_owned()), "{reload:?}");
+    assert!(reload.warnings.is_empty(), "{reload:?}");
+    assert!(ok_text(&call(&runtime, "Echo", json!({"text": "three"})).await).contains("three"));
+
+    std::fs::write(&settings, "{").expect("break settings");
+    assert!(runtime.reload_plugins().await.is_err());
+    assert!(ok_text(&call(&runtime, "Echo", json!({"text": "four"})).await).contains("four"));
+}

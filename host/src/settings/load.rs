@@ -78,6 +78,38 @@ pub fn user_settings_path() -> Option<PathBuf> {
     non_empty("HOME").map(|home| PathBuf::from(home).join(".config/warden/settings.json"))
 }
 
+/// The plugin approvals the operator's scopes hold now: `--settings` files, then inline
+/// `--settings` JSON, then the user settings file (first wins, as in [`load`]). Read again for
+/// each `--watch` reload, so an approval given while a session runs counts at its next reload.
+pub(crate) fn plugin_approvals(
+    files: &[PathBuf],
+    inline: &[String],
+    user_file: Option<&Path>,
+) -> Result<std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>, SettingsError> {
+    let mut ignored = Vec::new();
+    let mut scopes = Vec::new();
+    for file in files {
+        scopes.push(Settings::load(file, &mut ignored)?);
+    }
+    for text in inline {
+        scopes.push(Settings::parse(
+            text,
+            Path::new("--settings JSON"),
+            &mut ignored,
+        )?);
+    }
+    if let Some(file) = user_file.filter(|file| file.exists()) {
+        scopes.push(Settings::load(file, &mut ignored)?);
+    }
+    let mut approvals = std::collections::BTreeMap::new();
+    for scope in scopes {
+        for (dir, approval) in scope.plugin_approvals {
+            approvals.entry(dir).or_insert(approval);
+        }
+    }
+    Ok(approvals)
+}
+
 /// The project's local settings file, where saved approvals go.
 pub(crate) fn local_settings_path(workspace: &Path) -> PathBuf {
     workspace.join(".warden/settings.local.json")
