@@ -149,23 +149,20 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
         }
         Err(error) => report.error(error.to_string()),
     }
-    let tools = std::mem::take(&mut report.tools);
-    for tool in &tools {
-        for problem in lint_spec(
-            &tool.spec.name,
-            &tool.spec.description,
-            &tool.spec.input_schema,
-        ) {
-            report.warning(problem);
-        }
-        if tool.spec.read_only && manifest_grants_write(&manifest) {
-            report.warning(format!(
-                "tool {}: it says it is read-only but its component is granted write access; read-only is ignored while it can write",
-                tool.spec.name
-            ));
-        }
+    let problems: Vec<String> = report
+        .tools
+        .iter()
+        .flat_map(|tool| {
+            lint_spec(
+                &tool.spec.name,
+                &tool.spec.description,
+                &tool.spec.input_schema,
+            )
+        })
+        .collect();
+    for problem in problems {
+        report.warning(problem);
     }
-    report.tools = tools;
     report
         .findings
         .sort_by_key(|finding| finding.severity != Severity::Error);
@@ -217,10 +214,6 @@ fn isolated(base: RuntimeConfig) -> RuntimeConfig {
     config.project_settings = false;
     config.project_mcp = false;
     config
-}
-
-fn manifest_grants_write(manifest: &Manifest) -> bool {
-    manifest.tools.iter().any(|tool| tool.grants.can_write())
 }
 
 /// Grants wider than any one tool needs.

@@ -256,9 +256,13 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
         let bytes = std::fs::read(artifact)
             .with_context(|| format!("cannot read {}", artifact.display()))?;
         let temporary = destination.with_extension("wasm.partial");
-        std::fs::write(&temporary, &bytes)
-            .and_then(|()| std::fs::rename(&temporary, &destination))
-            .with_context(|| format!("cannot write {}", destination.display()))?;
+        let written = std::fs::write(&temporary, &bytes)
+            .and_then(|()| std::fs::rename(&temporary, &destination));
+        if let Err(error) = written {
+            // Nothing half-written is left beside the manifest; the old component stays.
+            let _ = std::fs::remove_file(&temporary);
+            return Err(error).with_context(|| format!("cannot write {}", destination.display()));
+        }
         println!(
             "built {}: {} bytes, sha256 {}",
             destination.display(),
