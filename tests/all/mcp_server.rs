@@ -755,7 +755,7 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("swap", SANDBOX_SPIN, "");
     let plugin_text = plugin.display().to_string();
-    let (mut child, mut stdin, mut stdout) = raw_server(
+    let (mut child, mut stdin, stdout) = raw_server(
         &fixture,
         &["--plugins", &plugin_text, "--tools", ""],
         &["--watch", "--watch-interval-ms", "50"],
@@ -764,9 +764,19 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
     };
-    let mut read = || -> Value {
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("read");
+    // Lines come through a channel so that a missing notification fails the test, not hangs it.
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let read = || -> Value {
+        let line = received
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a line within 60 s");
         serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
     };
     let names = |listed: &Value| -> Vec<String> {

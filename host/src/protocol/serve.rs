@@ -223,7 +223,11 @@ pub async fn serve_stream(
 
 /// Writes `system/tools_changed` after each `--watch` reload, or `system/tools_reload_failed`
 /// when a reload left the old tools in place.
-async fn announce_reloads(runtime: Arc<Runtime>, write: LineWriter, interval: Duration) {
+fn announce_reloads(
+    runtime: Arc<Runtime>,
+    write: LineWriter,
+    interval: Duration,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     let announcer = Arc::clone(&runtime);
     super::watch::watch_plugins(runtime, interval, move |reload| {
         let session_id = announcer.session().id().to_owned();
@@ -245,7 +249,6 @@ async fn announce_reloads(runtime: Arc<Runtime>, write: LineWriter, interval: Du
             }),
         });
     })
-    .await;
 }
 
 /// The first line: what this session offers.

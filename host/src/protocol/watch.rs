@@ -10,13 +10,26 @@ use crate::runtime::{PluginReload, Runtime};
 
 /// Polls the plugin directories every `interval`; once a change has held still for one more
 /// interval (a build writes its component in several steps), reloads them and gives the outcome
-/// to `announce`. Runs until its task is dropped.
-pub(crate) async fn watch_plugins(
+/// to `announce`. The baseline is taken now, before the returned task first runs, so a change
+/// made as soon as the caller has answered anyone is never mistaken for the starting state. The
+/// task runs until it is dropped.
+pub(crate) fn watch_plugins(
     runtime: Arc<Runtime>,
     interval: Duration,
-    announce: impl Fn(Result<PluginReload, crate::Error>) + Send + 'static,
-) {
+    announce: impl Fn(Result<PluginReload, crate::Error>) + Send + Sync + 'static,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     let dirs = runtime.plugin_dirs().to_vec();
+    let baseline = crate::registry::fingerprint(&dirs);
+    watch_from(runtime, dirs, baseline, interval, announce)
+}
+
+async fn watch_from(
+    runtime: Arc<Runtime>,
+    dirs: Vec<std::path::PathBuf>,
+    baseline: u64,
+    interval: Duration,
+    announce: impl Fn(Result<PluginReload, crate::Error>) + Send + Sync + 'static,
+) {
     let fingerprint = move || {
         let dirs = dirs.clone();
         async move {
@@ -25,7 +38,7 @@ pub(crate) async fn watch_plugins(
                 .unwrap_or_default()
         }
     };
-    let mut loaded = fingerprint().await;
+    let mut loaded = baseline;
     let mut settling: Option<u64> = None;
     loop {
         tokio::time::sleep(interval).await;
