@@ -126,6 +126,7 @@ pub use schemars::JsonSchema;
 
 #[doc(hidden)]
 pub mod __private;
+pub mod browser;
 pub mod delegate;
 pub mod files;
 pub mod hook;

@@ -302,6 +302,7 @@ fn launch(
             read_dirs,
             write_dirs,
             network: policy.network,
+            syscalls: crate::sandbox::process::SyscallProfile::Command,
             sandbox: input.sandbox,
         },
         startup_timeout: policy

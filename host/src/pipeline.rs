@@ -64,6 +64,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) input_defaults: &'a InputDefaults,
     /// The session's shell: directory and background tasks of the `process` capability.
     pub(crate) shell: &'a Arc<crate::sandbox::process::Shell>,
+    /// The session's browser, behind the `browser` capability.
+    pub(crate) browser: &'a Arc<crate::sandbox::browser::BrowserService>,
     /// Operator settings for outgoing HTTP.
     pub(crate) net: &'a crate::sandbox::http::NetRuntime,
     /// The session's monitors (lifecycle events).

@@ -222,6 +222,8 @@ pub struct Runtime {
     checkpoints: bool,
     input_defaults: crate::pipeline::InputDefaults,
     shell: Arc<Shell>,
+    /// The session's headless browser, started by the first browser call.
+    browser: Arc<crate::sandbox::browser::BrowserService>,
     net: NetRuntime,
     monitors: Monitors,
     controls: Arc<Controls>,
@@ -366,6 +368,15 @@ impl Runtime {
             output_cap: config.process_output_cap,
             cwd: session.shell_cwd(),
         }));
+        let browser = Arc::new(crate::sandbox::browser::BrowserService::new(
+            crate::sandbox::browser::BrowserConfig {
+                session_dir: session.dir().to_path_buf(),
+                file_roots: std::iter::once(grant_context.workspace.clone())
+                    .chain(grant_context.additional_dirs.iter().cloned())
+                    .collect(),
+                sandbox: config.process_sandbox,
+            },
+        ));
         let mut input_defaults = crate::pipeline::InputDefaults::new();
         if !loaded.respect_gitignore {
             let mut glob = serde_json::Map::new();
@@ -426,6 +437,7 @@ impl Runtime {
             net,
             input_defaults,
             shell,
+            browser,
             files,
             checkpoints: config.checkpoints,
             sandbox,
@@ -712,6 +724,7 @@ impl Runtime {
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
             input_defaults: &self.input_defaults,
             shell: &self.shell,
+            browser: &self.browser,
             net: &self.net,
             monitors: &self.monitors,
             controls: &self.controls,
@@ -783,6 +796,7 @@ impl Drop for Runtime {
         // Monitors get a moment to finish what is queued (an audit log should not lose its
         // tail); `end_session` is the orderly way.
         self.monitors.close(std::time::Duration::from_secs(2));
+        self.browser.shutdown();
     }
 }
 

@@ -4,6 +4,7 @@
 //! that runs can do no more than its grants and limits allow.
 
 mod bindings;
+pub(crate) mod browser;
 mod cache;
 mod call;
 mod delegate;
@@ -189,6 +190,8 @@ impl Sandbox {
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         bindings::add_delegate_to_linker(&mut linker)
             .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
+        bindings::add_browser_to_linker(&mut linker)
+            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let inline_linker =
             inline_linker(&engine).map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let cache = cache::ComponentCache::new(&engine, cache_dir);
@@ -347,8 +350,8 @@ impl Sandbox {
 
 /// The linker for inline guests: WASI p2's async bindings (file, stream and clock calls never
 /// block the task), `wasi:http` through the same checks, and warden's own imports, whose
-/// synchronous host functions return at once here (an inline guest has no process access and no
-/// delegator, so those imports only refuse).
+/// synchronous host functions return at once here (an inline guest has no process or browser
+/// access and no delegator, so those imports only refuse).
 fn inline_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -356,5 +359,6 @@ fn inline_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     bindings::add_host_to_linker(&mut linker)?;
     bindings::add_process_to_linker(&mut linker)?;
     bindings::add_delegate_to_linker(&mut linker)?;
+    bindings::add_browser_to_linker(&mut linker)?;
     Ok(linker)
 }

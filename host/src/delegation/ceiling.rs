@@ -4,7 +4,7 @@
 //!
 //! Directories intersect exactly (the deeper of two nested directories, the weaker access);
 //! environment variables by name; `process`, `net` and `delegate` grants are kept only when the
-//! caller holds the very same grant (a `delegate` pattern also when the caller's pattern covers
+//! caller holds the very same grant, `browser` only when the caller holds it too (a `delegate` pattern also when the caller's pattern covers
 //! it). Glob patterns have no cheap exact intersection, so the rule errs toward less.
 
 use std::path::{Path, PathBuf};
@@ -25,6 +25,8 @@ pub(crate) struct Ceiling {
     pub(crate) net: Vec<NetGrant>,
     /// Tools that may be delegated to (names or globs).
     pub(crate) delegate: Vec<String>,
+    /// The `browser` interface.
+    pub(crate) browser: bool,
 }
 
 impl Ceiling {
@@ -37,6 +39,7 @@ impl Ceiling {
             process: grants.process.clone(),
             net: grants.net.clone(),
             delegate: grants.delegate.clone(),
+            browser: grants.browser,
         }
     }
 
@@ -55,6 +58,7 @@ impl Ceiling {
             process: grants.process.clone(),
             net: grants.net.clone(),
             delegate: grants.delegate.clone(),
+            browser: grants.browser,
         }
     }
 
@@ -157,6 +161,7 @@ impl Ceiling {
             process: self.process(&other.process),
             net: self.net(&other.net),
             delegate: self.delegate(&other.delegate),
+            browser: self.browser && other.browser,
         }
     }
 
@@ -194,6 +199,9 @@ impl Ceiling {
         if let Some(grant) = wanted.net.iter().find(|grant| !self.net.contains(grant)) {
             return Some(format!("net {grant}"));
         }
+        if wanted.browser && !self.browser {
+            return Some("browser".to_owned());
+        }
         wanted
             .delegate
             .iter()
@@ -219,6 +227,7 @@ impl Ceiling {
             union.process.extend(one.process);
             union.net.extend(one.net);
             union.delegate.extend(one.delegate);
+            union.browser |= one.browser;
         }
         union
     }

@@ -91,6 +91,7 @@ impl CommandRunner {
             read_dirs,
             write_dirs: vec![self.temp_dir.clone()],
             network: self.network,
+            syscalls: crate::sandbox::process::SyscallProfile::Command,
             sandbox: self.sandbox,
         })
     }

@@ -52,6 +52,7 @@ impl CommandHook {
                 read_dirs: self.grants.read.clone(),
                 write_dirs: self.grants.write.clone(),
                 network: self.grants.network,
+                syscalls: crate::sandbox::process::SyscallProfile::Command,
                 sandbox: env.process_sandbox,
             },
             stdin: payload.to_string().into_bytes(),

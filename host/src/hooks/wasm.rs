@@ -67,6 +67,7 @@ impl WasmHook {
                     files: env.files,
                     process: None,
                     net: None,
+                    browser: None,
                     on_progress: None,
                     delegator: None,
                     own_thread: false,

@@ -211,6 +211,7 @@ pub(crate) async fn run(
         effective.process = ceiling.process(&effective.process);
         effective.net = ceiling.net(&effective.net);
         effective.delegate = ceiling.delegate(&effective.delegate);
+        effective.browser &= ceiling.browser;
     }
     let process = (!effective.process.is_empty()).then(|| ProcessAccess {
         grants: effective.process.clone(),
@@ -218,6 +219,13 @@ pub(crate) async fn run(
         owner: component.loaded.digest.clone(),
     });
     let net = net_policy(stages, tool, &effective.net, &input);
+    let browser = effective.browser.then(|| {
+        crate::sandbox::browser::BrowserAccess::new(
+            Arc::clone(stages.browser),
+            net.clone(),
+            tokio::runtime::Handle::current(),
+        )
+    });
     let timeout = stages.timeout(tool);
     if timeout.is_zero() {
         return Err((
@@ -254,6 +262,7 @@ pub(crate) async fn run(
                 files: &files,
                 process,
                 net,
+                browser,
                 on_progress,
                 delegator: nested
                     .as_ref()

@@ -73,6 +73,7 @@ pub(crate) async fn run(
                 process: None,
                 // No network while validating: validation runs before the decision.
                 net: None,
+                browser: None,
                 on_progress: None,
                 delegator: None,
                 own_thread: stages.beside_others,

@@ -141,6 +141,11 @@ fn sentences_of(owner: &str, grants: &Grants) -> Vec<String> {
             "{owner}: call the tool(s) {tool} through the pipeline"
         ));
     }
+    if grants.browser {
+        sentences.push(format!(
+            "{owner}: drive a headless browser page (its requests limited to the net grants)"
+        ));
+    }
     sentences
 }
 

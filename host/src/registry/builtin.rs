@@ -38,6 +38,18 @@ fn grants_for(crate_dir: &str) -> Grants {
         },
         // WebFetch: no files, no environment; any http or https destination, every request still
         // checked against the permission rules and the private-address policy (`sandbox/http.rs`).
+        // Browser: no files, no environment; the `browser` interface, whose page reaches any http
+        // or https destination only through the same checks as WebFetch (`sandbox/browser.rs`).
+        "browser" => Grants {
+            net: ["http://*:*", "https://*:*"]
+                .into_iter()
+                .map(|pattern| {
+                    NetGrant::try_from(pattern.to_owned()).expect("valid built-in grant")
+                })
+                .collect(),
+            browser: true,
+            ..Grants::default()
+        },
         "web_fetch" => Grants {
             net: ["http://*:*", "https://*:*"]
                 .into_iter()
@@ -53,14 +65,19 @@ fn grants_for(crate_dir: &str) -> Grants {
 
 /// The call budget of Bash's longest command (600 s) plus room to report it.
 const BASH_CALL_TIMEOUT: Duration = Duration::from_secs(610);
+/// Browser's call budget: a page and several steps of up to 15 s each by default.
+const BROWSER_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The limits of the embedded component built from `example-tools/<crate_dir>`: the operator's,
 /// except that Bash's call lasts at least as long as the longest command timeout it accepts
-/// (the command's own `timeout` then bounds it).
+/// (the command's own `timeout` then bounds it), and Browser's at least two minutes (each step
+/// has its own limit).
 fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
     let mut limits = builtin_limits(operator_limits);
-    if crate_dir == "bash" {
-        limits.timeout = limits.timeout.max(BASH_CALL_TIMEOUT);
+    match crate_dir {
+        "bash" => limits.timeout = limits.timeout.max(BASH_CALL_TIMEOUT),
+        "browser" => limits.timeout = limits.timeout.max(BROWSER_CALL_TIMEOUT),
+        _ => {}
     }
     limits
 }

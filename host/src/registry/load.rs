@@ -88,6 +88,7 @@ async fn run_describe(
                 files: &FileAccess::default(),
                 process: None,
                 net: None,
+                browser: None,
                 on_progress: None,
                 delegator: None,
                 own_thread: false,

@@ -99,6 +99,7 @@ impl Runtime {
         // Background tasks and MCP servers die with the session even when something still holds
         // the runtime.
         self.shell.stop_all();
+        self.browser.shutdown();
         for server in &self.mcp_servers {
             server.stop().await;
         }

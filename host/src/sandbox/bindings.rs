@@ -47,6 +47,7 @@ mod generated_inline {
             "warden:plugin/host": super::generated::warden::plugin::host,
             "warden:plugin/process": super::generated::warden::plugin::process,
             "warden:plugin/delegate": super::generated::warden::plugin::delegate,
+            "warden:plugin/browser": super::generated::warden::plugin::browser,
         },
     });
 }
@@ -65,6 +66,9 @@ mod generated_inline_hook {
 }
 
 pub(crate) use generated::ToolPluginPre;
+pub(crate) use generated::warden::plugin::browser::{
+    BrowserError as WitBrowserError, Host as BrowserHost, PageInfo as WitPageInfo,
+};
 pub(crate) use generated::warden::plugin::delegate::{
     Delegated as WitDelegated, Host as DelegateHost,
 };
@@ -109,6 +113,16 @@ pub(crate) fn add_delegate_to_linker<T: DelegateHost + Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
 ) -> wasmtime::Result<()> {
     generated::warden::plugin::delegate::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
+        linker,
+        |state| state,
+    )
+}
+
+/// Adds the `warden:plugin/browser` import to `linker`.
+pub(crate) fn add_browser_to_linker<T: BrowserHost + Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    generated::warden::plugin::browser::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
         linker,
         |state| state,
     )

@@ -15,8 +15,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::ComponentPre;
 use super::bindings::{
-    CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished, ProcessHost,
-    TaskStatus, WitToolError, WitToolOutput, WitToolSpec,
+    BrowserHost, CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished,
+    ProcessHost, TaskStatus, WitBrowserError, WitPageInfo, WitToolError, WitToolOutput,
+    WitToolSpec,
 };
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
@@ -114,7 +115,12 @@ impl GuestRun {
     ) -> Self {
         let reply = result.map_err(|error| classify(store.data(), &error, timeout, stderr));
         let progress = std::mem::take(&mut store.data_mut().progress);
-        let (refused, timed_out) = store.data().http_hooks.report();
+        let (mut refused, mut timed_out) = store.data().http_hooks.report();
+        if let Some(browser) = &store.data().browser {
+            let (blocked, browser_timed_out) = browser.outcome();
+            refused.extend(blocked);
+            timed_out |= browser_timed_out;
+        }
         drop(store);
         Self {
             reply,
@@ -144,6 +150,8 @@ pub(crate) struct CallSetup<'a> {
     pub(crate) process: Option<super::process::ProcessAccess>,
     /// What outgoing HTTP requests may reach; `None` refuses every request.
     pub(crate) net: Option<Arc<NetPolicy>>,
+    /// The call's browser page; `None`: no `browser` access.
+    pub(crate) browser: Option<super::browser::BrowserAccess>,
     /// Gets each progress message as the guest reports it (the messages are kept as well).
     pub(crate) on_progress: Option<ProgressSink>,
     /// Runs the guest's `delegate` calls; `None` refuses them (only `call` ever gets one).
@@ -188,6 +196,8 @@ pub(crate) struct CallState {
     may_record: bool,
     /// What the `process` import may run (only during `call`).
     process: Option<super::process::ProcessAccess>,
+    /// The `browser` import's page (only during `call`); dropping it closes the page.
+    browser: Option<super::browser::BrowserAccess>,
     http: WasiHttpCtx,
     http_hooks: HttpHooks,
     /// Where the guest's `delegate` calls go (only during `call`, with a delegator).
@@ -275,7 +285,111 @@ impl ProcessHost for CallState {
     }
 }
 
+impl BrowserHost for CallState {
+    fn open(&mut self, url: String, timeout_ms: u64) -> Result<WitPageInfo, WitBrowserError> {
+        self.browser_link()
+            .open(&url, timeout_ms)
+            .map(|info| WitPageInfo {
+                url: info.url,
+                title: info.title,
+                status: info.status,
+            })
+            .map_err(wit_browser_error)
+    }
+
+    fn wait_for_selector(
+        &mut self,
+        selector: String,
+        timeout_ms: u64,
+    ) -> Result<(), WitBrowserError> {
+        self.browser_link()
+            .wait_for_selector(&selector, timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn wait_for_network_idle(
+        &mut self,
+        idle_ms: u64,
+        timeout_ms: u64,
+    ) -> Result<(), WitBrowserError> {
+        self.browser_link()
+            .wait_for_network_idle(idle_ms, timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn text(
+        &mut self,
+        selector: Option<String>,
+        timeout_ms: u64,
+    ) -> Result<String, WitBrowserError> {
+        self.browser_link()
+            .text(selector.as_deref(), timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn accessibility_tree(&mut self, timeout_ms: u64) -> Result<String, WitBrowserError> {
+        self.browser_link()
+            .accessibility_tree(timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn click(&mut self, selector: String, timeout_ms: u64) -> Result<(), WitBrowserError> {
+        self.browser_link()
+            .click(&selector, timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn type_text(
+        &mut self,
+        selector: String,
+        text: String,
+        timeout_ms: u64,
+    ) -> Result<(), WitBrowserError> {
+        self.browser_link()
+            .type_text(&selector, &text, timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn evaluate(&mut self, expression: String, timeout_ms: u64) -> Result<String, WitBrowserError> {
+        self.browser_link()
+            .evaluate(&expression, timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn screenshot(&mut self, timeout_ms: u64) -> Result<Vec<u8>, WitBrowserError> {
+        self.browser_link()
+            .screenshot(timeout_ms)
+            .map_err(wit_browser_error)
+    }
+
+    fn refused(&mut self) -> Vec<String> {
+        self.browser_link().refused()
+    }
+}
+
+fn wit_browser_error(error: super::browser::BrowserError) -> WitBrowserError {
+    use super::browser::BrowserError;
+    match error {
+        BrowserError::NotGranted(message) => WitBrowserError::NotGranted(message),
+        BrowserError::Unavailable(message) => WitBrowserError::Unavailable(message),
+        BrowserError::Blocked(message) => WitBrowserError::Blocked(message),
+        BrowserError::Timeout(message) => WitBrowserError::Timeout(message),
+        BrowserError::NoElement(message) => WitBrowserError::NoElement(message),
+        BrowserError::ScriptError(message) => WitBrowserError::ScriptError(message),
+        BrowserError::NoPage(message) => WitBrowserError::NoPage(message),
+        BrowserError::Failed(message) => WitBrowserError::Failed(message),
+    }
+}
+
 impl CallState {
+    fn browser_link(&mut self) -> super::browser::BrowserLink<'_> {
+        super::browser::BrowserLink {
+            access: self.browser.as_mut(),
+            cancel: &self.cancel,
+            deadline: self.deadline,
+        }
+    }
+
     fn process_link(&self) -> super::process::CallLink<'_> {
         super::process::CallLink {
             access: self.process.as_ref(),
@@ -466,7 +580,7 @@ pub(crate) async fn run(
     };
     let inline = !setup.own_thread
         && setup.grants.dirs.is_empty()
-        && (setup.process.is_none() || !may_record)
+        && ((setup.process.is_none() && setup.browser.is_none()) || !may_record)
         && delegator.is_none();
     if inline {
         return run_inline(engine, pre, setup, request, may_record).await;
@@ -655,6 +769,7 @@ pub(super) fn new_store(
         read_roots,
         may_record,
         process: if may_record { setup.process } else { None },
+        browser: if may_record { setup.browser } else { None },
         http: WasiHttpCtx::new(),
         http_hooks: HttpHooks::new(setup.net, deadline),
         delegate: None,

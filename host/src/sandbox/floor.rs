@@ -44,6 +44,7 @@ impl Floor {
             files: &files,
             process: None,
             net: None,
+            browser: None,
             on_progress: None,
             delegator: None,
             own_thread: false,

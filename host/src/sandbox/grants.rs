@@ -38,6 +38,10 @@ pub struct Grants {
     /// interface; each call runs the whole pipeline under the caller's grants.
     #[serde(default)]
     pub delegate: Vec<String>,
+    /// The host's `browser` interface: a headless page per call whose requests must pass the
+    /// `net` grants and the permission rules (`sandbox/browser.rs`).
+    #[serde(default)]
+    pub browser: bool,
 }
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
@@ -230,6 +234,9 @@ impl Grants {
         }
         if !self.delegate.is_empty() {
             text.push_str(&format!("; delegate: {}", self.delegate.join(", ")));
+        }
+        if self.browser {
+            text.push_str("; browser");
         }
         text
     }

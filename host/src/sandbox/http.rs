@@ -20,6 +20,8 @@ mod address;
 mod send;
 
 use std::net::IpAddr;
+
+use bytes::Bytes;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -269,6 +271,94 @@ impl Destination {
             _ => Ok(()),
         }
     }
+}
+
+/// A response fetched by [`fetch`], body read whole (up to the cap).
+pub(crate) struct Fetched {
+    /// The HTTP status code.
+    pub(crate) status: u16,
+    /// The response headers, in order.
+    pub(crate) headers: Vec<(String, String)>,
+    /// The body, cut at the operator's cap.
+    pub(crate) body: Bytes,
+}
+
+/// Why [`fetch`] has no response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FetchError {
+    /// The policy refused the request (steps 1-5); the reason names the grant or rule.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// The request did not finish by its deadline.
+    #[error("the request did not finish in time")]
+    TimedOut,
+    /// The connection or the exchange failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Sends one request for a host-side client (the browser's requests, `browser/intercept.rs`)
+/// under the same policy and sender as `wasi:http`, and reads its whole body: the host, not a
+/// guest, holds the request, so the policy is applied to the URL the client asked for and to
+/// every address it resolves to.
+pub(crate) async fn fetch(
+    policy: Arc<NetPolicy>,
+    request: http::Request<Bytes>,
+    deadline: Instant,
+) -> Result<Fetched, FetchError> {
+    use http_body_util::BodyExt as _;
+    let destination = policy.check(request.uri()).map_err(FetchError::Refused)?;
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let timeout = policy.settings.request_timeout.min(remaining);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let report = Arc::new(Mutex::new(NetReport::default()));
+    let refused = |report: &Mutex<NetReport>| {
+        report
+            .lock()
+            .ok()
+            .and_then(|report| report.refused.first().cloned())
+    };
+    let request = request.map(|body| {
+        http_body_util::Full::new(body)
+            .map_err(|never| match never {})
+            .boxed_unsync()
+    });
+    let sent = send::send(policy, destination, request, deadline, Arc::clone(&report)).await;
+    let (response, connection) = match sent {
+        Ok(sent) => sent,
+        Err(error) => {
+            if let Some(reason) = refused(&report) {
+                return Err(FetchError::Refused(reason));
+            }
+            if report.lock().is_ok_and(|report| report.timed_out) {
+                return Err(FetchError::TimedOut);
+            }
+            return Err(FetchError::Failed(error.to_string()));
+        }
+    };
+    let connection = tokio::spawn(Box::into_pin(connection));
+    let (parts, body) = response.into_parts();
+    let collected = body.collect().await;
+    connection.abort();
+    let body = match collected {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) if report.lock().is_ok_and(|report| report.timed_out) => {
+            return Err(FetchError::TimedOut);
+        }
+        Err(error) => return Err(FetchError::Failed(error.to_string())),
+    };
+    let headers = parts
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect();
+    Ok(Fetched {
+        status: parts.status.as_u16(),
+        headers,
+        body,
+    })
 }
 
 type SendFuture = Box<

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 pub(crate) use confine::ChildSpec;
 pub use confine::KernelSupport;
-use confine::{Confinement, ResourceLimits};
+use confine::Confinement;
+pub(crate) use confine::{ResourceLimits, SyscallProfile, piped_command};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;
 
@@ -191,7 +192,7 @@ impl Child {
 }
 
 /// Kills process group `group` (best effort: it may be gone).
-fn kill_group(group: i32) {
+pub(crate) fn kill_group(group: i32) {
     if group > 1 {
         // SAFETY: `kill` with a negative pid signals a process group; no memory is involved.
         unsafe {
@@ -530,6 +531,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             .collect(),
         write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
         isolate_network: true,
+        syscalls: crate::sandbox::process::SyscallProfile::Command,
         limits: ResourceLimits {
             // A background task (no timeout) may run as long as the session.
             cpu_seconds: match command.timeout_ms {
@@ -686,7 +688,7 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
 
 /// Spawns on one long-lived thread: children die (`PR_SET_PDEATHSIG`) when the thread that forked
 /// them ends, and this one lives as long as the host.
-fn spawn_on_spawner(command: std::process::Command) -> std::io::Result<std::process::Child> {
+pub(crate) fn spawn_on_spawner(command: std::process::Command) -> std::io::Result<std::process::Child> {
     type Job = (
         std::process::Command,
         mpsc::Sender<std::io::Result<std::process::Child>>,

@@ -104,6 +104,7 @@ impl Resident {
             files: &self.setup.files,
             process: None,
             net: None,
+            browser: None,
             on_progress: None,
             delegator: None,
             own_thread: false,

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::syscalls;
+pub(crate) use super::syscalls::SyscallProfile;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
     Scope, path_beneath_rules,
@@ -161,6 +162,8 @@ pub(crate) struct Confinement {
     pub(crate) limits: ResourceLimits,
     /// False when the operator chose `--unsandboxed-process`: no Landlock, no namespace.
     pub(crate) sandboxed: bool,
+    /// The seccomp filter's profile.
+    pub(crate) syscalls: SyscallProfile,
 }
 
 /// A confinement ready to apply in a forked child.
@@ -186,7 +189,11 @@ impl Confinement {
         Ok(Prepared {
             ruleset,
             network: (self.sandboxed && self.isolate_network).then(NetworkNamespace::new),
-            seccomp: self.sandboxed.then(syscalls::filter).flatten(),
+            seccomp: if self.sandboxed {
+                syscalls::filter(self.syscalls)
+            } else {
+                None
+            },
             limits: self.limits,
             report_fd,
         })
@@ -424,6 +431,8 @@ pub(crate) struct ChildSpec {
     pub(crate) write_dirs: Vec<PathBuf>,
     /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
     pub(crate) network: bool,
+    /// The seccomp filter's profile (`SyscallProfile::Browser` only for the browser).
+    pub(crate) syscalls: SyscallProfile,
     pub(crate) sandbox: super::ProcessSandbox,
 }
 
@@ -454,6 +463,7 @@ pub(crate) fn piped_command(
         isolate_network: !spec.network,
         limits,
         sandboxed,
+        syscalls: spec.syscalls,
     };
     let prepared = confinement.prepare(None)?;
     let mut command = std::process::Command::new(&spec.program);

@@ -85,8 +85,20 @@ fn refused() -> Vec<libc::c_long> {
     calls
 }
 
-/// The filter program, or `None` on an architecture without one.
-pub(crate) fn filter() -> Option<Vec<libc::sock_filter>> {
+/// Which filter a child gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SyscallProfile {
+    /// Commands, hooks, servers: everything above.
+    Command,
+    /// The browser: Unix-domain sockets may be created (Chromium's processes talk over them),
+    /// but no socket of any kind may `connect`, so none reaches a service outside (the child has
+    /// no network either); `setsid` and `setpgid` report success without doing anything, so
+    /// helpers that detach themselves (the crash handler) stay in the group the host kills.
+    Browser,
+}
+
+/// The filter program for `profile`, or `None` on an architecture without one.
+pub(crate) fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         let eperm = RET_ERRNO | libc::EPERM as u32;
@@ -99,14 +111,35 @@ pub(crate) fn filter() -> Option<Vec<libc::sock_filter>> {
         // The x32 ABI reaches the same calls under other numbers.
         #[cfg(target_arch = "x86_64")]
         program.extend([op(JGE_K, 0, 1, 0x4000_0000), op(RET_K, 0, 0, eperm)]);
+        let browser = profile == SyscallProfile::Browser;
+        if browser {
+            for call in [libc::SYS_setsid, libc::SYS_setpgid] {
+                program.extend([op(JEQ_K, 0, 1, call as u32), op(RET_K, 0, 0, RET_ERRNO)]);
+            }
+        }
         for call in refused() {
             program.extend([op(JEQ_K, 0, 1, call as u32), op(RET_K, 0, 0, eperm)]);
+        }
+        if browser {
+            program.extend([
+                op(JEQ_K, 0, 1, libc::SYS_connect as u32),
+                op(RET_K, 0, 0, RET_ERRNO | libc::EACCES as u32),
+            ]);
         }
         program.extend([
             op(JEQ_K, 0, 4, libc::SYS_socket as u32),
             op(LD_ABS_W, 0, 0, arg(0)),
             op(JEQ_K, 0, 1, libc::AF_UNIX as u32),
-            op(RET_K, 0, 0, RET_ERRNO | libc::EACCES as u32),
+            op(
+                RET_K,
+                0,
+                0,
+                if browser {
+                    RET_ALLOW
+                } else {
+                    RET_ERRNO | libc::EACCES as u32
+                },
+            ),
             op(RET_K, 0, 0, RET_ALLOW),
         ]);
         let mut device_check = |call: libc::c_long, mode_arg: u32| {

@@ -1,0 +1,454 @@
+//! Every request a page makes, answered by the host: the page's `Fetch` domain pauses each one
+//! (navigations, redirects, frames, subresources, `file://` loads) before the browser would send
+//! it, and this loop decides. `http`/`https` go through the same policy and sender as `wasi:http`
+//! (`sandbox/http.rs`: net grants, permission rules, private ranges) and the host hands the
+//! response back; `file://` inside the workspace is left to the browser (Landlock lets it read
+//! only system directories and the workspace); `data:`, `blob:` and `about:` stay in the browser;
+//! everything else is refused. A request the loop never sees has no way out either: the browser
+//! has no network of its own (`launch.rs`).
+//!
+//! The loop also keeps what waiting needs: the main frame's load state, requests in flight, and
+//! what was refused.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::cdp::{Connection, Event};
+use crate::sandbox::http::{FetchError, NetPolicy};
+
+/// Requests one page may make; later ones are refused (a page looping on requests).
+const MAX_REQUESTS_PER_PAGE: u32 = 2000;
+/// Refusals kept per page.
+const MAX_REFUSALS: usize = 16;
+/// Request headers the host sets itself or never forwards.
+const DROPPED_REQUEST_HEADERS: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "accept-encoding",
+    "proxy-authorization",
+    "proxy-connection",
+    "keep-alive",
+    "transfer-encoding",
+    "upgrade",
+];
+/// Response headers that describe the host's connection, not the response.
+const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "proxy-connection",
+];
+
+/// Where one request goes.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// Fetched by the host under the net policy.
+    Network(http::Uri),
+    /// Left to the browser: a local scheme or a workspace file.
+    Browser,
+    /// Refused, with the reason.
+    Refuse(String),
+}
+
+/// Decides `url`'s route; `file_roots` are the canonical directories `file://` may read.
+pub(super) fn route(url: &str, file_roots: &[PathBuf]) -> Route {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Route::Refuse(format!("{url:?} is not a valid URL"));
+    };
+    match parsed.scheme() {
+        "http" | "https" => {
+            let mut without_fragment = parsed.clone();
+            without_fragment.set_fragment(None);
+            match without_fragment.as_str().parse::<http::Uri>() {
+                Ok(uri) => Route::Network(uri),
+                Err(error) => Route::Refuse(format!("{url:?} is not a valid request URL: {error}")),
+            }
+        }
+        "file" => match parsed.to_file_path() {
+            Ok(path) if inside(&path, file_roots) => Route::Browser,
+            Ok(path) => Route::Refuse(format!(
+                "{} is outside the workspace (file:// pages may only show workspace files), or does not exist",
+                path.display()
+            )),
+            Err(()) => Route::Refuse(format!("{url:?} names no local file")),
+        },
+        "data" | "blob" | "about" => Route::Browser,
+        other => Route::Refuse(format!("the scheme {other:?} is not allowed in the browser")),
+    }
+}
+
+/// True when `path`, with every symlink resolved, lies in one of `roots`.
+fn inside(path: &Path, roots: &[PathBuf]) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|real| roots.iter().any(|root| real.starts_with(root)))
+}
+
+/// What the page's waits and the call's report read.
+#[derive(Debug)]
+pub(super) struct Status {
+    /// The main frame fired its load event since its last navigation started.
+    pub(super) loaded: bool,
+    /// Requests paused and not yet answered.
+    pub(super) in_flight: usize,
+    /// When a request last started or ended.
+    pub(super) last_activity: Instant,
+    /// Refused requests, `URL: reason` (the first few).
+    pub(super) refused: Vec<String>,
+    /// Why the main document of the latest navigation was refused, if it was.
+    pub(super) main_refusal: Option<String>,
+    /// The latest main document's HTTP status.
+    pub(super) main_status: Option<u16>,
+    /// A request ran out of time.
+    pub(super) timed_out: bool,
+    /// The page's renderer crashed.
+    pub(super) crashed: bool,
+    requests: u32,
+}
+
+/// [`Status`] with a condition variable for the waits.
+pub(super) struct PageStatus {
+    status: Mutex<Status>,
+    changed: Condvar,
+}
+
+impl PageStatus {
+    pub(super) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            status: Mutex::new(Status {
+                loaded: true,
+                in_flight: 0,
+                last_activity: Instant::now(),
+                refused: Vec::new(),
+                main_refusal: None,
+                main_status: None,
+                timed_out: false,
+                crashed: false,
+                requests: 0,
+            }),
+            changed: Condvar::new(),
+        })
+    }
+
+    /// The status now.
+    pub(super) fn lock(&self) -> MutexGuard<'_, Status> {
+        self.status.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Changes the status and wakes the waits.
+    fn update(&self, change: impl FnOnce(&mut Status)) {
+        change(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    /// Waits until `done` holds, `until` passes, or `stop` says to give up (checked every 50 ms).
+    /// True when `done` held.
+    pub(super) fn wait_until(
+        &self,
+        until: Instant,
+        stop: &dyn Fn() -> bool,
+        done: &dyn Fn(&Status) -> bool,
+    ) -> bool {
+        let mut status = self.lock();
+        loop {
+            if done(&status) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= until || stop() {
+                return false;
+            }
+            let slice = (until - now).min(std::time::Duration::from_millis(50));
+            status = self
+                .changed
+                .wait_timeout(status, slice)
+                .unwrap_or_else(|poison| poison.into_inner())
+                .0;
+        }
+    }
+
+    fn refuse(&self, url: &str, reason: &str, main: bool) {
+        tracing::info!(target: "warden::browser", "request refused: {url}: {reason}");
+        self.update(|status| {
+            if status.refused.len() < MAX_REFUSALS {
+                status.refused.push(format!("{url}: {reason}"));
+            }
+            if main {
+                status.main_refusal = Some(reason.to_owned());
+            }
+        });
+    }
+}
+
+/// What the loop needs to answer a page's requests.
+pub(super) struct Interceptor {
+    pub(super) connection: Arc<Connection>,
+    /// The page's protocol session.
+    pub(super) session: String,
+    /// The page's target id, which is also its main frame's id.
+    pub(super) main_frame: String,
+    pub(super) status: Arc<PageStatus>,
+    /// `None`: the component has no net grant and every network request is refused.
+    pub(super) policy: Option<Arc<NetPolicy>>,
+    /// Canonical directories `file://` may read.
+    pub(super) file_roots: Vec<PathBuf>,
+    /// The call's deadline: no request outlives it.
+    pub(super) deadline: Instant,
+}
+
+impl Interceptor {
+    /// Answers the page's events until the page is closed (the task is aborted then, and every
+    /// request still being fetched with it).
+    pub(super) async fn run(self, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
+        let this = Arc::new(self);
+        let mut requests = tokio::task::JoinSet::new();
+        loop {
+            tokio::select! {
+                event = events.recv() => {
+                    let Some(event) = event else { break };
+                    Arc::clone(&this).on_event(event, &mut requests);
+                }
+                Some(_) = requests.join_next(), if !requests.is_empty() => {}
+            }
+        }
+        // The browser went away; the requests it paused have nobody to answer.
+        requests.abort_all();
+    }
+
+    fn on_event(self: Arc<Self>, event: Event, requests: &mut tokio::task::JoinSet<()>) {
+        tracing::trace!(target: "warden::browser", "event {}", event.method);
+        let frame = event.params.get("frameId").and_then(Value::as_str);
+        match event.method.as_str() {
+            "Fetch.requestPaused" => {
+                self.status.update(|status| {
+                    status.in_flight += 1;
+                    status.requests = status.requests.saturating_add(1);
+                    status.last_activity = Instant::now();
+                });
+                requests.spawn(async move {
+                    self.answer(event.params).await;
+                    self.status.update(|status| {
+                        status.in_flight = status.in_flight.saturating_sub(1);
+                        status.last_activity = Instant::now();
+                    });
+                });
+            }
+            "Page.frameStartedLoading" if frame == Some(self.main_frame.as_str()) => {
+                self.status.update(|status| status.loaded = false);
+            }
+            "Page.loadEventFired" => self.status.update(|status| status.loaded = true),
+            "Inspector.targetCrashed" => self.status.update(|status| status.crashed = true),
+            // A dialog would stop the page until someone answers it; nobody will.
+            "Page.javascriptDialogOpening" => {
+                let _ = self.connection.send(
+                    Some(&self.session),
+                    "Page.handleJavaScriptDialog",
+                    json!({"accept": false}),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Answers one paused request.
+    async fn answer(&self, params: Value) {
+        let Some(id) = params.get("requestId").and_then(Value::as_str) else {
+            return;
+        };
+        let request = params.get("request").cloned().unwrap_or(Value::Null);
+        let url = request.get("url").and_then(Value::as_str).unwrap_or("");
+        let main = params.get("resourceType").and_then(Value::as_str) == Some("Document")
+            && params.get("frameId").and_then(Value::as_str) == Some(self.main_frame.as_str());
+        let over_budget = self.status.lock().requests > MAX_REQUESTS_PER_PAGE;
+        let route = if over_budget {
+            Route::Refuse(format!(
+                "a page may make at most {MAX_REQUESTS_PER_PAGE} requests"
+            ))
+        } else {
+            route(url, &self.file_roots)
+        };
+        let (method, reply) = match route {
+            Route::Browser => ("Fetch.continueRequest", json!({"requestId": id})),
+            Route::Refuse(reason) => {
+                self.status.refuse(url, &reason, main);
+                (
+                    "Fetch.failRequest",
+                    json!({"requestId": id, "errorReason": "BlockedByClient"}),
+                )
+            }
+            Route::Network(uri) => match self.fetch(uri, &request).await {
+                Ok(fetched) => {
+                    if main {
+                        self.status.update(|status| {
+                            status.main_status = Some(fetched.status);
+                            status.main_refusal = None;
+                        });
+                    }
+                    let headers: Vec<Value> = fetched
+                        .headers
+                        .iter()
+                        .filter(|(name, _)| {
+                            !DROPPED_RESPONSE_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+                        })
+                        .map(|(name, value)| json!({"name": name, "value": value}))
+                        .collect();
+                    (
+                        "Fetch.fulfillRequest",
+                        json!({
+                            "requestId": id,
+                            "responseCode": fetched.status,
+                            "responseHeaders": headers,
+                            "body": base64::engine::general_purpose::STANDARD.encode(&fetched.body),
+                        }),
+                    )
+                }
+                Err(FetchError::Refused(reason)) => {
+                    self.status.refuse(url, &reason, main);
+                    (
+                        "Fetch.failRequest",
+                        json!({"requestId": id, "errorReason": "BlockedByClient"}),
+                    )
+                }
+                Err(FetchError::TimedOut) => {
+                    self.status.update(|status| status.timed_out = true);
+                    (
+                        "Fetch.failRequest",
+                        json!({"requestId": id, "errorReason": "TimedOut"}),
+                    )
+                }
+                Err(FetchError::Failed(reason)) => {
+                    tracing::debug!(target: "warden::browser", "request failed: {url}: {reason}");
+                    (
+                        "Fetch.failRequest",
+                        json!({"requestId": id, "errorReason": "Failed"}),
+                    )
+                }
+            },
+        };
+        // A fulfilled body can be megabytes: the pipe write must not hold an async worker.
+        let connection = Arc::clone(&self.connection);
+        let session = self.session.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            connection.send(Some(&session), method, reply)
+        })
+        .await;
+    }
+
+    /// Sends the page's request through the net policy.
+    async fn fetch(
+        &self,
+        uri: http::Uri,
+        request: &Value,
+    ) -> Result<crate::sandbox::http::Fetched, FetchError> {
+        let Some(policy) = &self.policy else {
+            return Err(FetchError::Refused(
+                "the component has no net grant, so its browser reaches no network".to_owned(),
+            ));
+        };
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("GET");
+        let mut builder = http::Request::builder().method(method).uri(uri.clone());
+        if let Some(headers) = request.get("headers").and_then(Value::as_object) {
+            for (name, value) in headers {
+                let lower = name.to_ascii_lowercase();
+                if DROPPED_REQUEST_HEADERS.contains(&lower.as_str()) {
+                    continue;
+                }
+                if let Some(value) = value.as_str() {
+                    builder = builder.header(name.as_str(), value);
+                }
+            }
+        }
+        if let Some(authority) = uri.authority() {
+            builder = builder.header(http::header::HOST, authority.as_str());
+        }
+        builder = builder.header(http::header::ACCEPT_ENCODING, "identity");
+        let request = builder
+            .body(request_body(request))
+            .map_err(|error| FetchError::Failed(format!("the request is not valid: {error}")))?;
+        crate::sandbox::http::fetch(Arc::clone(policy), request, self.deadline).await
+    }
+}
+
+/// The body of a paused request: its `postDataEntries` (base64), or its `postData` text.
+fn request_body(request: &Value) -> Bytes {
+    if let Some(entries) = request.get("postDataEntries").and_then(Value::as_array) {
+        let mut body = Vec::new();
+        for entry in entries {
+            if let Some(bytes) = entry.get("bytes").and_then(Value::as_str)
+                && let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(bytes)
+            {
+                body.extend(decoded);
+            }
+        }
+        return Bytes::from(body);
+    }
+    request
+        .get("postData")
+        .and_then(Value::as_str)
+        .map(|text| Bytes::from(text.to_owned()))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_follow_the_scheme_and_the_workspace() {
+        let workspace = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(workspace.path()).unwrap();
+        std::fs::write(root.join("page.html"), "<p>hi</p>").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.html"), "secret").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.html"),
+            root.join("link.html"),
+        )
+        .unwrap();
+        let roots = [root.clone()];
+        let file = |path: &Path| format!("file://{}", path.display());
+        let cases: Vec<(String, &str)> = vec![
+            ("https://example.com/a#frag".to_owned(), "network"),
+            ("http://127.0.0.1:8080/".to_owned(), "network"),
+            (file(&root.join("page.html")), "browser"),
+            (file(&root.join("link.html")), "refuse"),
+            (file(&outside.path().join("secret.html")), "refuse"),
+            (file(&root.join("missing.html")), "refuse"),
+            ("file:///etc/passwd".to_owned(), "refuse"),
+            ("data:text/html,<p>x</p>".to_owned(), "browser"),
+            ("about:blank".to_owned(), "browser"),
+            ("ws://example.com/".to_owned(), "refuse"),
+            ("ftp://example.com/".to_owned(), "refuse"),
+            ("chrome://settings".to_owned(), "refuse"),
+            ("not a url".to_owned(), "refuse"),
+        ];
+        for (url, expected) in cases {
+            let got = match route(&url, &roots) {
+                Route::Network(uri) => {
+                    assert!(!uri.to_string().contains('#'), "{uri}");
+                    "network"
+                }
+                Route::Browser => "browser",
+                Route::Refuse(_) => "refuse",
+            };
+            assert_eq!(got, expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn post_bodies_come_from_entries_or_text() {
+        let entries = json!({"postDataEntries": [{"bytes": "YWI="}, {"bytes": "Yw=="}]});
+        assert_eq!(request_body(&entries), Bytes::from_static(b"abc"));
+        let text = json!({"postData": "x=1"});
+        assert_eq!(request_body(&text), Bytes::from_static(b"x=1"));
+        assert!(request_body(&json!({})).is_empty());
+    }
+}

@@ -1,0 +1,276 @@
+//! Starting Chromium: finding it, its flags, and the process sandbox around it.
+//!
+//! The browser is a confined child like a Bash command (`sandbox/process/confine.rs`): scrubbed
+//! environment, Landlock (read: system directories and the workspace; write: its own profile),
+//! seccomp, resource limits, its own process group, and a fresh network namespace, so it has no
+//! network at all. Its only way out is the DevTools pipe, over which the host answers every
+//! request it makes (`intercept.rs`). Chromium's own sandbox needs namespaces and setuid helpers
+//! that warden's seccomp filter refuses, so it runs with `--no-sandbox`: warden's confinement is
+//! the boundary around the whole browser instead of around each renderer.
+
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::cdp::Connection;
+use crate::sandbox::process::{
+    ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, SyscallProfile, kill_group,
+    piped_command,
+    spawn_on_spawner,
+};
+
+/// Where Chromium is looked for when `WARDEN_BROWSER` does not name it. Debian's `/usr/bin/chromium`
+/// is a shell wrapper; the binary behind it comes first.
+const CANDIDATES: &[&str] = &[
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+];
+
+/// Time the browser has to answer its first command.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Viewport of every page, in CSS pixels (screenshots have this size).
+pub(crate) const VIEWPORT: (u32, u32) = (1280, 800);
+
+/// Largest file the browser may write (its caches included).
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The browser executable: `WARDEN_BROWSER` when set, else the first of [`CANDIDATES`] present.
+pub fn find_browser() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("WARDEN_BROWSER").filter(|path| !path.is_empty()) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "WARDEN_BROWSER names {}, which is not a file",
+                path.display()
+            ))
+        };
+    }
+    CANDIDATES
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no Chromium found (looked for {}); install it (Debian: `apt-get install chromium`) or set WARDEN_BROWSER",
+                CANDIDATES.join(", ")
+            )
+        })
+}
+
+/// Everything a browser start needs.
+#[derive(Debug, Clone)]
+pub(crate) struct LaunchConfig {
+    /// The executable.
+    pub(crate) executable: PathBuf,
+    /// The fresh profile directory (created here, removed by the caller).
+    pub(crate) profile: PathBuf,
+    /// A short scratch directory for `TMPDIR`: the browser binds a Unix socket there, and a
+    /// socket path may not pass 107 bytes, which a session directory can.
+    pub(crate) scratch: PathBuf,
+    /// Directories the browser may read besides the system ones (workspace, additional dirs).
+    pub(crate) read_dirs: Vec<PathBuf>,
+    /// The operator's process-sandbox mode.
+    pub(crate) sandbox: ProcessSandbox,
+}
+
+/// A running browser process: its group is killed when this is dropped.
+pub(crate) struct BrowserProcess {
+    pid: i32,
+    child: std::process::Child,
+}
+
+impl BrowserProcess {
+    /// The browser's process id (also its process group).
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Kills the browser's whole process group and reaps the browser.
+    pub(crate) fn kill(&mut self) {
+        kill_group(self.pid);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The flags every browser starts with: headless, no first-run work, nothing phoning home, no
+/// site-per-process (every frame of a page then shares its page's request interception), no
+/// `/dev/shm` (its shared memory lives in the profile, which Landlock lets it write).
+fn flags(profile: &Path) -> Vec<String> {
+    let (width, height) = VIEWPORT;
+    [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--disable-breakpad",
+        "--disable-crash-reporter",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--disable-site-isolation-trials",
+        "--disable-features=site-per-process,IsolateOrigins,Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,AutofillServerCommunication",
+        "--mute-audio",
+        "--hide-scrollbars",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--remote-debugging-pipe",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .chain([
+        format!("--window-size={width},{height}"),
+        format!("--user-data-dir={}", profile.display()),
+        "about:blank".to_owned(),
+    ])
+    .collect()
+}
+
+/// Starts the browser under the process sandbox and waits until it answers.
+pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Connection>), String> {
+    let tmp = &config.scratch;
+    std::fs::create_dir_all(&config.profile).map_err(|error| {
+        format!(
+            "cannot create the browser profile {}: {error}",
+            config.profile.display()
+        )
+    })?;
+    let profile = config.profile.to_string_lossy().into_owned();
+    let spec = ChildSpec {
+        program: config.executable.clone(),
+        args: flags(&config.profile),
+        env: vec![
+            ("PATH".to_owned(), DEFAULT_PATH.to_owned()),
+            ("HOME".to_owned(), profile.clone()),
+            ("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned()),
+            ("XDG_CONFIG_HOME".to_owned(), profile.clone()),
+            ("XDG_CACHE_HOME".to_owned(), profile.clone()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+        ],
+        cwd: config.profile.clone(),
+        read_dirs: config
+            .read_dirs
+            .iter()
+            .cloned()
+            .chain(["/proc".into(), "/sys".into()])
+            .collect(),
+        write_dirs: vec![config.profile.clone(), config.scratch.clone()],
+        network: false,
+        syscalls: SyscallProfile::Browser,
+        sandbox: config.sandbox,
+    };
+    let mut command = piped_command(
+        &spec,
+        ResourceLimits {
+            // V8 and PartitionAlloc reserve far more address space than they use; an address-space
+            // limit stops the browser from starting rather than bounding its memory.
+            address_space: libc::RLIM_INFINITY,
+            cpu_seconds: libc::RLIM_INFINITY,
+            file_size: MAX_FILE_BYTES,
+            ..ResourceLimits::default()
+        },
+    )?;
+    let (browser_reads, to_browser) = pipe_above_stdio()?;
+    let (from_browser, browser_writes) = pipe_above_stdio()?;
+    let stderr = std::fs::File::create(config.profile.join("stderr.log"))
+        .map_err(|error| format!("cannot create the browser's log: {error}"))?;
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr);
+    let (reads, writes) = (browser_reads.as_raw_fd(), browser_writes.as_raw_fd());
+    // SAFETY: `dup2` is async-signal-safe; both descriptors stay open in the parent until spawn
+    // returns. Both are above 4 (see `pipe_above_stdio`), so neither is overwritten before use.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            for (from, to) in [(reads, 3), (writes, 4)] {
+                if libc::dup2(from, to) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = spawn_on_spawner(command).map_err(|error| {
+        format!(
+            "cannot start the browser {}: {error}",
+            config.executable.display()
+        )
+    })?;
+    drop((browser_reads, browser_writes));
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    let mut process = BrowserProcess { pid, child };
+    let connection = Connection::start(to_browser.into(), from_browser.into())
+        .map_err(|error| format!("cannot start the browser's reader thread: {error}"))?;
+    if let Err(error) = connection.call(
+        None,
+        "Browser.getVersion",
+        serde_json::json!({}),
+        Instant::now() + START_TIMEOUT,
+    ) {
+        let status = process
+            .child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|status| format!(" ({status})"))
+            .unwrap_or_default();
+        process.kill();
+        return Err(format!(
+            "the browser {} did not start{status}: {error}{}",
+            config.executable.display(),
+            log_tail(&config.profile)
+        ));
+    }
+    Ok((process, connection))
+}
+
+/// A pipe whose both ends are numbered above 4 (and close on exec), so the child's `dup2` onto
+/// fds 3 and 4 cannot overwrite one end with the other.
+fn pipe_above_stdio() -> Result<(OwnedFd, OwnedFd), String> {
+    let (reader, writer) =
+        std::io::pipe().map_err(|error| format!("cannot create a pipe: {error}"))?;
+    let high = |fd: OwnedFd| -> Result<OwnedFd, String> {
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we then own.
+        let duplicate = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+        if duplicate == -1 {
+            return Err(format!(
+                "cannot move a pipe descriptor: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // SAFETY: `duplicate` is a fresh descriptor nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
+    };
+    Ok((high(reader.into())?, high(writer.into())?))
+}
+
+/// The last lines of the browser's log, for a start-up failure.
+fn log_tail(profile: &Path) -> String {
+    let text = std::fs::read_to_string(profile.join("stderr.log")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().rev().take(5).collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<&str> = lines.into_iter().rev().collect();
+        format!("; its log ends: {}", lines.join(" | "))
+    }
+}
