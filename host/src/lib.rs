@@ -84,6 +84,7 @@ pub use runtime::{
 /// The benchmarks' floor: a bare instantiate + call with warden's engine, outside the pipeline.
 #[doc(hidden)]
 pub use sandbox::Floor;
+pub use sandbox::browser::find_browser;
 pub use sandbox::grants::{
     EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
 };

@@ -2,6 +2,7 @@
 //! wasmtime engine, real files in temporary directories and the real `warden` binary.
 
 mod bash;
+mod browser;
 mod cache;
 mod cli;
 mod command_hooks;
@@ -44,6 +45,7 @@ mod guest_coverage {
 /// The test named after each guest.
 mod tested {
     pub(crate) use crate::bash::redteam_process;
+    pub(crate) use crate::browser::browser_probe;
     pub(crate) use crate::delegation::delegate_probe;
     pub(crate) use crate::files::files_write_scope;
     pub(crate) use crate::grants::{grants_env, grants_fs_escape};

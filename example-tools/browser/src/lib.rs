@@ -97,7 +97,9 @@ impl Action {
             Action::Type { selector, .. } => format!("type into {selector:?}"),
             Action::WaitFor { selector } => format!("wait for {selector:?}"),
             Action::WaitForNetworkIdle { .. } => "wait for network idle".to_owned(),
-            Action::Text { selector: Some(selector) } => format!("text of {selector:?}"),
+            Action::Text {
+                selector: Some(selector),
+            } => format!("text of {selector:?}"),
             Action::Text { selector: None } => "text of the page".to_owned(),
             Action::AccessibilityTree => "accessibility tree".to_owned(),
             Action::Evaluate { .. } => "evaluate".to_owned(),
@@ -316,7 +318,10 @@ fn perform(
         Action::Type { selector, text } => {
             browser::type_text(selector, text, timeout)?;
             settle();
-            format!("typed {} characters", text.chars().count())
+            match text.chars().count() {
+                1 => "typed 1 character".to_owned(),
+                count => format!("typed {count} characters"),
+            }
         }
         Action::WaitFor { selector } => {
             browser::wait_for_selector(selector, timeout)?;
@@ -410,7 +415,13 @@ mod tests {
                 "text of the page"
             ]
         );
-        assert!(input(serde_json::json!({"url": "http://x/", "actions": [{"action": "hover"}]})).is_err());
-        assert!(input(serde_json::json!({"url": "http://x/", "actions": [{"action": "click"}]})).is_err());
+        assert!(
+            input(serde_json::json!({"url": "http://x/", "actions": [{"action": "hover"}]}))
+                .is_err()
+        );
+        assert!(
+            input(serde_json::json!({"url": "http://x/", "actions": [{"action": "click"}]}))
+                .is_err()
+        );
     }
 }

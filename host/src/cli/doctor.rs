@@ -1,4 +1,5 @@
-//! `warden doctor [--json]`: what this machine supports for confining child processes.
+//! `warden doctor [--json]`: what this machine supports for confining child processes, and
+//! whether the Browser tool has a browser.
 
 use std::process::ExitCode;
 
@@ -20,6 +21,8 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
     let support = KernelSupport::probe();
     let shell = std::path::Path::new("/bin/bash").exists();
     let missing = support.missing();
+    let browser = warden::find_browser();
+    let browser_version = browser.as_ref().ok().and_then(|path| version_of(path));
     if args.json {
         println!(
             "{}",
@@ -30,6 +33,9 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
                 "bash": shell,
                 "process_sandbox": missing.is_none(),
                 "missing": missing,
+                "browser": browser.as_ref().ok(),
+                "browser_version": browser_version,
+                "browser_error": browser.as_ref().err(),
             })
         );
     } else {
@@ -47,6 +53,18 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
             "/bin/bash:           {}",
             if shell { "present" } else { "missing" }
         );
+        match (&browser, &browser_version) {
+            (Ok(path), Some(version)) => {
+                println!("browser:             {version} ({})", path.display());
+            }
+            (Ok(path), None) => println!(
+                "browser:             {} (it did not say its version)",
+                path.display()
+            ),
+            (Err(error), _) => println!(
+                "browser:             unavailable: {error}\n                     the Browser tool answers browser_unavailable"
+            ),
+        }
         match &missing {
             None => println!("process sandbox:     ready: Bash runs confined"),
             Some(missing) => println!(
@@ -59,4 +77,17 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// What `path --version` prints, first line, when it prints anything.
+fn version_of(path: &std::path::Path) -> Option<String> {
+    let output = std::process::Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
 }

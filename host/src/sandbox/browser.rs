@@ -87,7 +87,6 @@ impl RunningBrowser {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .kill();
-        if std::env::var_os("XX_KEEP").is_some() { return; }
         if let Err(error) = std::fs::remove_dir_all(&self.profile)
             && error.kind() != std::io::ErrorKind::NotFound
         {
@@ -177,7 +176,7 @@ impl BrowserService {
         let (process, connection) = match launched {
             Ok(launched) => launched,
             Err(error) => {
-                if std::env::var_os("XX_KEEP").is_none() { let _ = std::fs::remove_dir_all(&profile); }
+                let _ = std::fs::remove_dir_all(&profile);
                 return Err(BrowserError::Unavailable(error));
             }
         };
@@ -261,7 +260,11 @@ impl BrowserAccess {
 impl BrowserLink<'_> {
     fn until(&self, timeout_ms: u64) -> Instant {
         let asked = Instant::now() + Duration::from_millis(timeout_ms.max(1));
-        asked.min(self.deadline.checked_sub(DEADLINE_MARGIN).unwrap_or(self.deadline))
+        asked.min(
+            self.deadline
+                .checked_sub(DEADLINE_MARGIN)
+                .unwrap_or(self.deadline),
+        )
     }
 
     fn access(&mut self) -> Result<&mut BrowserAccess, BrowserError> {

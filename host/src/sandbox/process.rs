@@ -20,8 +20,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 pub(crate) use confine::ChildSpec;
-pub use confine::KernelSupport;
 use confine::Confinement;
+pub use confine::KernelSupport;
 pub(crate) use confine::{ResourceLimits, SyscallProfile, piped_command};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;
@@ -688,7 +688,9 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
 
 /// Spawns on one long-lived thread: children die (`PR_SET_PDEATHSIG`) when the thread that forked
 /// them ends, and this one lives as long as the host.
-pub(crate) fn spawn_on_spawner(command: std::process::Command) -> std::io::Result<std::process::Child> {
+pub(crate) fn spawn_on_spawner(
+    command: std::process::Command,
+) -> std::io::Result<std::process::Child> {
     type Job = (
         std::process::Command,
         mpsc::Sender<std::io::Result<std::process::Child>>,

@@ -196,7 +196,9 @@ impl Connection {
             message.pop();
             match serde_json::from_slice::<Value>(&message) {
                 Ok(value) => self.dispatch(value),
-                Err(error) => break format!("the browser sent a message that is not JSON: {error}"),
+                Err(error) => {
+                    break format!("the browser sent a message that is not JSON: {error}");
+                }
             }
         };
         tracing::debug!(target: "warden::browser", "protocol connection closed: {reason}");

@@ -80,7 +80,9 @@ pub(super) fn route(url: &str, file_roots: &[PathBuf]) -> Route {
             Err(()) => Route::Refuse(format!("{url:?} names no local file")),
         },
         "data" | "blob" | "about" => Route::Browser,
-        other => Route::Refuse(format!("the scheme {other:?} is not allowed in the browser")),
+        other => Route::Refuse(format!(
+            "the scheme {other:?} is not allowed in the browser"
+        )),
     }
 }
 
@@ -137,7 +139,9 @@ impl PageStatus {
 
     /// The status now.
     pub(super) fn lock(&self) -> MutexGuard<'_, Status> {
-        self.status.lock().unwrap_or_else(|poison| poison.into_inner())
+        self.status
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Changes the status and wakes the waits.
@@ -333,10 +337,8 @@ impl Interceptor {
         // A fulfilled body can be megabytes: the pipe write must not hold an async worker.
         let connection = Arc::clone(&self.connection);
         let session = self.session.clone();
-        let _ = tokio::task::spawn_blocking(move || {
-            connection.send(Some(&session), method, reply)
-        })
-        .await;
+        let _ = tokio::task::spawn_blocking(move || connection.send(Some(&session), method, reply))
+            .await;
     }
 
     /// Sends the page's request through the net policy.
@@ -408,11 +410,8 @@ mod tests {
         std::fs::write(root.join("page.html"), "<p>hi</p>").unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.html"), "secret").unwrap();
-        std::os::unix::fs::symlink(
-            outside.path().join("secret.html"),
-            root.join("link.html"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.html"), root.join("link.html"))
+            .unwrap();
         let roots = [root.clone()];
         let file = |path: &Path| format!("file://{}", path.display());
         let cases: Vec<(String, &str)> = vec![

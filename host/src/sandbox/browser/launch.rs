@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use super::cdp::Connection;
 use crate::sandbox::process::{
     ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, SyscallProfile, kill_group,
-    piped_command,
-    spawn_on_spawner,
+    piped_command, spawn_on_spawner,
 };
 
 /// Where Chromium is looked for when `WARDEN_BROWSER` does not name it. Debian's `/usr/bin/chromium`

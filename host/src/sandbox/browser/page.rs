@@ -19,8 +19,11 @@ use crate::sandbox::http::NetPolicy;
 const POLL: Duration = Duration::from_millis(100);
 /// Most accessibility-tree lines returned.
 const MAX_TREE_LINES: usize = 2000;
-/// Accessibility roles that only group other nodes; their children are shown in their place.
-const STRUCTURAL_ROLES: &[&str] = &["generic", "none", "InlineTextBox", "LineBreak"];
+/// Accessibility roles that only group other nodes; their children are shown in their place
+/// when they have no name.
+const STRUCTURAL_ROLES: &[&str] = &["generic", "none", "LineBreak"];
+/// Roles never shown: a text box's line fragments repeat its text.
+const HIDDEN_ROLES: &[&str] = &["InlineTextBox"];
 
 /// What a page shows after a navigation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +72,10 @@ impl Page {
                 .map_err(|error| unavailable(&error))
         };
         let context = string_field(
-            &call("Target.createBrowserContext", json!({"disposeOnDetach": true}))?,
+            &call(
+                "Target.createBrowserContext",
+                json!({"disposeOnDetach": true}),
+            )?,
             "browserContextId",
         )?;
         let dispose = |connection: &Connection| {
@@ -209,10 +215,7 @@ impl Page {
                 "{url} did not finish loading in time"
             )));
         }
-        let info = self.script(
-            "({url: location.href, title: document.title})",
-            until,
-        )?;
+        let info = self.script("({url: location.href, title: document.title})", until)?;
         Ok(PageInfo {
             url: info
                 .get("url")
@@ -320,11 +323,7 @@ impl Page {
     ) -> Result<(), BrowserError> {
         self.wait_for_selector(selector, until, stop)?;
         let (x, y) = self.centre(selector, until)?;
-        for (kind, buttons) in [
-            ("mouseMoved", 0),
-            ("mousePressed", 1),
-            ("mouseReleased", 0),
-        ] {
+        for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
             let mut event = json!({"type": kind, "x": x, "y": y, "buttons": buttons});
             if kind != "mouseMoved" {
                 event["button"] = json!("left");
@@ -422,8 +421,14 @@ impl Page {
 
     /// Runs `body` (JavaScript with `el` bound to the first match of `selector`; it returns an
     /// object) and returns what it returned.
-    fn on_element(&self, selector: &str, body: &str, until: Instant) -> Result<Value, BrowserError> {
-        let selector_literal = serde_json::to_string(selector).unwrap_or_else(|_| "\"\"".to_owned());
+    fn on_element(
+        &self,
+        selector: &str,
+        body: &str,
+        until: Instant,
+    ) -> Result<Value, BrowserError> {
+        let selector_literal =
+            serde_json::to_string(selector).unwrap_or_else(|_| "\"\"".to_owned());
         let script = format!(
             "(() => {{ let el; \
                try {{ el = document.querySelector({selector_literal}); }} \
@@ -464,9 +469,9 @@ impl Page {
         self.connection
             .call(Some(&self.session), method, params, until)
             .map_err(|error| match error {
-                CdpError::Timeout(_) => BrowserError::Timeout(format!(
-                    "the page did not answer {method} in time"
-                )),
+                CdpError::Timeout(_) => {
+                    BrowserError::Timeout(format!("the page did not answer {method} in time"))
+                }
                 CdpError::Protocol { message, .. } => {
                     BrowserError::Failed(format!("{method}: {message}"))
                 }
@@ -520,10 +525,7 @@ fn result_value(answer: &Value) -> Value {
     match result.get("value") {
         Some(value) => value.clone(),
         None if result.get("type").and_then(Value::as_str) == Some("undefined") => Value::Null,
-        None => result
-            .get("description")
-            .cloned()
-            .unwrap_or(Value::Null),
+        None => result.get("description").cloned().unwrap_or(Value::Null),
     }
 }
 
@@ -541,7 +543,11 @@ fn exception_text(details: &Value) -> String {
 /// ignored and purely structural nodes give their place to their children.
 fn format_tree(nodes: &[Value]) -> String {
     use std::collections::HashMap;
-    let id = |node: &Value| node.get("nodeId").and_then(Value::as_str).map(str::to_owned);
+    let id = |node: &Value| {
+        node.get("nodeId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     let by_id: HashMap<String, &Value> = nodes
         .iter()
         .filter_map(|node| Some((id(node)?, node)))
@@ -569,9 +575,13 @@ fn format_tree(nodes: &[Value]) -> String {
         };
         let role = field("role");
         let name = field("name");
-        let ignored = node.get("ignored").and_then(Value::as_bool).unwrap_or(false);
+        let ignored = node
+            .get("ignored")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let shown = !ignored
             && !role.is_empty()
+            && !HIDDEN_ROLES.contains(&role)
             && !(STRUCTURAL_ROLES.contains(&role) && name.is_empty())
             && !(role == "StaticText" && name.trim().is_empty());
         let child_depth = if shown {
@@ -625,9 +635,10 @@ mod tests {
             node("1", None, "RootWebArea", "Demo", &["2"]),
             node("2", Some("1"), "generic", "", &["3", "5"]),
             node("3", Some("2"), "button", "Go", &["4"]),
-            node("4", Some("3"), "StaticText", "Go", &[]),
+            node("4", Some("3"), "StaticText", "Go", &["7"]),
             ignored,
             node("6", Some("5"), "textbox", "Name", &[]),
+            node("7", Some("4"), "InlineTextBox", "Go", &[]),
         ];
         assert_eq!(
             format_tree(&nodes),

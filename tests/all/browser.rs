@@ -1,0 +1,623 @@
+//! The built-in Browser end to end, on the real headless Chromium (`.ci/run` installs Debian's
+//! `chromium`), against pages served by each test on 127.0.0.1 and a second server on 127.0.0.2
+//! that stands for a host nobody granted: every request that second server sees is a hole.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use warden::{ContentBlock, ErrorKind, PermissionMode, ProxySettings, ResultContent};
+
+use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
+
+/// A loopback HTTP/1.1 server on `ip` with the routes below; it records every request path.
+struct Site {
+    address: SocketAddr,
+    paths: Arc<Mutex<Vec<String>>>,
+    requests: Arc<AtomicUsize>,
+}
+
+impl Site {
+    /// Serves on `ip`; `other` is the base URL pages point at for the other host.
+    fn start(ip: &str, other: Option<&str>) -> Self {
+        let listener = TcpListener::bind((ip, 0)).expect("bind loopback");
+        let address = listener.local_addr().expect("local address");
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let other = other.unwrap_or("http://127.0.0.2:9").to_owned();
+        let (seen, counter) = (Arc::clone(&paths), Arc::clone(&requests));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (seen, counter, other) =
+                    (Arc::clone(&seen), Arc::clone(&counter), other.clone());
+                std::thread::spawn(move || serve(stream, &seen, &counter, &other));
+            }
+        });
+        Self {
+            address,
+            paths,
+            requests,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    fn paths(&self) -> Vec<String> {
+        self.paths.lock().unwrap().clone()
+    }
+}
+
+const APP: &str = "<!DOCTYPE html><html><head><title>Shop</title></head><body>\
+    <div id=\"app\">loading…</div>\
+    <script>fetch('/data').then(r => r.json()).then(d => {\
+      document.getElementById('app').textContent = 'Items: ' + d.items.join(', ');\
+    });</script></body></html>";
+
+const FORM: &str = "<!DOCTYPE html><html><head><title>Greeter</title></head><body>\
+    <label>Name <input id=\"name\"></label><button id=\"greet\">Greet</button><p id=\"out\"></p>\
+    <script>document.getElementById('greet').addEventListener('click', () => {\
+      document.getElementById('out').textContent = 'Hello, ' + document.querySelector('#name').value + '!';\
+    });</script></body></html>";
+
+const RED: &str = "<!DOCTYPE html><html><head><title>Red</title></head>\
+    <body style=\"margin:0;background:#ff0000\"></body></html>";
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, other: &str) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
+    counter.fetch_add(1, Ordering::SeqCst);
+    seen.lock().unwrap().push(path.clone());
+    let mut stream = stream;
+    let mut respond = |status: &str, headers: &str, body: &[u8]| {
+        let head = format!(
+            "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(body);
+    };
+    let html = "Content-Type: text/html; charset=utf-8\r\n";
+    match path.as_str() {
+        "/app" => respond("200 OK", html, APP.as_bytes()),
+        "/data" => respond(
+            "200 OK",
+            "Content-Type: application/json\r\n",
+            br#"{"items": ["alpha", "beta"]}"#,
+        ),
+        "/form" => respond("200 OK", html, FORM.as_bytes()),
+        "/red" => respond("200 OK", html, RED.as_bytes()),
+        "/leak" => respond(
+            "200 OK",
+            html,
+            format!(
+                "<!DOCTYPE html><title>Leak</title><p>visible</p>\
+                 <img src=\"{other}/pixel.png\"><script src=\"{other}/x.js\"></script>\
+                 <iframe src=\"{other}/frame\"></iframe>"
+            )
+            .as_bytes(),
+        ),
+        "/away" => respond("302 Found", &format!("Location: {other}/landing\r\n"), b""),
+        "/link" => respond(
+            "200 OK",
+            html,
+            format!(
+                "<!DOCTYPE html><title>Link</title><a id=\"go\" href=\"{other}/landing\">go</a>"
+            )
+            .as_bytes(),
+        ),
+        "/hang" => std::thread::sleep(Duration::from_secs(60)),
+        "/landing" => respond("200 OK", html, b"<title>Landed</title><p>landed</p>"),
+        _ => respond("404 Not Found", "", b"nothing here"),
+    }
+}
+
+/// Fails the test with what to do when this machine has no Chromium: the suite never passes
+/// without exercising the real browser.
+fn require_browser() {
+    if let Err(error) = warden::find_browser() {
+        panic!("the Browser tests need Chromium: {error} (.ci/run installs it)");
+    }
+}
+
+/// A runtime where Browser may open 127.0.0.1 (rule and operator), nothing else.
+async fn runtime(fixture: &Fixture) -> warden::Runtime {
+    require_browser();
+    fixture
+        .runtime(&[], |c| {
+            c.allowed_tools = vec!["Browser(domain:127.0.0.1)".to_owned()];
+            c.net.proxy = ProxySettings::default();
+            c.net.allow_private_hosts = vec!["127.0.0.1".to_owned()];
+        })
+        .await
+}
+
+/// The PNG images of a result.
+fn images(dispatch: &warden::Dispatch) -> Vec<Vec<u8>> {
+    match &dispatch.block.content {
+        ResultContent::Text(_) => Vec::new(),
+        ResultContent::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Image { source } => {
+                    assert_eq!(source.media_type, "image/png");
+                    Some(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(&source.data)
+                            .expect("base64 image"),
+                    )
+                }
+                ContentBlock::Text { .. } => None,
+            })
+            .collect(),
+    }
+}
+
+/// Processes whose environment names `marker` (the browser and every process it started carry
+/// their profile, under the fixture's state directory, in `HOME`).
+fn processes_with(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|byte| *byte == 0)
+                    .any(|var| var.starts_with(b"HOME=") && contains(var, marker.as_bytes()))
+            })
+        })
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+/// Waits up to 10 s for every process naming `marker` to be gone; the ones left.
+fn gone(marker: &str) -> Vec<i32> {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_a_page_javascript_renders() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let runtime = runtime(&fixture).await;
+    let result = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/app"),
+            "actions": [
+                {"action": "wait_for_network_idle"},
+                {"action": "text", "selector": "#app"},
+                {"action": "evaluate", "expression": "document.querySelectorAll('div').length"},
+                {"action": "accessibility_tree"},
+            ],
+        }),
+    )
+    .await;
+    let text = ok_text(&result);
+    assert!(text.starts_with("Shop — http://127.0.0.1:"), "{text}");
+    assert!(text.contains("(HTTP 200)"), "{text}");
+    assert!(
+        text.contains("2. text of \"#app\": Items: alpha, beta"),
+        "{text}"
+    );
+    assert!(text.contains("3. evaluate: 1"), "{text}");
+    assert!(text.contains("RootWebArea \"Shop\""), "{text}");
+    assert!(!text.contains("loading…"), "{text}");
+    let paths = site.paths();
+    assert!(
+        paths.contains(&"/app".to_owned()) && paths.contains(&"/data".to_owned()),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clicking_and_typing_change_the_page() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let runtime = runtime(&fixture).await;
+    let result = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/form"),
+            "actions": [
+                {"action": "text", "selector": "#out"},
+                {"action": "type", "selector": "#name", "text": "Ada"},
+                {"action": "click", "selector": "#greet"},
+                {"action": "text", "selector": "#out"},
+                {"action": "evaluate", "expression": "document.querySelector('#name').value"},
+            ],
+        }),
+    )
+    .await;
+    let text = ok_text(&result);
+    assert!(text.contains("1. text of \"#out\": \n2. type"), "{text}");
+    assert!(
+        text.contains("2. type into \"#name\": typed 3 characters"),
+        "{text}"
+    );
+    assert!(text.contains("4. text of \"#out\": Hello, Ada!"), "{text}");
+    assert!(text.contains("5. evaluate: \"Ada\""), "{text}");
+
+    // A selector that matches nothing fails the call, with the steps done before it.
+    let missing = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/form"),
+            "timeout_ms": 500,
+            "actions": [
+                {"action": "type", "selector": "#name", "text": "x"},
+                {"action": "click", "selector": "#nothing"},
+            ],
+        }),
+    )
+    .await;
+    // Like a person, the click waits for the element to appear, up to the step's limit.
+    let text = error_text(&missing, ErrorKind::Timeout);
+    assert!(
+        text.contains("step 2 (click \"#nothing\") failed: no element matched"),
+        "{text}"
+    );
+    assert!(text.contains("1. type into \"#name\""), "{text}");
+
+    // evaluate is read-only: V8 refuses an expression with a side effect, and the page keeps
+    // its state (a fresh call: a fresh page).
+    let write = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/form"),
+            "actions": [{"action": "evaluate", "expression": "document.title = 'changed'"}],
+        }),
+    )
+    .await;
+    let text = error_text(&write, ErrorKind::ToolFailed);
+    assert!(text.contains("script_error"), "{text}");
+    assert!(text.contains("read-only"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_is_a_png_of_the_viewport() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let runtime = runtime(&fixture).await;
+    let result = call(
+        &runtime,
+        "Browser",
+        json!({"url": site.url("/red"), "screenshot": true, "actions": [{"action": "screenshot"}]}),
+    )
+    .await;
+    let text = ok_text(&result);
+    assert!(text.contains("1. screenshot: image 1 below"), "{text}");
+    let images = images(&result);
+    assert_eq!(images.len(), 2, "{text}");
+    for image in images {
+        let decoder = png::Decoder::new(std::io::Cursor::new(image));
+        let mut reader = decoder.read_info().expect("a PNG header");
+        let mut pixels = vec![0; reader.output_buffer_size().expect("buffer size")];
+        let frame = reader.next_frame(&mut pixels).expect("the PNG decodes");
+        assert_eq!((frame.width, frame.height), (1280, 800));
+        let channels = frame.color_type.samples();
+        let centre = ((400 * 1280 + 640) * channels) as usize;
+        assert_eq!(
+            &pixels[centre..centre + 3],
+            [255, 0, 0],
+            "the page's red background"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_to_a_host_nobody_granted_never_leave() {
+    let fixture = Fixture::new();
+    let other = Site::start("127.0.0.2", None);
+    let base = format!("http://{}", other.address);
+    let site = Site::start("127.0.0.1", Some(&base));
+    let runtime = runtime(&fixture).await;
+
+    // Subresources (image, script, frame) from the other host: the page loads, they do not.
+    let leak = call(&runtime, "Browser", json!({"url": site.url("/leak")})).await;
+    let text = ok_text(&leak);
+    assert!(text.contains("visible"), "{text}");
+    assert!(
+        text.contains("Requests refused by the network policy:"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("{base}/pixel.png")), "{text}");
+    assert!(text.contains(&format!("{base}/x.js")), "{text}");
+
+    // A redirect of the page itself to the other host.
+    let away = call(&runtime, "Browser", json!({"url": site.url("/away")})).await;
+    let text = error_text(&away, ErrorKind::PermissionDenied);
+    assert!(text.contains("127.0.0.2"), "{text}");
+
+    // A link the page follows on a click.
+    let link = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/link"),
+            "actions": [{"action": "click", "selector": "#go"}, {"action": "text"}],
+        }),
+    )
+    .await;
+    let text = ok_text(&link);
+    assert!(!text.contains("landed"), "{text}");
+    assert!(text.contains(&format!("{base}/landing")), "{text}");
+
+    // Opening it directly: the permission decision asks, nobody answers, so it is denied.
+    let direct = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("{base}/landing")}),
+    )
+    .await;
+    error_text(&direct, ErrorKind::PermissionDenied);
+
+    assert_eq!(
+        other.requests(),
+        0,
+        "the other host saw {:?}",
+        other.paths()
+    );
+    assert!(site.requests() >= 3, "{:?}", site.paths());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_addresses_stay_closed_even_when_every_call_is_allowed() {
+    require_browser();
+    let fixture = Fixture::new();
+    let other = Site::start("127.0.0.2", None);
+    let runtime = fixture
+        .runtime(&[], |c| {
+            c.permission_mode = Some(PermissionMode::BypassPermissions);
+            c.net.proxy = ProxySettings::default();
+        })
+        .await;
+    let result = call(&runtime, "Browser", json!({"url": other.url("/landing")})).await;
+    let text = error_text(&result, ErrorKind::PermissionDenied);
+    assert!(text.contains("loopback"), "{text}");
+    assert!(text.contains("allowPrivateNetworkHosts"), "{text}");
+    assert_eq!(other.requests(), 0, "{:?}", other.paths());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_loads_hits_its_deadline() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let runtime = runtime(&fixture).await;
+    let started = Instant::now();
+    let result = call(
+        &runtime,
+        "Browser",
+        json!({"url": site.url("/hang"), "timeout_ms": 1500}),
+    )
+    .await;
+    let text = error_text(&result, ErrorKind::Timeout);
+    assert!(text.contains("did not answer in time"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // The browser is still usable afterwards.
+    let next = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
+    assert!(ok_text(&next).starts_with("Red — "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_pages_are_limited_to_the_workspace() {
+    let fixture = Fixture::new();
+    let page = fixture.write("page.html", "<title>Local</title><p>from the workspace</p>");
+    let secret = fixture.outside().join("secret.html");
+    std::fs::write(&secret, "<p>outside secret</p>").unwrap();
+    require_browser();
+    let runtime = fixture
+        .runtime(&[], |c| c.allowed_tools = vec!["Browser".to_owned()])
+        .await;
+    let inside = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("file://{}", page.display())}),
+    )
+    .await;
+    assert!(ok_text(&inside).contains("from the workspace"));
+    let outside = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("file://{}", secret.display())}),
+    )
+    .await;
+    let text = error_text(&outside, ErrorKind::PermissionDenied);
+    assert!(text.contains("outside the workspace"), "{text}");
+    assert!(!text.contains("outside secret"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_process_tree_ends_with_the_session() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let marker = fixture.state_dir().to_string_lossy().into_owned();
+    let runtime = runtime(&fixture).await;
+    assert!(
+        processes_with(&marker).is_empty(),
+        "no browser before the first call"
+    );
+    let result = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
+    ok_text(&result);
+    let running = processes_with(&marker);
+    assert!(
+        running.len() >= 2,
+        "the browser and its helpers run: {running:?}"
+    );
+    let profiles = browser_profiles(&fixture.state_dir());
+    assert_eq!(profiles.len(), 1, "one fresh profile: {profiles:?}");
+    runtime.end_session("test").await;
+    assert_eq!(
+        gone(&marker),
+        Vec::<i32>::new(),
+        "processes left after the session"
+    );
+    assert!(
+        browser_profiles(&fixture.state_dir()).is_empty(),
+        "the profile is removed"
+    );
+    drop(runtime);
+
+    // One `warden call` is one session: nothing of its browser outlives the command.
+    let state = fixture.root().join("cli-state");
+    let output = std::process::Command::new(warden_bin())
+        .args(["call", "Browser", "--no-user-settings", "--cwd"])
+        .arg(fixture.workspace())
+        .arg("--state-dir")
+        .arg(&state)
+        .args([
+            "--settings",
+            r#"{"allowPrivateNetworkHosts": ["127.0.0.1"], "permissions": {"allow": ["Browser(domain:127.0.0.1)"]}}"#,
+            "--input",
+        ])
+        .arg(json!({"url": site.url("/red")}).to_string())
+        .env("WARDEN_CACHE_DIR", crate::support::cache_dir())
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .output()
+        .expect("run warden call");
+    let block: Value = serde_json::from_slice(&output.stdout).expect("a tool_result");
+    assert_eq!(block["is_error"], false, "{block}");
+    let state = state.to_string_lossy().into_owned();
+    assert_eq!(
+        gone(&state),
+        Vec::<i32>::new(),
+        "processes left after warden call"
+    );
+}
+
+/// The browser profiles under `state_dir`.
+fn browser_profiles(state_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![state_dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if path
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with("profile-"))
+                {
+                    found.push(path);
+                } else {
+                    pending.push(path);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The `browser` capability is a grant: a component without it is refused at the host, and a
+/// component with it reaches only what its own net grants name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+pub(crate) async fn browser_probe() {
+    require_browser();
+    let fixture = Fixture::new();
+    let other = Site::start("127.0.0.2", None);
+    let base = format!("http://{}", other.address);
+    let site = Site::start("127.0.0.1", Some(&base));
+    let ungranted = fixture.plugin(
+        "ungranted",
+        warden_test_guests::BROWSER_PROBE,
+        "[tool.grants]\nnet = [\"http://127.0.0.1:*\"]\n",
+    );
+    let runtime = fixture
+        .runtime(&[ungranted], |c| {
+            c.allowed_tools = vec!["BrowserProbe".to_owned()];
+            c.net.proxy = ProxySettings::default();
+        })
+        .await;
+    let result = call(
+        &runtime,
+        "BrowserProbe",
+        json!({"url": site.url("/red"), "text_first": true}),
+    )
+    .await;
+    let report: Value = serde_json::from_str(&ok_text(&result)).unwrap();
+    assert_eq!(report["early"]["error"], "permission_denied", "{report}");
+    assert_eq!(report["open"]["error"], "permission_denied", "{report}");
+    assert!(
+        report["open"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("browser = true"),
+        "{report}"
+    );
+    assert_eq!(site.requests(), 0);
+    drop(runtime);
+
+    let granted = fixture.plugin(
+        "granted",
+        warden_test_guests::BROWSER_PROBE,
+        "[tool.grants]\nbrowser = true\nnet = [\"http://127.0.0.1:*\"]\n",
+    );
+    let runtime = fixture
+        .runtime(&[granted], |c| {
+            c.allowed_tools = vec!["BrowserProbe".to_owned()];
+            c.net.proxy = ProxySettings::default();
+        })
+        .await;
+    let result = call(
+        &runtime,
+        "BrowserProbe",
+        json!({"url": site.url("/leak"), "text_first": true}),
+    )
+    .await;
+    let report: Value = serde_json::from_str(&ok_text(&result)).unwrap();
+    assert_eq!(report["early"]["error"], "no_page", "{report}");
+    assert_eq!(report["open"]["ok"]["title"], "Leak", "{report}");
+    assert!(report["text"]["ok"].as_str().unwrap().contains("visible"));
+    let refused = report["refused"].to_string();
+    assert!(
+        refused.contains("not in the component's net grants"),
+        "{refused}"
+    );
+    assert_eq!(other.requests(), 0, "{:?}", other.paths());
+}
