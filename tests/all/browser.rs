@@ -78,10 +78,16 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
         return;
     }
+    let mut cookie = None;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
             break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("cookie")
+        {
+            cookie = Some(value.trim().to_owned());
         }
     }
     let path = request_line
@@ -130,6 +136,17 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
             .as_bytes(),
         ),
         "/hang" => std::thread::sleep(Duration::from_secs(60)),
+        "/login" => respond(
+            "200 OK",
+            &format!("{html}Set-Cookie: session=s3cret; Path=/\r\n"),
+            b"<title>Login</title><script>document.cookie = 'theme=dark; path=/';\
+              fetch('/whoami').then(r => r.text()).then(t => document.body.textContent = t);</script>",
+        ),
+        "/whoami" => respond(
+            "200 OK",
+            "Content-Type: text/plain\r\n",
+            format!("cookies: {}", cookie.unwrap_or_default()).as_bytes(),
+        ),
         "/landing" => respond("200 OK", html, b"<title>Landed</title><p>landed</p>"),
         _ => respond("404 Not Found", "", b"nothing here"),
     }
@@ -299,6 +316,21 @@ async fn clicking_and_typing_change_the_page() {
         "{text}"
     );
     assert!(text.contains("1. type into \"#name\""), "{text}");
+
+    // Cookies a response set and cookies the page's script set go with the page's next request
+    // (the host makes the request, so it asks the page's cookie jar).
+    let login = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/login"),
+            "actions": [{"action": "wait_for_network_idle"}, {"action": "text"}],
+        }),
+    )
+    .await;
+    let text = ok_text(&login);
+    assert!(text.contains("session=s3cret"), "{text}");
+    assert!(text.contains("theme=dark"), "{text}");
 
     // evaluate is read-only: V8 refuses an expression with a side effect, and the page keeps
     // its state (a fresh call: a fresh page).

@@ -12,7 +12,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Content, Context, Output, Tool, ToolError};
+use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Longest URL accepted, in bytes.
 const MAX_URL_BYTES: usize = 8192;
@@ -219,7 +219,7 @@ impl Report {
 
 #[cfg(target_arch = "wasm32")]
 fn run(input: BrowserInput) -> Result<Output, ToolError> {
-    use warden_sdk::browser;
+    use warden_sdk::{Content, browser};
 
     let timeout = input.timeout_ms.unwrap_or(DEFAULT_STEP_TIMEOUT_MS);
     let page = browser::open(&input.url, timeout)?;

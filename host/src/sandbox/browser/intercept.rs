@@ -23,6 +23,8 @@ use crate::sandbox::http::{FetchError, NetPolicy};
 
 /// Requests one page may make; later ones are refused (a page looping on requests).
 const MAX_REQUESTS_PER_PAGE: u32 = 2000;
+/// Longest wait for the page's cookies for one request.
+const COOKIE_LOOKUP: std::time::Duration = std::time::Duration::from_secs(2);
 /// Refusals kept per page.
 const MAX_REFUSALS: usize = 16;
 /// Request headers the host sets itself or never forwards.
@@ -371,11 +373,44 @@ impl Interceptor {
         if let Some(authority) = uri.authority() {
             builder = builder.header(http::header::HOST, authority.as_str());
         }
+        if let Some(cookies) = self.cookies(&uri.to_string()).await {
+            builder = builder.header(http::header::COOKIE, cookies);
+        }
         builder = builder.header(http::header::ACCEPT_ENCODING, "identity");
         let request = builder
             .body(request_body(request))
             .map_err(|error| FetchError::Failed(format!("the request is not valid: {error}")))?;
         crate::sandbox::http::fetch(Arc::clone(policy), request, self.deadline).await
+    }
+}
+
+impl Interceptor {
+    /// The `Cookie` header the browser would send to `url`: a paused request does not carry its
+    /// cookies yet (the network stack adds them later), so the host asks the page's cookie jar.
+    async fn cookies(&self, url: &str) -> Option<String> {
+        let connection = Arc::clone(&self.connection);
+        let session = self.session.clone();
+        let params = json!({"urls": [url]});
+        let until = Instant::now() + COOKIE_LOOKUP;
+        let answer = tokio::task::spawn_blocking(move || {
+            connection.call(Some(&session), "Network.getCookies", params, until)
+        })
+        .await
+        .ok()?
+        .ok()?;
+        let pairs: Vec<String> = answer
+            .get("cookies")?
+            .as_array()?
+            .iter()
+            .filter_map(|cookie| {
+                Some(format!(
+                    "{}={}",
+                    cookie.get("name")?.as_str()?,
+                    cookie.get("value")?.as_str()?
+                ))
+            })
+            .collect();
+        (!pairs.is_empty()).then(|| pairs.join("; "))
     }
 }
 

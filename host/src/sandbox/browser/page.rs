@@ -579,11 +579,10 @@ fn format_tree(nodes: &[Value]) -> String {
             .get("ignored")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let shown = !ignored
-            && !role.is_empty()
-            && !HIDDEN_ROLES.contains(&role)
-            && !(STRUCTURAL_ROLES.contains(&role) && name.is_empty())
-            && !(role == "StaticText" && name.trim().is_empty());
+        let nameless_structure = (STRUCTURAL_ROLES.contains(&role) && name.is_empty())
+            || (role == "StaticText" && name.trim().is_empty());
+        let shown =
+            !(ignored || role.is_empty() || HIDDEN_ROLES.contains(&role) || nameless_structure);
         let child_depth = if shown {
             let mut line = format!("{}{role}", "  ".repeat(depth));
             if !name.is_empty() {
