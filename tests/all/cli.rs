@@ -192,6 +192,7 @@ fn tools_lists_the_registry_in_every_format() {
         names,
         [
             "Bash",
+            "Browser",
             "Edit",
             "Glob",
             "Grep",

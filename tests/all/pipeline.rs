@@ -24,6 +24,7 @@ pub(crate) async fn pipeline_echo() {
         names,
         [
             "Bash",
+            "Browser",
             "Echo",
             "Edit",
             "Glob",
@@ -83,7 +84,7 @@ async fn unknown_tool_names_close_matches() {
     );
     assert!(
         text.contains(
-            "Available tools: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write."
+            "Available tools: Bash, Browser, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write."
         ),
         "{text}"
     );

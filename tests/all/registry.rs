@@ -41,7 +41,7 @@ async fn tools_selection_picks_from_the_built_in_set() {
     assert!(
         message.contains("unknown tool(s) Shell")
             && message.contains(
-                "built-in tools are: Bash, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write"
+                "built-in tools are: Bash, Browser, Edit, Glob, Grep, NotebookEdit, Read, TaskOutput, TaskStop, WebFetch, Write"
             ),
         "{message}"
     );
