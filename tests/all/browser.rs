@@ -148,6 +148,16 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
             format!("cookies: {}", cookie.unwrap_or_default()).as_bytes(),
         ),
         "/landing" => respond("200 OK", html, b"<title>Landed</title><p>landed</p>"),
+        "/spin" => respond(
+            "200 OK",
+            html,
+            b"<title>Spin</title><p>spinning</p><script>setTimeout(() => { for (;;) {} }, 300);</script>",
+        ),
+        "/dialog" => respond(
+            "200 OK",
+            html,
+            b"<title>Dialog</title><script>alert('hello'); document.title = 'After';</script><p>after the dialog</p>",
+        ),
         _ => respond("404 Not Found", "", b"nothing here"),
     }
 }
@@ -475,6 +485,51 @@ async fn a_page_that_never_loads_hits_its_deadline() {
     // The browser is still usable afterwards.
     let next = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
     assert!(ok_text(&next).starts_with("Red — "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_pages_cannot_hold_the_call() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", None);
+    let runtime = runtime(&fixture).await;
+    // A dialog would wait for a person forever: it is dismissed and the page goes on.
+    let dialog = call(&runtime, "Browser", json!({"url": site.url("/dialog")})).await;
+    let text = ok_text(&dialog);
+    assert!(text.starts_with("After — "), "{text}");
+    assert!(text.contains("after the dialog"), "{text}");
+
+    // A script that never yields: the step runs out of time, the call ends at its limit.
+    let started = Instant::now();
+    let spin = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/spin"),
+            "timeout_ms": 1500,
+            "actions": [{"action": "wait_for", "selector": "#never"}],
+        }),
+    )
+    .await;
+    error_text(&spin, ErrorKind::Timeout);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let next = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
+    assert!(ok_text(&next).starts_with("Red — "));
+
+    // The browser killed from outside: the next call starts a new one.
+    let marker = fixture.state_dir().to_string_lossy().into_owned();
+    for pid in processes_with(&marker) {
+        // SAFETY: a plain kill of a process this test's runtime started.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert_eq!(gone(&marker), Vec::<i32>::new());
+    let again = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
+    assert!(ok_text(&again).starts_with("Red — "), "{:?}", again.block);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
