@@ -259,12 +259,14 @@ impl BrowserAccess {
 
 impl BrowserLink<'_> {
     fn until(&self, timeout_ms: u64) -> Instant {
-        let asked = Instant::now() + Duration::from_millis(timeout_ms.max(1));
-        asked.min(
-            self.deadline
-                .checked_sub(DEADLINE_MARGIN)
-                .unwrap_or(self.deadline),
-        )
+        let last = self
+            .deadline
+            .checked_sub(DEADLINE_MARGIN)
+            .unwrap_or(self.deadline);
+        // The guest chooses `timeout_ms`: a huge one must not overflow the clock.
+        Instant::now()
+            .checked_add(Duration::from_millis(timeout_ms.max(1)))
+            .map_or(last, |asked| asked.min(last))
     }
 
     fn access(&mut self) -> Result<&mut BrowserAccess, BrowserError> {
@@ -415,4 +417,31 @@ impl BrowserLink<'_> {
 
 fn no_page() -> BrowserError {
     BrowserError::NoPage("no page is open in this call: call open(url) first".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_never_outlives_the_call_and_huge_limits_do_not_overflow() {
+        let cancel = AtomicBool::new(false);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut link = BrowserLink {
+            access: None,
+            cancel: &cancel,
+            deadline,
+        };
+        assert_eq!(link.until(u64::MAX), deadline - DEADLINE_MARGIN);
+        assert!(link.until(100) < deadline - Duration::from_secs(9));
+        let refused = link.open("http://127.0.0.1/", 1000).unwrap_err();
+        assert!(
+            matches!(refused, BrowserError::NotGranted(message) if message.contains("browser = true"))
+        );
+        assert!(matches!(
+            link.text(None, 1000),
+            Err(BrowserError::NotGranted(_))
+        ));
+        assert!(link.refused().is_empty());
+    }
 }
