@@ -516,4 +516,30 @@ mod host_check_tests {
         assert!(bare("other.test").is_ok());
         assert!(bare("bad.test").is_err());
     }
+
+    #[test]
+    fn a_browser_page_answers_to_browser_and_webfetch_domain_rules() {
+        let policy = policy(&[
+            ("Browser(domain:app.test)", RuleKind::Allow),
+            ("WebFetch(domain:cdn.test)", RuleKind::Allow),
+            ("WebFetch(domain:evil.test)", RuleKind::Deny),
+            ("Browser(domain:tracker.test)", RuleKind::Deny),
+        ]);
+        let page = policy.host_check("Browser", Some("app.test".to_owned()));
+        let cases = [
+            ("app.test", true),
+            ("cdn.test", true),
+            ("evil.test", false),
+            ("tracker.test", false),
+            ("elsewhere.test", false),
+        ];
+        for (host, allowed) in cases {
+            assert_eq!(page(host).is_ok(), allowed, "{host}: {:?}", page(host));
+        }
+        // Browser's own rules are not the operator's list for every component.
+        let fetch = policy.host_check("WebFetch", Some("start.test".to_owned()));
+        assert!(fetch("app.test").is_err());
+        assert!(fetch("tracker.test").is_err());
+        assert!(fetch("cdn.test").is_ok());
+    }
 }

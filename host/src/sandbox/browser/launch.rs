@@ -265,11 +265,85 @@ fn pipe_above_stdio() -> Result<(OwnedFd, OwnedFd), String> {
 /// The last lines of the browser's log, for a start-up failure.
 fn log_tail(profile: &Path) -> String {
     let text = std::fs::read_to_string(profile.join("stderr.log")).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().rev().take(5).collect();
+    let lines: Vec<&str> = text.lines().rev().take(8).collect();
     if lines.is_empty() {
         String::new()
     } else {
         let lines: Vec<&str> = lines.into_iter().rev().collect();
         format!("; its log ends: {}", lines.join(" | "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    /// A stand-in browser (a Python script, run exactly as Chromium would be) reports what its
+    /// confinement lets it do, then exits; `launch` returns its report in the error.
+    #[test]
+    fn the_browser_can_make_local_sockets_but_connect_nowhere_and_stays_in_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket_path = dir.path().join("host.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let secret = dir.path().join("outside.txt");
+        std::fs::write(&secret, "outside").unwrap();
+        let workspace = dir.path().join("workspace");
+        std::fs::create_dir(&workspace).unwrap();
+        let script = workspace.join("fake-browser");
+        std::fs::write(
+            &script,
+            format!(
+                r#"#!/usr/bin/python3
+import errno, os, socket, sys
+def attempt(name, action):
+    try:
+        result = action()
+        print(f"{{name}}=ok:{{result}}", file=sys.stderr)
+    except OSError as error:
+        print(f"{{name}}={{errno.errorcode.get(error.errno, error.errno)}}", file=sys.stderr)
+attempt("unix_socket", lambda: socket.socket(socket.AF_UNIX).fileno() > 0)
+attempt("unix_connect", lambda: socket.socket(socket.AF_UNIX).connect({socket:?}))
+attempt("tcp_connect", lambda: socket.create_connection(("1.1.1.1", 80), timeout=2))
+attempt("setsid", lambda: os.setsid())
+attempt("same_group", lambda: os.getpgid(0) == os.getpid())
+attempt("read_outside", lambda: open({secret:?}).read())
+attempt("write_profile", lambda: open(os.environ["HOME"] + "/probe", "w").write("x"))
+sys.exit(3)
+"#,
+                socket = socket_path.to_str().unwrap(),
+                secret = secret.to_str().unwrap(),
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir(&scratch).unwrap();
+        let error = launch(&LaunchConfig {
+            executable: script,
+            profile: dir.path().join("profile"),
+            scratch,
+            read_dirs: vec![workspace],
+            sandbox: ProcessSandbox::Required,
+        })
+        .err()
+        .expect("the stand-in never answers the protocol");
+        for expected in [
+            "unix_socket=ok:True",
+            "unix_connect=EACCES",
+            "tcp_connect=EACCES",
+            "setsid=ok:None",
+            "same_group=ok:True",
+            "read_outside=EACCES",
+            "write_profile=ok:1",
+        ] {
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        assert_eq!(
+            listener.accept().err().map(|error| error.kind()),
+            Some(std::io::ErrorKind::WouldBlock),
+            "nothing reached the host's socket"
+        );
     }
 }
