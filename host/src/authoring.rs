@@ -256,6 +256,15 @@ fn lint_grants(manifest: &Manifest, report: &mut PluginReport) {
                 ));
             }
         }
+        if grants.browser && !owner.starts_with("tool ") {
+            report.warning(format!(
+                "{owner}: the browser grant has no effect: only tool components can import the browser interface"
+            ));
+        } else if grants.browser && grants.net.is_empty() {
+            report.warning(format!(
+                "{owner}: browser grant without net grants: its pages can show workspace files only; add the hosts they load from"
+            ));
+        }
         for grant in &grants.fs {
             if grant.access() == crate::FsAccess::ReadWrite && grant.location() == "${WORKSPACE}" {
                 report.warning(format!(

@@ -190,6 +190,21 @@ fn check_lints_warn_and_load_errors_fail() {
         assert!(report.contains(needle), "{needle:?} missing:\n{report}");
     }
 
+    // A browser grant without a host to load from: a warning, and the grant as a sentence.
+    let browser = fixture.plugin("browser", PIPELINE_ECHO, "grants = { browser = true }");
+    let checked = warden(
+        &fixture,
+        &["plugin", "check", &browser.display().to_string()],
+    );
+    assert!(checked.status.success(), "{}", describe(&checked));
+    let report = stdout(&checked);
+    for needle in [
+        "tool tool.wasm: drive a headless browser page",
+        "browser grant without net grants",
+    ] {
+        assert!(report.contains(needle), "{needle:?} missing:\n{report}");
+    }
+
     // A core module instead of a component, and one built against another WIT version: errors.
     let core = fixture.plugin("core", PIPELINE_ECHO, "");
     std::fs::write(core.join("tool.wasm"), b"\0asm\x01\0\0\0").expect("write module");
