@@ -38,7 +38,8 @@ pub(crate) const VIEWPORT: (u32, u32) = (1280, 800);
 /// Largest file the browser may write (its caches included).
 const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// The browser executable: `WARDEN_BROWSER` when set, else the first of [`CANDIDATES`] present.
+/// The browser executable: `WARDEN_BROWSER` when set, else the first present of Debian's
+/// `/usr/lib/chromium/chromium`, `/usr/bin/chromium`, `chromium-browser` and Google Chrome.
 pub fn find_browser() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("WARDEN_BROWSER").filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
