@@ -82,6 +82,14 @@ pub(crate) struct RunningBrowser {
 }
 
 impl RunningBrowser {
+    /// True while the browser process runs (its pipe may close a moment after it dies).
+    fn alive(&self) -> bool {
+        self.process
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .alive()
+    }
+
     fn stop(&self) {
         self.process
             .lock()
@@ -145,6 +153,7 @@ impl BrowserService {
             .unwrap_or_else(|poison| poison.into_inner());
         if let Some(browser) = running.as_ref()
             && browser.connection.closed().is_none()
+            && browser.alive()
         {
             return Ok(Arc::clone(browser));
         }
@@ -297,10 +306,15 @@ impl BrowserLink<'_> {
         let cancel = self.cancel;
         let result = (|| {
             let access = self.access()?;
-            if access.page.is_none() {
+            // A browser that died since the last call (killed, crashed) is noticed here at the
+            // latest: its page cannot open, so one new browser is started and asked again.
+            for attempt in 0..2 {
+                if access.page.is_some() {
+                    break;
+                }
                 let browser = access.service.browser()?;
-                let page = page::Page::open(
-                    browser,
+                let opened = page::Page::open(
+                    Arc::clone(&browser),
                     page::PageSetup {
                         runtime: &access.runtime,
                         policy: access.policy.clone(),
@@ -308,8 +322,14 @@ impl BrowserLink<'_> {
                         call_deadline: deadline,
                     },
                     until,
-                )?;
-                access.page = Some(page);
+                );
+                match opened {
+                    Ok(page) => access.page = Some(page),
+                    Err(BrowserError::Unavailable(_))
+                        if attempt == 0
+                            && (browser.connection.closed().is_some() || !browser.alive()) => {}
+                    Err(error) => return Err(error),
+                }
             }
             let page = access.page.as_ref().ok_or_else(no_page)?;
             page.navigate(url, until, &|| cancel.load(Ordering::Relaxed))

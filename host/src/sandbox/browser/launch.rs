@@ -92,6 +92,11 @@ impl BrowserProcess {
         self.pid
     }
 
+    /// True while the browser process has not exited.
+    pub(crate) fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Kills the browser's whole process group and reaps the browser.
     pub(crate) fn kill(&mut self) {
         kill_group(self.pid);
