@@ -641,6 +641,29 @@ fn browser_profiles(state_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// Runs the `browser-probe` guest as plugin `name` with `grants` (TOML lines of its
+/// `[tool.grants]`) on `url`, asking for the page text before opening it too; its report.
+async fn probe(fixture: &Fixture, name: &str, grants: &str, url: &str) -> Value {
+    let plugin = fixture.plugin(
+        name,
+        warden_test_guests::BROWSER_PROBE,
+        &format!("[tool.grants]\n{grants}\n"),
+    );
+    let runtime = fixture
+        .runtime(&[plugin], |c| {
+            c.allowed_tools = vec!["BrowserProbe".to_owned()];
+            c.net.proxy = ProxySettings::default();
+        })
+        .await;
+    let result = call(
+        &runtime,
+        "BrowserProbe",
+        json!({"url": url, "text_first": true}),
+    )
+    .await;
+    serde_json::from_str(&ok_text(&result)).expect("the probe's JSON report")
+}
+
 /// The `browser` capability is a grant: a component without it is refused at the host, and a
 /// component with it reaches only what its own net grants name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -650,24 +673,13 @@ pub(crate) async fn browser_probe() {
     let other = Site::start("127.0.0.2", None);
     let base = format!("http://{}", other.address);
     let site = Site::start("127.0.0.1", Some(&base));
-    let ungranted = fixture.plugin(
+    let report = probe(
+        &fixture,
         "ungranted",
-        warden_test_guests::BROWSER_PROBE,
-        "[tool.grants]\nnet = [\"http://127.0.0.1:*\"]\n",
-    );
-    let runtime = fixture
-        .runtime(&[ungranted], |c| {
-            c.allowed_tools = vec!["BrowserProbe".to_owned()];
-            c.net.proxy = ProxySettings::default();
-        })
-        .await;
-    let result = call(
-        &runtime,
-        "BrowserProbe",
-        json!({"url": site.url("/red"), "text_first": true}),
+        "net = [\"http://127.0.0.1:*\"]",
+        &site.url("/red"),
     )
     .await;
-    let report: Value = serde_json::from_str(&ok_text(&result)).unwrap();
     assert_eq!(report["early"]["error"], "permission_denied", "{report}");
     assert_eq!(report["open"]["error"], "permission_denied", "{report}");
     assert!(
@@ -678,26 +690,14 @@ pub(crate) async fn browser_probe() {
         "{report}"
     );
     assert_eq!(site.requests(), 0);
-    drop(runtime);
 
-    let granted = fixture.plugin(
+    let report = probe(
+        &fixture,
         "granted",
-        warden_test_guests::BROWSER_PROBE,
-        "[tool.grants]\nbrowser = true\nnet = [\"http://127.0.0.1:*\"]\n",
-    );
-    let runtime = fixture
-        .runtime(&[granted], |c| {
-            c.allowed_tools = vec!["BrowserProbe".to_owned()];
-            c.net.proxy = ProxySettings::default();
-        })
-        .await;
-    let result = call(
-        &runtime,
-        "BrowserProbe",
-        json!({"url": site.url("/leak"), "text_first": true}),
+        "browser = true\nnet = [\"http://127.0.0.1:*\"]",
+        &site.url("/leak"),
     )
     .await;
-    let report: Value = serde_json::from_str(&ok_text(&result)).unwrap();
     assert_eq!(report["early"]["error"], "no_page", "{report}");
     assert_eq!(report["open"]["ok"]["title"], "Leak", "{report}");
     assert!(report["text"]["ok"].as_str().unwrap().contains("visible"));
