@@ -79,17 +79,23 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
         return;
     }
     let mut cookie = None;
+    let mut length = 0usize;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
             break;
         }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("cookie")
-        {
-            cookie = Some(value.trim().to_owned());
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("cookie") {
+                cookie = Some(value.trim().to_owned());
+            }
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            }
         }
     }
+    let mut body = vec![0; length.min(1 << 20)];
+    let _ = std::io::Read::read_exact(&mut reader, &mut body);
     let path = request_line
         .split_whitespace()
         .nth(1)
@@ -136,6 +142,17 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
             .as_bytes(),
         ),
         "/hang" => std::thread::sleep(Duration::from_secs(60)),
+        "/post" => respond(
+            "200 OK",
+            html,
+            b"<title>Post</title><form method=\"post\" action=\"/echo\">\
+              <input name=\"q\" value=\"hello world\"><button id=\"send\">Send</button></form>",
+        ),
+        "/echo" => respond(
+            "200 OK",
+            "Content-Type: text/plain\r\n",
+            format!("posted: {}", String::from_utf8_lossy(&body)).as_bytes(),
+        ),
         "/login" => respond(
             "200 OK",
             &format!("{html}Set-Cookie: session=s3cret; Path=/\r\n"),
@@ -342,6 +359,19 @@ async fn clicking_and_typing_change_the_page() {
     assert!(text.contains("session=s3cret"), "{text}");
     assert!(text.contains("theme=dark"), "{text}");
 
+    // A form post: the host sends the body the page gave.
+    let post = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/post"),
+            "actions": [{"action": "click", "selector": "#send"}, {"action": "wait_for_network_idle"}],
+        }),
+    )
+    .await;
+    let text = ok_text(&post);
+    assert!(text.contains("posted: q=hello+world"), "{text}");
+
     // evaluate is read-only: V8 refuses an expression with a side effect, and the page keeps
     // its state (a fresh call: a fresh page).
     let write = call(
@@ -539,8 +569,12 @@ async fn file_pages_are_limited_to_the_workspace() {
     let secret = fixture.outside().join("secret.html");
     std::fs::write(&secret, "<p>outside secret</p>").unwrap();
     require_browser();
+    fixture.write(".env", "TOKEN=hunter2");
     let runtime = fixture
-        .runtime(&[], |c| c.allowed_tools = vec!["Browser".to_owned()])
+        .runtime(&[], |c| {
+            c.allowed_tools = vec!["Browser".to_owned()];
+            c.disallowed_tools = vec!["Read(.env)".to_owned()];
+        })
         .await;
     let inside = call(
         &runtime,
@@ -558,6 +592,56 @@ async fn file_pages_are_limited_to_the_workspace() {
     let text = error_text(&outside, ErrorKind::PermissionDenied);
     assert!(text.contains("outside the workspace"), "{text}");
     assert!(!text.contains("outside secret"), "{text}");
+    // A file the Read deny rules hide stays hidden from the browser too, opened or embedded.
+    let env = fixture.workspace().join(".env");
+    let hidden = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("file://{}", env.display())}),
+    )
+    .await;
+    let text = error_text(&hidden, ErrorKind::PermissionDenied);
+    assert!(text.contains("hidden by a Read deny rule"), "{text}");
+    let embed = fixture.write(
+        "embed.html",
+        format!(
+            "<title>Embed</title><iframe src=\"file://{}\"></iframe><p>shell</p>",
+            env.display()
+        ),
+    );
+    let embedded = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("file://{}", embed.display()), "actions": [{"action": "accessibility_tree"}]}),
+    )
+    .await;
+    let text = ok_text(&embedded);
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("hidden by a Read deny rule"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_browser_starts_without_the_process_sandbox() {
+    require_browser();
+    let fixture = Fixture::new();
+    let page = fixture.write("page.html", "<title>Local</title>");
+    let runtime = fixture
+        .runtime(&[], |c| {
+            c.allowed_tools = vec!["Browser".to_owned()];
+            c.process_sandbox = warden::ProcessSandbox::Unsandboxed;
+        })
+        .await;
+    let result = call(
+        &runtime,
+        "Browser",
+        json!({"url": format!("file://{}", page.display())}),
+    )
+    .await;
+    let text = error_text(&result, ErrorKind::ToolFailed);
+    assert!(text.contains("browser_unavailable"), "{text}");
+    assert!(text.contains("only under the process sandbox"), "{text}");
+    let marker = fixture.state_dir().to_string_lossy().into_owned();
+    assert!(processes_with(&marker).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

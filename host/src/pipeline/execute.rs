@@ -224,6 +224,7 @@ pub(crate) async fn run(
             Arc::clone(stages.browser),
             net.clone(),
             tokio::runtime::Handle::current(),
+            stages.files.hidden.clone(),
         )
     });
     let timeout = stages.timeout(tool);

@@ -31,6 +31,9 @@ use super::process::ProcessSandbox;
 /// time to report it.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(300);
 
+/// Refused main documents kept per call for the pipeline.
+const MAX_BLOCKED: usize = 8;
+
 /// Why a browser request failed (the `browser-error` of the WIT interface).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum BrowserError {
@@ -77,6 +80,8 @@ pub(crate) struct RunningBrowser {
     process: Mutex<launch::BrowserProcess>,
     connection: Arc<cdp::Connection>,
     profile: PathBuf,
+    /// A browser-level command ran out of time: the next call starts a new browser.
+    stuck: AtomicBool,
     /// Removed when the browser is dropped, after the process is killed.
     _scratch: tempfile::TempDir,
 }
@@ -140,19 +145,30 @@ impl BrowserService {
         }
     }
 
-    /// The running browser, started (again, if it died) when needed.
-    fn browser(&self) -> Result<Arc<RunningBrowser>, BrowserError> {
-        if self.ended.load(Ordering::Relaxed) {
+    /// The running browser, started (again, if it died or stopped answering) when needed; a
+    /// start waits for the browser until `until` at most.
+    fn browser(&self, until: Instant) -> Result<Arc<RunningBrowser>, BrowserError> {
+        if self.config.sandbox != ProcessSandbox::Required {
+            // Without the namespace the browser's own network (WebSockets, WebRTC, prefetches
+            // the interception does not see) would reach the host's; no browser rather than that.
             return Err(BrowserError::Unavailable(
-                "the session has ended".to_owned(),
+                "the browser runs only under the process sandbox (warden doctor); it is off here"
+                    .to_owned(),
             ));
         }
         let mut running = self
             .running
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
+        // Checked under the lock, so no browser starts after `shutdown` took it.
+        if self.ended.load(Ordering::Relaxed) {
+            return Err(BrowserError::Unavailable(
+                "the session has ended".to_owned(),
+            ));
+        }
         if let Some(browser) = running.as_ref()
             && browser.connection.closed().is_none()
+            && !browser.stuck.load(Ordering::Relaxed)
             && browser.alive()
         {
             return Ok(Arc::clone(browser));
@@ -181,6 +197,7 @@ impl BrowserService {
             scratch: scratch.path().to_path_buf(),
             read_dirs: self.config.file_roots.clone(),
             sandbox: self.config.sandbox,
+            until,
         });
         let (process, connection) = match launched {
             Ok(launched) => launched,
@@ -194,6 +211,7 @@ impl BrowserService {
             process: Mutex::new(process),
             connection,
             profile,
+            stuck: AtomicBool::new(false),
             _scratch: scratch,
         });
         *running = Some(Arc::clone(&browser));
@@ -228,6 +246,8 @@ pub(crate) struct BrowserAccess {
     pub(crate) policy: Option<Arc<NetPolicy>>,
     /// The runtime the page's request interception runs on.
     pub(crate) runtime: tokio::runtime::Handle,
+    /// Paths the session's Read deny rules hide; `file://` never shows them.
+    pub(crate) hidden: Option<super::HiddenPaths>,
     page: Option<page::Page>,
     /// A step was refused by the policy (the main document) or ran out of time: evidence the
     /// pipeline needs before it calls the tool's error `permission_denied` or `timeout`.
@@ -248,11 +268,13 @@ impl BrowserAccess {
         service: Arc<BrowserService>,
         policy: Option<Arc<NetPolicy>>,
         runtime: tokio::runtime::Handle,
+        hidden: Option<super::HiddenPaths>,
     ) -> Self {
         Self {
             service,
             policy,
             runtime,
+            hidden,
             page: None,
             blocked: Vec::new(),
             timed_out: false,
@@ -291,7 +313,9 @@ impl BrowserLink<'_> {
     fn note<T>(&mut self, result: Result<T, BrowserError>) -> Result<T, BrowserError> {
         if let Some(access) = self.access.as_deref_mut() {
             match &result {
-                Err(BrowserError::Blocked(reason)) => access.blocked.push(reason.clone()),
+                Err(BrowserError::Blocked(reason)) if access.blocked.len() < MAX_BLOCKED => {
+                    access.blocked.push(reason.clone());
+                }
                 Err(BrowserError::Timeout(_)) => access.timed_out = true,
                 _ => {}
             }
@@ -312,22 +336,27 @@ impl BrowserLink<'_> {
                 if access.page.is_some() {
                     break;
                 }
-                let browser = access.service.browser()?;
+                let browser = access.service.browser(until)?;
                 let opened = page::Page::open(
                     Arc::clone(&browser),
                     page::PageSetup {
                         runtime: &access.runtime,
                         policy: access.policy.clone(),
-                        file_roots: access.service.config.file_roots.clone(),
+                        files: intercept::FileScope {
+                            roots: access.service.config.file_roots.clone(),
+                            hidden: access.hidden.clone(),
+                        },
                         call_deadline: deadline,
                     },
                     until,
                 );
                 match opened {
                     Ok(page) => access.page = Some(page),
-                    Err(BrowserError::Unavailable(_))
+                    Err(BrowserError::Unavailable(_) | BrowserError::Timeout(_))
                         if attempt == 0
-                            && (browser.connection.closed().is_some() || !browser.alive()) => {}
+                            && (browser.connection.closed().is_some()
+                                || browser.stuck.load(Ordering::Relaxed)
+                                || !browser.alive()) => {}
                     Err(error) => return Err(error),
                 }
             }

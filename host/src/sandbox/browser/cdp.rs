@@ -16,9 +16,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-/// Largest message read from the browser; a bigger one ends the connection (a viewport
-/// screenshot is a few MiB of base64).
-const MAX_MESSAGE_BYTES: usize = 256 << 20;
+/// Largest message read from the browser (a viewport screenshot is a few MiB of base64); a
+/// bigger one is skipped and the command it answers fails.
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// What a command can end in besides its result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -184,12 +184,25 @@ impl Connection {
             match read {
                 Ok(0) => break "the browser closed its end of the pipe".to_owned(),
                 Err(error) => break format!("reading from the browser: {error}"),
+                Ok(_) if message.last() != Some(&0) && message.len() > MAX_MESSAGE_BYTES => {
+                    // Chromium writes `id` first: the command it answers fails, the rest goes on.
+                    let id = answered_id(&message);
+                    if let Err(error) = reader.skip_until(0) {
+                        break format!("reading from the browser: {error}");
+                    }
+                    if let Some(reply) = id.and_then(|id| self.lock_pending().remove(&id)) {
+                        let _ = reply.try_send(Err(CdpError::Protocol {
+                            method: String::new(),
+                            message: format!(
+                                "the answer is larger than {} MiB; ask for less (a selector, a smaller value)",
+                                MAX_MESSAGE_BYTES >> 20
+                            ),
+                        }));
+                    }
+                    continue;
+                }
                 Ok(_) if message.last() != Some(&0) => {
-                    break if message.len() > MAX_MESSAGE_BYTES {
-                        format!("the browser sent a message over {MAX_MESSAGE_BYTES} bytes")
-                    } else {
-                        "the browser closed its end of the pipe".to_owned()
-                    };
+                    break "the browser closed its end of the pipe".to_owned();
                 }
                 Ok(_) => {}
             }
@@ -262,5 +275,30 @@ impl Connection {
         self.listeners
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+/// The `id` of an answer from its first bytes (`{"id":12,...`), for one too large to parse.
+fn answered_id(message: &[u8]) -> Option<u64> {
+    let rest = message.strip_prefix(br#"{"id":"#)?;
+    let digits: Vec<u8> = rest
+        .iter()
+        .copied()
+        .take_while(u8::is_ascii_digit)
+        .take(20)
+        .collect();
+    std::str::from_utf8(&digits).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_answer_is_matched_by_its_leading_id() {
+        assert_eq!(answered_id(br#"{"id":42,"result":{"data":"AAAA"#), Some(42));
+        assert_eq!(answered_id(br#"{"method":"Page.loadEventFired"}"#), None);
+        assert_eq!(answered_id(br#"{"id":"x"}"#), None);
+        assert_eq!(answered_id(b"{\"id\":99999999999999999999999}"), None);
     }
 }

@@ -19,8 +19,12 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::cdp::{Connection, Event};
-use crate::sandbox::http::{FetchError, NetPolicy};
+use crate::sandbox::HiddenPaths;
+use crate::sandbox::http::{DEFAULT_MAX_RESPONSE_BYTES, FetchError, NetPolicy};
 
+/// Requests of one page the host fetches at once; the others wait their turn, so a page cannot
+/// hold more than this many response bodies in the host's memory.
+const MAX_CONCURRENT_FETCHES: usize = 8;
 /// Requests one page may make; later ones are refused (a page looping on requests).
 const MAX_REQUESTS_PER_PAGE: u32 = 2000;
 /// Longest wait for the page's cookies for one request.
@@ -53,14 +57,46 @@ const DROPPED_RESPONSE_HEADERS: &[&str] = &[
 pub(super) enum Route {
     /// Fetched by the host under the net policy.
     Network(http::Uri),
-    /// Left to the browser: a local scheme or a workspace file.
+    /// A workspace file, read by the host (its real path).
+    File(PathBuf),
+    /// Left to the browser: `data:`, `blob:`, `about:blank`, `about:srcdoc`.
     Browser,
     /// Refused, with the reason.
     Refuse(String),
 }
 
-/// Decides `url`'s route; `file_roots` are the canonical directories `file://` may read.
-pub(super) fn route(url: &str, file_roots: &[PathBuf]) -> Route {
+/// What `file://` may show: files under `roots` (canonical) that the session's Read deny rules
+/// do not hide.
+#[derive(Clone, Default)]
+pub(super) struct FileScope {
+    pub(super) roots: Vec<PathBuf>,
+    pub(super) hidden: Option<HiddenPaths>,
+}
+
+impl FileScope {
+    /// The real path of `path` when it may be shown.
+    fn admit(&self, path: &Path) -> Result<PathBuf, String> {
+        let outside = || {
+            format!(
+                "{} is outside the workspace (file:// pages may only show workspace files), or does not exist",
+                path.display()
+            )
+        };
+        let real = std::fs::canonicalize(path).map_err(|_| outside())?;
+        if !self.roots.iter().any(|root| real.starts_with(root)) {
+            return Err(outside());
+        }
+        if let Some(hidden) = &self.hidden
+            && (hidden(path) || hidden(&real))
+        {
+            return Err(format!("{} is hidden by a Read deny rule", path.display()));
+        }
+        Ok(real)
+    }
+}
+
+/// Decides `url`'s route.
+pub(super) fn route(url: &str, files: &FileScope) -> Route {
     let Ok(parsed) = url::Url::parse(url) else {
         return Route::Refuse(format!("{url:?} is not a valid URL"));
     };
@@ -74,23 +110,72 @@ pub(super) fn route(url: &str, file_roots: &[PathBuf]) -> Route {
             }
         }
         "file" => match parsed.to_file_path() {
-            Ok(path) if inside(&path, file_roots) => Route::Browser,
-            Ok(path) => Route::Refuse(format!(
-                "{} is outside the workspace (file:// pages may only show workspace files), or does not exist",
-                path.display()
-            )),
+            Ok(path) => match files.admit(&path) {
+                Ok(real) => Route::File(real),
+                Err(reason) => Route::Refuse(reason),
+            },
             Err(()) => Route::Refuse(format!("{url:?} names no local file")),
         },
-        "data" | "blob" | "about" => Route::Browser,
+        "data" | "blob" => Route::Browser,
+        // Other `about:` pages are the browser's own (`about:version` is `chrome://version`).
+        "about" if matches!(parsed.path(), "blank" | "srcdoc") => Route::Browser,
         other => Route::Refuse(format!(
-            "the scheme {other:?} is not allowed in the browser"
+            "the URL {url:?} (scheme {other:?}) is not allowed in the browser"
         )),
     }
 }
 
-/// True when `path`, with every symlink resolved, lies in one of `roots`.
-fn inside(path: &Path, roots: &[PathBuf]) -> bool {
-    std::fs::canonicalize(path).is_ok_and(|real| roots.iter().any(|root| real.starts_with(root)))
+/// Reads the workspace file at `real` (from [`FileScope::admit`]) for the page: it must still be
+/// that regular file once open (a link swapped in since the check is refused), at most
+/// `cap` bytes.
+fn read_file(real: &Path, cap: u64) -> Result<(Vec<u8>, &'static str), String> {
+    use std::io::Read as _;
+    use std::os::fd::AsRawFd as _;
+    let file = std::fs::File::open(real).map_err(|error| format!("{}: {error}", real.display()))?;
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .map_err(|error| format!("{}: {error}", real.display()))?;
+    if opened != real {
+        return Err(format!("{} changed while it was opened", real.display()));
+    }
+    let metadata = file
+        .metadata()
+        .map_err(|error| format!("{}: {error}", real.display()))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "{} is not a regular file (directories are not listed)",
+            real.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(cap)
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("{}: {error}", real.display()))?;
+    Ok((bytes, media_type(real)))
+}
+
+/// The media type a file's extension stands for; what a browser needs to render it.
+fn media_type(path: &Path) -> &'static str {
+    let extension = path
+        .extension()
+        .map(|extension| extension.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "json" | "map" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ico" => "image/x-icon",
+        "wasm" => "application/wasm",
+        "txt" | "md" | "csv" | "log" => "text/plain; charset=utf-8",
+        "xml" => "application/xml",
+        "pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
 }
 
 /// What the page's waits and the call's report read.
@@ -201,10 +286,17 @@ pub(super) struct Interceptor {
     pub(super) status: Arc<PageStatus>,
     /// `None`: the component has no net grant and every network request is refused.
     pub(super) policy: Option<Arc<NetPolicy>>,
-    /// Canonical directories `file://` may read.
-    pub(super) file_roots: Vec<PathBuf>,
+    /// What `file://` may show.
+    pub(super) files: FileScope,
     /// The call's deadline: no request outlives it.
     pub(super) deadline: Instant,
+}
+
+impl Interceptor {
+    /// A permit to fetch, shared by the page's requests.
+    fn fetch_permits() -> Arc<tokio::sync::Semaphore> {
+        Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_FETCHES))
+    }
 }
 
 impl Interceptor {
@@ -212,12 +304,13 @@ impl Interceptor {
     /// request still being fetched with it).
     pub(super) async fn run(self, mut events: tokio::sync::mpsc::UnboundedReceiver<Event>) {
         let this = Arc::new(self);
+        let permits = Self::fetch_permits();
         let mut requests = tokio::task::JoinSet::new();
         loop {
             tokio::select! {
                 event = events.recv() => {
                     let Some(event) = event else { break };
-                    Arc::clone(&this).on_event(event, &mut requests);
+                    Arc::clone(&this).on_event(event, &mut requests, &permits);
                 }
                 Some(_) = requests.join_next(), if !requests.is_empty() => {}
             }
@@ -226,7 +319,12 @@ impl Interceptor {
         requests.abort_all();
     }
 
-    fn on_event(self: Arc<Self>, event: Event, requests: &mut tokio::task::JoinSet<()>) {
+    fn on_event(
+        self: Arc<Self>,
+        event: Event,
+        requests: &mut tokio::task::JoinSet<()>,
+        permits: &Arc<tokio::sync::Semaphore>,
+    ) {
         tracing::trace!(target: "warden::browser", "event {}", event.method);
         let frame = event.params.get("frameId").and_then(Value::as_str);
         match event.method.as_str() {
@@ -236,8 +334,9 @@ impl Interceptor {
                     status.requests = status.requests.saturating_add(1);
                     status.last_activity = Instant::now();
                 });
+                let permits = Arc::clone(permits);
                 requests.spawn(async move {
-                    self.answer(event.params).await;
+                    self.answer(event.params, &permits).await;
                     self.status.update(|status| {
                         status.in_flight = status.in_flight.saturating_sub(1);
                         status.last_activity = Instant::now();
@@ -262,7 +361,7 @@ impl Interceptor {
     }
 
     /// Answers one paused request.
-    async fn answer(&self, params: Value) {
+    async fn answer(&self, params: Value, permits: &tokio::sync::Semaphore) {
         let Some(id) = params.get("requestId").and_then(Value::as_str) else {
             return;
         };
@@ -276,10 +375,39 @@ impl Interceptor {
                 "a page may make at most {MAX_REQUESTS_PER_PAGE} requests"
             ))
         } else {
-            route(url, &self.file_roots)
+            route(url, &self.files)
         };
         let (method, reply) = match route {
             Route::Browser => ("Fetch.continueRequest", json!({"requestId": id})),
+            Route::File(real) => {
+                let cap = self
+                    .policy
+                    .as_ref()
+                    .map_or(DEFAULT_MAX_RESPONSE_BYTES, |policy| {
+                        policy.settings.max_response_bytes
+                    });
+                let read = tokio::task::spawn_blocking(move || read_file(&real, cap))
+                    .await
+                    .unwrap_or_else(|error| Err(error.to_string()));
+                match read {
+                    Ok((body, media_type)) => (
+                        "Fetch.fulfillRequest",
+                        json!({
+                            "requestId": id,
+                            "responseCode": 200,
+                            "responseHeaders": [{"name": "Content-Type", "value": media_type}],
+                            "body": base64::engine::general_purpose::STANDARD.encode(&body),
+                        }),
+                    ),
+                    Err(reason) => {
+                        self.status.refuse(url, &reason, main);
+                        (
+                            "Fetch.failRequest",
+                            json!({"requestId": id, "errorReason": "AccessDenied"}),
+                        )
+                    }
+                }
+            }
             Route::Refuse(reason) => {
                 self.status.refuse(url, &reason, main);
                 (
@@ -287,7 +415,7 @@ impl Interceptor {
                     json!({"requestId": id, "errorReason": "BlockedByClient"}),
                 )
             }
-            Route::Network(uri) => match self.fetch(uri, &request).await {
+            Route::Network(uri) => match self.fetch_in_turn(uri, &request, id, permits).await {
                 Ok(fetched) => {
                     if main {
                         self.status.update(|status| {
@@ -341,6 +469,49 @@ impl Interceptor {
         let session = self.session.clone();
         let _ = tokio::task::spawn_blocking(move || connection.send(Some(&session), method, reply))
             .await;
+    }
+
+    /// [`Interceptor::fetch`] once a permit is free, with the body the browser did not inline.
+    async fn fetch_in_turn(
+        &self,
+        uri: http::Uri,
+        request: &Value,
+        id: &str,
+        permits: &tokio::sync::Semaphore,
+    ) -> Result<crate::sandbox::http::Fetched, FetchError> {
+        let _permit = permits
+            .acquire()
+            .await
+            .map_err(|_| FetchError::Failed("the page is closing".to_owned()))?;
+        let mut request = request.clone();
+        let inlined = request.get("postData").is_some() || request.get("postDataEntries").is_some();
+        if request.get("hasPostData").and_then(Value::as_bool) == Some(true) && !inlined {
+            // Long bodies are left out of the event; the browser hands them over on request.
+            if let Some(body) = self.post_data(id).await {
+                request["postDataEntries"] = json!([{"bytes": body}]);
+            }
+        }
+        self.fetch(uri, &request).await
+    }
+
+    /// The body of paused request `id`, from the browser, base64-encoded.
+    async fn post_data(&self, id: &str) -> Option<String> {
+        let connection = Arc::clone(&self.connection);
+        let session = self.session.clone();
+        let params = json!({"requestId": id});
+        let until = self.deadline;
+        let answer = tokio::task::spawn_blocking(move || {
+            connection.call(Some(&session), "Fetch.getRequestPostData", params, until)
+        })
+        .await
+        .ok()?
+        .ok()?;
+        let body = answer.get("postData")?.as_str()?;
+        if answer.get("base64Encoded").and_then(Value::as_bool) == Some(true) {
+            Some(body.to_owned())
+        } else {
+            Some(base64::engine::general_purpose::STANDARD.encode(body))
+        }
     }
 
     /// Sends the page's request through the net policy.
@@ -447,34 +618,62 @@ mod tests {
         std::fs::write(outside.path().join("secret.html"), "secret").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.html"), root.join("link.html"))
             .unwrap();
-        let roots = [root.clone()];
+        std::fs::write(root.join(".env"), "TOKEN=1").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        let hidden_file = root.join(".env");
+        let files = FileScope {
+            roots: vec![root.clone()],
+            hidden: Some(Arc::new(move |path: &Path| path == hidden_file)),
+        };
         let file = |path: &Path| format!("file://{}", path.display());
         let cases: Vec<(String, &str)> = vec![
             ("https://example.com/a#frag".to_owned(), "network"),
             ("http://127.0.0.1:8080/".to_owned(), "network"),
-            (file(&root.join("page.html")), "browser"),
+            (file(&root.join("page.html")), "file"),
+            (file(&root.join("sub")), "file"),
+            (file(&root.join(".env")), "refuse"),
             (file(&root.join("link.html")), "refuse"),
             (file(&outside.path().join("secret.html")), "refuse"),
             (file(&root.join("missing.html")), "refuse"),
             ("file:///etc/passwd".to_owned(), "refuse"),
             ("data:text/html,<p>x</p>".to_owned(), "browser"),
             ("about:blank".to_owned(), "browser"),
+            ("about:srcdoc".to_owned(), "browser"),
+            ("about:version".to_owned(), "refuse"),
             ("ws://example.com/".to_owned(), "refuse"),
             ("ftp://example.com/".to_owned(), "refuse"),
             ("chrome://settings".to_owned(), "refuse"),
+            ("view-source:http://example.com/".to_owned(), "refuse"),
+            ("javascript:alert(1)".to_owned(), "refuse"),
             ("not a url".to_owned(), "refuse"),
         ];
         for (url, expected) in cases {
-            let got = match route(&url, &roots) {
+            let got = match route(&url, &files) {
                 Route::Network(uri) => {
                     assert!(!uri.to_string().contains('#'), "{uri}");
                     "network"
+                }
+                Route::File(real) => {
+                    assert!(real.starts_with(&root), "{}", real.display());
+                    "file"
                 }
                 Route::Browser => "browser",
                 Route::Refuse(_) => "refuse",
             };
             assert_eq!(got, expected, "{url}");
         }
+        // The host reads what it admitted: a regular file, never a directory.
+        let (body, media_type) = read_file(&root.join("page.html"), 1 << 20).unwrap();
+        assert_eq!(
+            (body.as_slice(), media_type),
+            (&b"<p>hi</p>"[..], "text/html; charset=utf-8")
+        );
+        assert_eq!(read_file(&root.join("page.html"), 3).unwrap().0, b"<p>");
+        assert!(
+            read_file(&root.join("sub"), 1 << 20)
+                .unwrap_err()
+                .contains("not a regular file")
+        );
     }
 
     #[test]

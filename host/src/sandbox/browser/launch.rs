@@ -78,12 +78,17 @@ pub(crate) struct LaunchConfig {
     pub(crate) read_dirs: Vec<PathBuf>,
     /// The operator's process-sandbox mode.
     pub(crate) sandbox: ProcessSandbox,
+    /// The latest the browser may take to answer its first command (at most [`START_TIMEOUT`]).
+    pub(crate) until: Instant,
 }
 
 /// A running browser process: its group is killed when this is dropped.
 pub(crate) struct BrowserProcess {
     pid: i32,
     child: std::process::Child,
+    /// The browser was reaped and its group killed: its pid may belong to someone else now, so
+    /// it is never signalled again.
+    reaped: bool,
 }
 
 impl BrowserProcess {
@@ -92,16 +97,31 @@ impl BrowserProcess {
         self.pid
     }
 
-    /// True while the browser process has not exited.
+    /// True while the browser process has not exited. Once it has, what it left of its group
+    /// (helpers still pin the group id) is killed at once.
     pub(crate) fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        if self.reaped {
+            return false;
+        }
+        match self.child.try_wait() {
+            Ok(None) => true,
+            _ => {
+                kill_group(self.pid);
+                self.reaped = true;
+                false
+            }
+        }
     }
 
-    /// Kills the browser's whole process group and reaps the browser.
+    /// Kills the browser's whole process group and reaps the browser (once).
     pub(crate) fn kill(&mut self) {
+        if self.reaped {
+            return;
+        }
         kill_group(self.pid);
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.reaped = true;
     }
 }
 
@@ -222,22 +242,27 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
     })?;
     drop((browser_reads, browser_writes));
     let pid = i32::try_from(child.id()).unwrap_or(0);
-    let mut process = BrowserProcess { pid, child };
+    let mut process = BrowserProcess {
+        pid,
+        child,
+        reaped: false,
+    };
     let connection = Connection::start(to_browser.into(), from_browser.into())
         .map_err(|error| format!("cannot start the browser's reader thread: {error}"))?;
     if let Err(error) = connection.call(
         None,
         "Browser.getVersion",
         serde_json::json!({}),
-        Instant::now() + START_TIMEOUT,
+        config.until.min(Instant::now() + START_TIMEOUT),
     ) {
-        let status = process
-            .child
-            .try_wait()
-            .ok()
-            .flatten()
-            .map(|status| format!(" ({status})"))
-            .unwrap_or_default();
+        let status = match process.child.try_wait() {
+            Ok(Some(status)) => {
+                kill_group(process.pid);
+                process.reaped = true;
+                format!(" ({status})")
+            }
+            _ => String::new(),
+        };
         process.kill();
         return Err(format!(
             "the browser {} did not start{status}: {error}{}",
@@ -332,6 +357,7 @@ sys.exit(3)
             scratch,
             read_dirs: vec![workspace],
             sandbox: ProcessSandbox::Required,
+            until: Instant::now() + Duration::from_secs(20),
         })
         .err()
         .expect("the stand-in never answers the protocol");

@@ -2,7 +2,6 @@
 //! request of which the interceptor answers, and the operations the `browser` interface offers on
 //! it. Each operation takes the instant it must be done by; waits also give up on cancellation.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,12 +10,15 @@ use serde_json::{Value, json};
 
 use super::BrowserError;
 use super::cdp::{CdpError, Connection};
-use super::intercept::{Interceptor, PageStatus, Route, route};
+use super::intercept::{FileScope, Interceptor, PageStatus, Route, route};
 use super::launch::VIEWPORT;
 use crate::sandbox::http::NetPolicy;
 
 /// How often a wait for a selector looks again.
 const POLL: Duration = Duration::from_millis(100);
+/// Most characters of page text returned (the host's output budget cuts far earlier; this keeps
+/// the protocol message small).
+const MAX_TEXT_CHARS: usize = 1_000_000;
 /// Most accessibility-tree lines returned.
 const MAX_TREE_LINES: usize = 2000;
 /// Accessibility roles that only group other nodes; their children are shown in their place
@@ -45,7 +47,7 @@ pub(super) struct Page {
     context: String,
     status: Arc<PageStatus>,
     policy: Option<Arc<NetPolicy>>,
-    file_roots: Vec<PathBuf>,
+    files: FileScope,
     interceptor: tokio::task::JoinHandle<()>,
 }
 
@@ -53,7 +55,7 @@ pub(super) struct Page {
 pub(super) struct PageSetup<'a> {
     pub(super) runtime: &'a tokio::runtime::Handle,
     pub(super) policy: Option<Arc<NetPolicy>>,
-    pub(super) file_roots: Vec<PathBuf>,
+    pub(super) files: FileScope,
     /// The call's deadline: requests end by then.
     pub(super) call_deadline: Instant,
 }
@@ -69,7 +71,15 @@ impl Page {
         let call = |method: &str, params: Value| {
             connection
                 .call(None, method, params, until)
-                .map_err(|error| unavailable(&error))
+                .map_err(|error| {
+                    if matches!(error, CdpError::Timeout(_)) {
+                        // A browser that cannot make a tab in time is replaced next call.
+                        browser
+                            .stuck
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    unavailable(&error)
+                })
         };
         let context = string_field(
             &call(
@@ -122,7 +132,7 @@ impl Page {
                 main_frame: target,
                 status: Arc::clone(&status),
                 policy: setup.policy.clone(),
-                file_roots: setup.file_roots.clone(),
+                files: setup.files.clone(),
                 deadline: setup.call_deadline,
             }
             .run(events),
@@ -134,7 +144,7 @@ impl Page {
             context,
             status,
             policy: setup.policy,
-            file_roots: setup.file_roots,
+            files: setup.files,
             interceptor,
         };
         let (width, height) = VIEWPORT;
@@ -165,7 +175,7 @@ impl Page {
         stop: &dyn Fn() -> bool,
     ) -> Result<PageInfo, BrowserError> {
         // The same verdict the interceptor would give, now, so the model reads the reason.
-        match route(url, &self.file_roots) {
+        match route(url, &self.files) {
             Route::Refuse(reason) => return Err(BrowserError::Blocked(format!("{url}: {reason}"))),
             Route::Network(uri) => {
                 let checked = match &self.policy {
@@ -176,7 +186,7 @@ impl Page {
                     return Err(BrowserError::Blocked(format!("{url}: {reason}")));
                 }
             }
-            Route::Browser => {}
+            Route::File(_) | Route::Browser => {}
         }
         {
             let mut status = self.status.lock();
@@ -287,11 +297,15 @@ impl Page {
         let value = match selector {
             Some(selector) => self.on_element(
                 selector,
-                "return {text: el.innerText ?? el.textContent ?? ''};",
+                &format!(
+                    "return {{text: String(el.innerText ?? el.textContent ?? '').slice(0, {MAX_TEXT_CHARS})}};"
+                ),
                 until,
             )?,
             None => self.script(
-                "({text: document.body ? document.body.innerText : ''})",
+                &format!(
+                    "({{text: document.body ? document.body.innerText.slice(0, {MAX_TEXT_CHARS}) : ''}})"
+                ),
                 until,
             )?,
         };

@@ -7,7 +7,7 @@
 //!   `socketpair` stays allowed (it reaches nothing outside).
 //! - Device nodes cannot be made (`mknod` of a character or block device; FIFOs are fine).
 //! - Mounting, namespaces, modules, reboot, kexec, swap, `bpf`, `perf_event_open`, keyrings,
-//!   `userfaultfd` and file handles (`open_by_handle_at`, a classic container escape) fail with
+//!   `userfaultfd`, `io_uring` (which would open sockets and files past this filter) and file handles (`open_by_handle_at`, a classic container escape) fail with
 //!   `EPERM`.
 //! - `setsid` and `setpgid` fail with `EPERM` (the child itself calls `setsid` before the filter
 //!   is installed): a process that left the group would survive the group kill at the deadline.
@@ -76,6 +76,11 @@ fn refused() -> Vec<libc::c_long> {
         libc::SYS_fsmount,
         libc::SYS_move_mount,
         libc::SYS_open_tree,
+        // io_uring performs socket, connect and open operations without their system calls,
+        // past every rule above.
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
         // Leaving the process group would outlive the group kill at the deadline.
         libc::SYS_setsid,
         libc::SYS_setpgid,
