@@ -142,6 +142,22 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
             .as_bytes(),
         ),
         "/hang" => std::thread::sleep(Duration::from_secs(60)),
+        "/worker" => respond(
+            "200 OK",
+            html,
+            b"<title>Worker</title><p id=\"out\">waiting</p><script>\
+              const w = new Worker('/worker.js');\
+              w.onmessage = e => document.getElementById('out').textContent = e.data;</script>",
+        ),
+        "/worker.js" => respond(
+            "200 OK",
+            "Content-Type: text/javascript\r\n",
+            format!(
+                "fetch('{other}/from-worker').catch(() => {{}});\
+                 fetch('/data').then(r => r.json()).then(d => postMessage('worker got ' + d.items.join(',')));"
+            )
+            .as_bytes(),
+        ),
         "/post" => respond(
             "200 OK",
             html,
@@ -437,6 +453,20 @@ async fn requests_to_a_host_nobody_granted_never_leave() {
     );
     assert!(text.contains(&format!("{base}/pixel.png")), "{text}");
     assert!(text.contains(&format!("{base}/x.js")), "{text}");
+
+    // A worker's requests are the host's to answer too: its own host, yes; the other, no.
+    let worker = call(
+        &runtime,
+        "Browser",
+        json!({
+            "url": site.url("/worker"),
+            "actions": [{"action": "wait_for_network_idle"}, {"action": "text", "selector": "#out"}],
+        }),
+    )
+    .await;
+    let text = ok_text(&worker);
+    assert!(text.contains("worker got alpha,beta"), "{text}");
+    assert!(text.contains(&format!("{base}/from-worker")), "{text}");
 
     // A redirect of the page itself to the other host.
     let away = call(&runtime, "Browser", json!({"url": site.url("/away")})).await;

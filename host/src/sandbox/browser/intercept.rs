@@ -290,6 +290,20 @@ pub(super) struct Interceptor {
     pub(super) files: FileScope,
     /// The call's deadline: no request outlives it.
     pub(super) deadline: Instant,
+    /// Protocol sessions of the page's own targets (workers, popups) attached so far, for the
+    /// page to forget when it closes.
+    pub(super) children: Arc<Mutex<Vec<String>>>,
+}
+
+/// The request interception every target of a page gets before it may run: every request
+/// paused at the request stage.
+pub(super) fn interception() -> Value {
+    json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
+}
+
+/// What every target of a page attaches its own targets with: paused until interception is on.
+pub(super) fn auto_attach() -> Value {
+    json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
 }
 
 impl Interceptor {
@@ -348,6 +362,47 @@ impl Interceptor {
             }
             "Page.loadEventFired" => self.status.update(|status| status.loaded = true),
             "Inspector.targetCrashed" => self.status.update(|status| status.crashed = true),
+            // A worker or popup of the page: it waits (`waitForDebuggerOnStart`) until its own
+            // requests are intercepted like the page's, then runs.
+            "Target.attachedToTarget" => {
+                let Some(child) = event.params.get("sessionId").and_then(Value::as_str) else {
+                    return;
+                };
+                let child = child.to_owned();
+                self.children
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .push(child.clone());
+                let events = self.connection.listen(&child);
+                let interceptor = Interceptor {
+                    connection: Arc::clone(&self.connection),
+                    session: child.clone(),
+                    main_frame: self.main_frame.clone(),
+                    status: Arc::clone(&self.status),
+                    policy: self.policy.clone(),
+                    files: self.files.clone(),
+                    deadline: self.deadline,
+                    children: Arc::clone(&self.children),
+                };
+                requests.spawn(async move {
+                    let connection = Arc::clone(&interceptor.connection);
+                    let session = child.clone();
+                    let started = tokio::task::spawn_blocking(move || {
+                        let _ = connection.send(Some(&session), "Fetch.enable", interception());
+                        let _ =
+                            connection.send(Some(&session), "Target.setAutoAttach", auto_attach());
+                        connection.send(
+                            Some(&session),
+                            "Runtime.runIfWaitingForDebugger",
+                            json!({}),
+                        )
+                    })
+                    .await;
+                    if matches!(started, Ok(Ok(()))) {
+                        Box::pin(interceptor.run(events)).await;
+                    }
+                });
+            }
             // A dialog would stop the page until someone answers it; nobody will.
             "Page.javascriptDialogOpening" => {
                 let _ = self.connection.send(

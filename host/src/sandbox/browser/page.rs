@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::BrowserError;
 use super::cdp::{CdpError, Connection};
-use super::intercept::{FileScope, Interceptor, PageStatus, Route, route};
+use super::intercept::{
+    FileScope, Interceptor, PageStatus, Route, auto_attach, interception, route,
+};
 use super::launch::VIEWPORT;
 use crate::sandbox::http::NetPolicy;
 
@@ -49,6 +51,8 @@ pub(super) struct Page {
     policy: Option<Arc<NetPolicy>>,
     files: FileScope,
     interceptor: tokio::task::JoinHandle<()>,
+    /// The protocol sessions of the page's workers and popups.
+    children: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// What opening a page needs besides the browser.
@@ -124,6 +128,7 @@ impl Page {
             }
         };
         let status = PageStatus::new();
+        let children = Arc::default();
         let events = connection.listen(&session);
         let interceptor = setup.runtime.spawn(
             Interceptor {
@@ -134,6 +139,7 @@ impl Page {
                 policy: setup.policy.clone(),
                 files: setup.files.clone(),
                 deadline: setup.call_deadline,
+                children: Arc::clone(&children),
             }
             .run(events),
         );
@@ -146,13 +152,11 @@ impl Page {
             policy: setup.policy,
             files: setup.files,
             interceptor,
+            children,
         };
         let (width, height) = VIEWPORT;
-        page.command(
-            "Fetch.enable",
-            json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
-            until,
-        )?;
+        page.command("Fetch.enable", interception(), until)?;
+        page.command("Target.setAutoAttach", auto_attach(), until)?;
         page.command("Page.enable", json!({}), until)?;
         page.command(
             "Emulation.setDeviceMetricsOverride",
@@ -507,6 +511,14 @@ impl Drop for Page {
     fn drop(&mut self) {
         self.interceptor.abort();
         self.connection.forget(&self.session);
+        for child in self
+            .children
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .drain(..)
+        {
+            self.connection.forget(&child);
+        }
         let _ = self.connection.send(
             None,
             "Target.disposeBrowserContext",
