@@ -215,6 +215,11 @@ async fn runtime(fixture: &Fixture) -> warden::Runtime {
         .await
 }
 
+/// One `Browser` call opening `url` and running `actions`.
+async fn browse(runtime: &warden::Runtime, url: &str, actions: Value) -> warden::Dispatch {
+    call(runtime, "Browser", json!({"url": url, "actions": actions})).await
+}
+
 /// The PNG images of a result.
 fn images(dispatch: &warden::Dispatch) -> Vec<Vec<u8>> {
     match &dispatch.block.content {
@@ -278,18 +283,15 @@ async fn reads_a_page_javascript_renders() {
     let fixture = Fixture::new();
     let site = Site::start("127.0.0.1", None);
     let runtime = runtime(&fixture).await;
-    let result = call(
+    let result = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/app"),
-            "actions": [
-                {"action": "wait_for_network_idle"},
-                {"action": "text", "selector": "#app"},
-                {"action": "evaluate", "expression": "document.querySelectorAll('div').length"},
-                {"action": "accessibility_tree"},
-            ],
-        }),
+        &site.url("/app"),
+        json!([
+            {"action": "wait_for_network_idle"},
+            {"action": "text", "selector": "#app"},
+            {"action": "evaluate", "expression": "document.querySelectorAll('div').length"},
+            {"action": "accessibility_tree"},
+        ]),
     )
     .await;
     let text = ok_text(&result);
@@ -314,19 +316,16 @@ async fn clicking_and_typing_change_the_page() {
     let fixture = Fixture::new();
     let site = Site::start("127.0.0.1", None);
     let runtime = runtime(&fixture).await;
-    let result = call(
+    let result = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/form"),
-            "actions": [
-                {"action": "text", "selector": "#out"},
-                {"action": "type", "selector": "#name", "text": "Ada"},
-                {"action": "click", "selector": "#greet"},
-                {"action": "text", "selector": "#out"},
-                {"action": "evaluate", "expression": "document.querySelector('#name').value"},
-            ],
-        }),
+        &site.url("/form"),
+        json!([
+            {"action": "text", "selector": "#out"},
+            {"action": "type", "selector": "#name", "text": "Ada"},
+            {"action": "click", "selector": "#greet"},
+            {"action": "text", "selector": "#out"},
+            {"action": "evaluate", "expression": "document.querySelector('#name').value"},
+        ]),
     )
     .await;
     let text = ok_text(&result);
@@ -362,13 +361,10 @@ async fn clicking_and_typing_change_the_page() {
 
     // Cookies a response set and cookies the page's script set go with the page's next request
     // (the host makes the request, so it asks the page's cookie jar).
-    let login = call(
+    let login = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/login"),
-            "actions": [{"action": "wait_for_network_idle"}, {"action": "text"}],
-        }),
+        &site.url("/login"),
+        json!([{"action": "wait_for_network_idle"}, {"action": "text"}]),
     )
     .await;
     let text = ok_text(&login);
@@ -376,13 +372,10 @@ async fn clicking_and_typing_change_the_page() {
     assert!(text.contains("theme=dark"), "{text}");
 
     // A form post: the host sends the body the page gave.
-    let post = call(
+    let post = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/post"),
-            "actions": [{"action": "click", "selector": "#send"}, {"action": "wait_for_network_idle"}],
-        }),
+        &site.url("/post"),
+        json!([{"action": "click", "selector": "#send"}, {"action": "wait_for_network_idle"}]),
     )
     .await;
     let text = ok_text(&post);
@@ -390,13 +383,10 @@ async fn clicking_and_typing_change_the_page() {
 
     // evaluate is read-only: V8 refuses an expression with a side effect, and the page keeps
     // its state (a fresh call: a fresh page).
-    let write = call(
+    let write = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/form"),
-            "actions": [{"action": "evaluate", "expression": "document.title = 'changed'"}],
-        }),
+        &site.url("/form"),
+        json!([{"action": "evaluate", "expression": "document.title = 'changed'"}]),
     )
     .await;
     let text = error_text(&write, ErrorKind::ToolFailed);
@@ -455,13 +445,10 @@ async fn requests_to_a_host_nobody_granted_never_leave() {
     assert!(text.contains(&format!("{base}/x.js")), "{text}");
 
     // A worker's requests are the host's to answer too: its own host, yes; the other, no.
-    let worker = call(
+    let worker = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/worker"),
-            "actions": [{"action": "wait_for_network_idle"}, {"action": "text", "selector": "#out"}],
-        }),
+        &site.url("/worker"),
+        json!([{"action": "wait_for_network_idle"}, {"action": "text", "selector": "#out"}]),
     )
     .await;
     let text = ok_text(&worker);
@@ -474,13 +461,10 @@ async fn requests_to_a_host_nobody_granted_never_leave() {
     assert!(text.contains("127.0.0.2"), "{text}");
 
     // A link the page follows on a click.
-    let link = call(
+    let link = browse(
         &runtime,
-        "Browser",
-        json!({
-            "url": site.url("/link"),
-            "actions": [{"action": "click", "selector": "#go"}, {"action": "text"}],
-        }),
+        &site.url("/link"),
+        json!([{"action": "click", "selector": "#go"}, {"action": "text"}]),
     )
     .await;
     let text = ok_text(&link);
