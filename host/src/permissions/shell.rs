@@ -18,7 +18,7 @@ mod lexical;
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 use lexical::{
     ansi_c_unquote, assigns_environment, brace_expansion, heredoc_tag_misuse, named_fd, nesting,
-    oversized_descriptor, subscript_depth, unclosed, unclosed_subscripts,
+    oversized_descriptor, subscript_depth, substitution_depth, unclosed, unclosed_subscripts,
     unusual_heredoc_delimiter,
 };
 
@@ -38,6 +38,9 @@ const MAX_SUBSCRIPT_DEPTH: usize = 3;
 
 /// Most `name[` subscripts left unclosed that are parsed; see `lexical::unclosed_subscripts`.
 const MAX_UNCLOSED_SUBSCRIPTS: usize = 2;
+
+/// Deepest `$(` / `$((` nesting parsed; see `lexical::substitution_depth`.
+const MAX_SUBSTITUTION_DEPTH: usize = 4;
 
 /// Most brackets of all kinds (`(`, `{`, `[`) left unclosed that are parsed: mixed unclosed
 /// substitutions and expansions backtrack together (found by the `shell_splitter` fuzz target:
@@ -157,6 +160,10 @@ impl Walker {
         }
         if unclosed_subscripts(source) > MAX_UNCLOSED_SUBSCRIPTS {
             self.opaque("the command leaves array subscripts unclosed");
+            return;
+        }
+        if substitution_depth(source) > MAX_SUBSTITUTION_DEPTH {
+            self.opaque("the command nests substitutions too deeply to be checked");
             return;
         }
         if subscript_depth(source) > MAX_SUBSCRIPT_DEPTH {
@@ -879,6 +886,9 @@ mod tests {
             "<<EOF\n=$($(~${v[=$(\n$({F${x+(${vvvv[^'\\'vvvvvvvvvx\nEOF",
             "echo ${x:-$(rm -rf /)}",
             "bash -c \"$CMD\"",
+            // Five levels of `$(`: each `$((` is tried as arithmetic and as a subshell.
+            "echo $(a $(b $(c $(d $(e)))))",
+            "x=$(((1+$(((2+$(((3+$(((4+$(((5)))))))))))))))",
         ] {
             assert!(
                 split(command).opaque.is_some(),
@@ -897,6 +907,11 @@ mod tests {
             ("cat <<'EOF' > f && rm d\nbody\nEOF", "rm d"),
             ("cat <<-\"END-1\" && rm e\nbody\nEND-1", "rm e"),
             ("cat <<< \"$x\" && rm f", "rm f"),
+            (
+                "echo $(dirname $(dirname $(pwd))) $((1 + 2)) && rm g",
+                "rm g",
+            ),
+            ("echo \"\\$(\\$(\\$(\\$(\\$(\" && rm h", "rm h"),
         ] {
             let split = split(command);
             assert_eq!(split.opaque, None, "{command}");
