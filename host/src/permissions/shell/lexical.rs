@@ -161,55 +161,46 @@ pub(super) fn unclosed_subscripts(source: &str) -> usize {
 /// (found by the `shell_splitter` fuzz target: seven levels of mixed `$(((` took three seconds in
 /// a release build); real commands rarely nest three.
 pub(super) fn substitution_depth(source: &str) -> usize {
-    // One entry per open `(`: true when it opened a `$(`.
-    let mut open: Vec<bool> = Vec::new();
-    let mut deepest = 0;
-    let mut previous = ' ';
-    let mut chars = source.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '(' => {
-                open.push(previous == '$');
-                deepest = deepest.max(open.iter().filter(|substitution| **substitution).count());
-            }
-            ')' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        previous = c;
-    }
-    deepest
+    marked_nesting(source, '(', ')', |previous| previous == '$').0
 }
 
 /// The deepest subscript nesting and the number of subscripts left open.
 fn subscripts(source: &str) -> (usize, usize) {
-    // One entry per open `[`: true when it opens a subscript, so a `]` closing a glob or test
-    // bracket inside a subscript does not end the subscript too early.
-    let mut open: Vec<bool> = Vec::new();
+    marked_nesting(source, '[', ']', |previous| {
+        previous.is_ascii_alphanumeric() || previous == '_'
+    })
+}
+
+/// Walks the `open`/`close` brackets of `source` (backslash escapes skipped, quotes ignored) and
+/// counts only those whose preceding character `marks`: how deeply marked brackets nest, and how
+/// many are left open. Unmarked brackets are tracked too, so a `]` closing a glob or test bracket
+/// inside a subscript (or a `)` closing a subshell inside a substitution) does not end the marked
+/// one too early.
+fn marked_nesting(
+    source: &str,
+    open: char,
+    close: char,
+    marks: impl Fn(char) -> bool,
+) -> (usize, usize) {
+    let mut stack: Vec<bool> = Vec::new();
+    let mut marked = 0usize;
     let mut deepest = 0;
     let mut previous = ' ';
     let mut chars = source.chars();
     while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '[' => {
-                open.push(previous.is_ascii_alphanumeric() || previous == '_');
-                deepest = deepest.max(open.iter().filter(|subscript| **subscript).count());
-            }
-            ']' => {
-                open.pop();
-            }
-            _ => {}
+        if c == '\\' {
+            chars.next();
+        } else if c == open {
+            let is_marked = marks(previous);
+            stack.push(is_marked);
+            marked += usize::from(is_marked);
+            deepest = deepest.max(marked);
+        } else if c == close && stack.pop() == Some(true) {
+            marked -= 1;
         }
         previous = c;
     }
-    (deepest, open.iter().filter(|subscript| **subscript).count())
+    (deepest, marked)
 }
 
 /// True when a redirection names a descriptor number past `i32` (`99999999999>f`): bash rejects
