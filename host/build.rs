@@ -1,5 +1,5 @@
 //! Compiles the default tools in `example-tools/` to wasm32-wasip2 components and generates
-//! `embedded_tools.rs`, which embeds them in the `warden` binary (tools in `EMBEDDED_COMPONENTS`,
+//! `embedded_tools.rs`, which embeds them in the `janua` binary (tools in `EMBEDDED_COMPONENTS`,
 //! example hooks and monitors in `EMBEDDED_EXTENSIONS`).
 
 use std::fmt::Write as _;
@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = warden_guest_build::workspace_root(&manifest_dir, 1);
-    let guests = warden_guest_build::guests_in(&root.join("example-tools"));
-    let paths = warden_guest_build::build_guests(&root, &guests);
+    let root = janua_guest_build::workspace_root(&manifest_dir, 1);
+    let guests = janua_guest_build::guests_in(&root.join("example-tools"));
+    let paths = janua_guest_build::build_guests(&root, &guests);
 
-    // `hook-*`, `monitor-*` and `workflow-*` crates are examples, shipped for `warden example`; every
+    // `hook-*`, `monitor-*` and `workflow-*` crates are examples, shipped for `janua example`; every
     // other crate is a default tool.
     let extension = |ident: &str| {
         ident.starts_with("hook_")
@@ -36,7 +36,7 @@ fn main() {
         if want_extension {
             writeln!(
                 generated,
-                "/// {doc} Each entry: (crate directory name, artifact file name, component bytes, its\n/// `warden.toml`).\npub(crate) static {name}: &[(&str, &str, &[u8], &str)] = &["
+                "/// {doc} Each entry: (crate directory name, artifact file name, component bytes, its\n/// `janua.toml`).\npub(crate) static {name}: &[(&str, &str, &[u8], &str)] = &["
             )
         } else {
             writeln!(
@@ -50,7 +50,7 @@ fn main() {
                 continue;
             }
             if want_extension {
-                let manifest = guest.dir.join("warden.toml");
+                let manifest = guest.dir.join("janua.toml");
                 println!("cargo:rerun-if-changed={}", manifest.display());
                 writeln!(
                     generated,

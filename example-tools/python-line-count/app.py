@@ -1,11 +1,11 @@
-"""LineCount: a warden tool written in Python, built into a component with componentize-py.
+"""LineCount: a janua tool written in Python, built into a component with componentize-py.
 
-Build it against warden's WIT contract (from the repository root):
+Build it against janua's WIT contract (from the repository root):
 
     componentize-py -d wit -w tool-plugin componentize \
         -p example-tools/python-line-count app -o example-tools/python-line-count/line_count.wasm
 
-then load it: `warden --plugins example-tools/python-line-count call LineCount --input
+then load it: `janua --plugins example-tools/python-line-count call LineCount --input
 '{"file_path":"README.md"}'`. docs/AUTHORING.md walks through it.
 """
 

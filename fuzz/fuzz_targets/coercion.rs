@@ -1,7 +1,7 @@
 //! Fuzzes input coercion toward a tool's JSON Schema.
-//! The checks live in `warden::fuzzing::coercion`; the corpus replay test runs them too.
+//! The checks live in `janua::fuzzing::coercion`; the corpus replay test runs them too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| warden::fuzzing::coercion(data));
+fuzz_target!(|data: &[u8]| janua::fuzzing::coercion(data));

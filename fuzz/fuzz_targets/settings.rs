@@ -1,7 +1,7 @@
 //! Fuzzes the settings-file parser a repository controls.
-//! The checks live in `warden::fuzzing::settings`; the corpus replay test runs them too.
+//! The checks live in `janua::fuzzing::settings`; the corpus replay test runs them too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| warden::fuzzing::settings(data));
+fuzz_target!(|data: &[u8]| janua::fuzzing::settings(data));

@@ -17,7 +17,7 @@ pub const GUEST_TARGET: &str = "wasm32-wasip2";
 /// One guest crate to build.
 #[derive(Debug, Clone)]
 pub struct Guest {
-    /// Cargo package name, e.g. `warden-tool-read`.
+    /// Cargo package name, e.g. `janua-tool-read`.
     pub package: String,
     /// Directory holding the crate's `Cargo.toml`.
     pub dir: PathBuf,
@@ -100,7 +100,7 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
     let toolchain = env::var(GUEST_TOOLCHAIN_VAR)
         .ok()
         .filter(|name| !name.is_empty());
-    check_target_installed(toolchain.as_deref());
+    ensure_target_installed(workspace_root, toolchain.as_deref());
 
     let target_dir = guest_target_dir();
     let mut command = match &toolchain {
@@ -170,7 +170,7 @@ pub fn build_guests(workspace_root: &Path, guests: &[Guest]) -> Vec<PathBuf> {
 
 /// Names a rustup toolchain that builds the guests instead of the outer build's own, for builds
 /// under a toolchain without the guest target (`cargo +nightly fuzz build`).
-pub const GUEST_TOOLCHAIN_VAR: &str = "WARDEN_GUEST_TOOLCHAIN";
+pub const GUEST_TOOLCHAIN_VAR: &str = "JANUA_GUEST_TOOLCHAIN";
 
 /// The workspace root, given the building crate's manifest directory and its depth below the root.
 pub fn workspace_root(manifest_dir: &Path, depth: usize) -> PathBuf {
@@ -181,8 +181,41 @@ pub fn workspace_root(manifest_dir: &Path, depth: usize) -> PathBuf {
     root
 }
 
-/// Fails early, with the installing command, when the standard library for the guest target is absent.
-fn check_target_installed(toolchain: Option<&str>) {
+/// Makes sure the standard library for the guest target is installed, adding it with rustup when
+/// it is absent (a pinned toolchain that rustup installed earlier does not gain the targets
+/// `rust-toolchain.toml` lists later). Without rustup it fails early, with the installing command.
+fn ensure_target_installed(workspace_root: &Path, toolchain: Option<&str>) {
+    if target_installed(toolchain) {
+        return;
+    }
+    // One line the user sees: cargo prints a build script's `cargo:warning` lines.
+    println!(
+        "cargo:warning=the Rust target {GUEST_TARGET} is missing; adding it with `rustup target add {GUEST_TARGET}`"
+    );
+    let added = add_target_with_rustup(Path::new("rustup"), workspace_root, toolchain);
+    // Two build scripts (the host's and the test guests') may add it at once; one's failure is
+    // no failure when the other's install landed.
+    if target_installed(toolchain) {
+        return;
+    }
+    match added {
+        Ok(()) => panic!(
+            "`rustup target add {GUEST_TARGET}` succeeded, yet the toolchain building janua's guests \
+             still lacks the target. Install it with: rustup target add {GUEST_TARGET}"
+        ),
+        Err(RustupError::Absent) => panic!(
+            "the Rust target {GUEST_TARGET} is not installed; janua's guests need it. \
+             Install it with: rustup target add {GUEST_TARGET}"
+        ),
+        Err(RustupError::Failed(detail)) => panic!(
+            "the Rust target {GUEST_TARGET} is not installed and `rustup target add {GUEST_TARGET}` \
+             failed ({detail}); janua's guests need it. Install it with: rustup target add {GUEST_TARGET}"
+        ),
+    }
+}
+
+/// Whether the toolchain that builds the guests has the guest target's standard library.
+fn target_installed(toolchain: Option<&str>) -> bool {
     let mut rustc = match toolchain {
         Some(name) => {
             let mut command = Command::new("rustup");
@@ -196,18 +229,55 @@ fn check_target_installed(toolchain: Option<&str>) {
     let output = rustc
         .args(["--print", "target-libdir", "--target", GUEST_TARGET])
         .output();
-    let installed = match output {
+    match output {
         Ok(output) if output.status.success() => {
             let libdir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
             Path::new(&libdir).is_dir()
         }
         _ => false,
+    }
+}
+
+/// Why rustup could not add the guest target.
+#[derive(Debug, PartialEq, Eq)]
+enum RustupError {
+    /// There is no `rustup` to run.
+    Absent,
+    /// rustup ran and failed; its exit status and last line of output.
+    Failed(String),
+}
+
+/// Runs `<rustup> target add` for the guest target, for `toolchain` or else the toolchain the
+/// outer build runs on (rustup's `RUSTUP_TOOLCHAIN`, or the workspace's `rust-toolchain.toml`).
+fn add_target_with_rustup(
+    rustup: &Path,
+    workspace_root: &Path,
+    toolchain: Option<&str>,
+) -> Result<(), RustupError> {
+    let mut rustup = Command::new(rustup);
+    rustup.current_dir(workspace_root).args(["target", "add"]);
+    if let Some(name) = toolchain {
+        rustup
+            .args(["--toolchain", name])
+            .env_remove("RUSTUP_TOOLCHAIN");
+    }
+    let output = match rustup.arg(GUEST_TARGET).output() {
+        Ok(output) => output,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(RustupError::Absent);
+        }
+        Err(error) => return Err(RustupError::Failed(format!("cannot run rustup: {error}"))),
     };
-    assert!(
-        installed,
-        "the Rust target {GUEST_TARGET} is not installed; warden's guests need it. \
-         Install it with: rustup target add {GUEST_TARGET}"
-    );
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last_line = stderr.lines().rev().find(|line| !line.trim().is_empty());
+    Err(RustupError::Failed(format!(
+        "{}: {}",
+        output.status,
+        last_line.unwrap_or("no output")
+    )))
 }
 
 /// `<outer target dir>/wasm-guests`, derived from `OUT_DIR` (`<target>/<profile>/build/<pkg>/out`).
@@ -221,4 +291,68 @@ fn guest_target_dir() -> PathBuf {
         .map(Path::to_path_buf)
         .unwrap_or_else(|| out_dir.join("guests"));
     outer_target.join("wasm-guests")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    /// A stand-in `rustup`: a shell script with `body`, in a fresh directory.
+    fn fake_rustup(body: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("rustup");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        (dir, path)
+    }
+
+    #[test]
+    fn adds_the_guest_target_for_the_named_toolchain_in_the_workspace() {
+        let (dir, rustup) = fake_rustup(r#"echo "$PWD $*" > "$(dirname "$0")/called""#);
+        add_target_with_rustup(&rustup, dir.path(), Some("nightly")).expect("added");
+        let called = std::fs::read_to_string(dir.path().join("called")).expect("it ran");
+        let workspace = dir.path().canonicalize().expect("canonical");
+        assert_eq!(
+            called.trim(),
+            format!(
+                "{} target add --toolchain nightly {GUEST_TARGET}",
+                workspace.display()
+            )
+        );
+        add_target_with_rustup(&rustup, dir.path(), None).expect("added");
+        let called = std::fs::read_to_string(dir.path().join("called")).expect("it ran");
+        assert!(
+            called
+                .trim()
+                .ends_with(&format!(" target add {GUEST_TARGET}")),
+            "{called}"
+        );
+    }
+
+    #[test]
+    fn a_failing_rustup_reports_its_status_and_last_line() {
+        let (dir, rustup) = fake_rustup(
+            "echo 'info: syncing' >&2; echo 'error: toolchain is not installed' >&2; exit 3",
+        );
+        let error = add_target_with_rustup(&rustup, dir.path(), None).expect_err("it failed");
+        let RustupError::Failed(detail) = error else {
+            panic!("{error:?}");
+        };
+        assert!(detail.contains("exit status: 3"), "{detail}");
+        assert!(
+            detail.ends_with("error: toolchain is not installed"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn no_rustup_is_told_apart_from_a_failing_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let missing = dir.path().join("no-such-rustup");
+        assert_eq!(
+            add_target_with_rustup(&missing, dir.path(), None),
+            Err(RustupError::Absent)
+        );
+    }
 }

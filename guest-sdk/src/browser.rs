@@ -5,9 +5,9 @@
 //! closed when the call ends; each function waits at most `timeout_ms` and never past the call's
 //! deadline.
 
-pub use crate::__private::bindings::warden::plugin::browser::{BrowserError, PageInfo};
+pub use crate::__private::bindings::janua::plugin::browser::{BrowserError, PageInfo};
 
-use crate::__private::bindings::warden::plugin::browser as host;
+use crate::__private::bindings::janua::plugin::browser as host;
 
 /// Navigates the call's page to `url` (opening it first) and waits for its load event.
 pub fn open(url: &str, timeout_ms: u64) -> Result<PageInfo, BrowserError> {

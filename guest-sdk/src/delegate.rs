@@ -3,9 +3,9 @@
 //! the caller's rules, mode and hooks, and with at most the caller's own grants: delegating never
 //! reaches further than the delegating tool itself could.
 
-pub use crate::__private::bindings::warden::plugin::delegate::Delegated;
+pub use crate::__private::bindings::janua::plugin::delegate::Delegated;
 
-use crate::__private::bindings::warden::plugin::delegate as host;
+use crate::__private::bindings::janua::plugin::delegate as host;
 
 /// Calls `tool` with `input` and returns its `tool_result`: a failure of any stage (unknown
 /// tool, schema, hooks, permission, timeout, `delegation_depth_exceeded`) is an error result,

@@ -11,7 +11,7 @@ use std::io::{ErrorKind, Write as _};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::__private::bindings::warden::plugin::host;
+use crate::__private::bindings::janua::plugin::host;
 use crate::ToolError;
 
 /// Lowercase hex SHA-256 of `bytes`, the digest format `record-read` expects.
@@ -220,7 +220,7 @@ fn create_temporary(dir: &str, name: &str) -> std::io::Result<(String, File)> {
             .build_hasher()
             .finish();
         let stem: String = name.chars().take(64).collect();
-        let temp_path = format!("{dir}/.{stem}.warden-{random:016x}.tmp");
+        let temp_path = format!("{dir}/.{stem}.janua-{random:016x}.tmp");
         match OpenOptions::new()
             .write(true)
             .create_new(true)

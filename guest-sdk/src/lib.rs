@@ -1,8 +1,8 @@
-//! Write warden tools, hooks and monitors in Rust.
+//! Write janua tools, hooks and monitors in Rust.
 //!
 //! A tool is a type implementing [`Tool`]: its input is a struct deriving `Deserialize` and
 //! `JsonSchema`, from which the SDK derives the JSON Schema the model sees and into which it
-//! deserializes each call's input. [`export!`] turns one or more tools into a `warden:plugin`
+//! deserializes each call's input. [`export!`] turns one or more tools into a `janua:plugin`
 //! component; build the crate as a `cdylib` for `wasm32-wasip2`.
 //!
 //! A hook ([`hook::Hook`], exported with [`export_hook!`]) is policy code the host runs at
@@ -14,7 +14,7 @@
 //! # Tools
 //!
 //! ```no_run
-//! use warden_sdk::{Context, Output, Tool, ToolError};
+//! use janua_sdk::{Context, Output, Tool, ToolError};
 //!
 //! /// Input of the `Shout` tool.
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -39,7 +39,7 @@
 //!     }
 //! }
 //!
-//! warden_sdk::export!(Shout);
+//! janua_sdk::export!(Shout);
 //! ```
 //!
 //! # Hooks
@@ -50,7 +50,7 @@
 //! ```no_run
 //! use serde::Deserialize;
 //! use serde_json::Value;
-//! use warden_sdk::hook::{self, Hook};
+//! use janua_sdk::hook::{self, Hook};
 //!
 //! /// The fields of a Bash `PreToolUse` event this hook reads.
 //! #[derive(Deserialize)]
@@ -76,7 +76,7 @@
 //!     }
 //! }
 //!
-//! warden_sdk::export_hook!(NoShutdown);
+//! janua_sdk::export_hook!(NoShutdown);
 //! ```
 //!
 //! # Monitors
@@ -90,7 +90,7 @@
 //!
 //! use serde::Deserialize;
 //! use serde_json::Value;
-//! use warden_sdk::monitor::{self, Monitor};
+//! use janua_sdk::monitor::{self, Monitor};
 //!
 //! /// The field of every event this monitor reads.
 //! #[derive(Deserialize)]
@@ -113,12 +113,12 @@
 //!     }
 //! }
 //!
-//! warden_sdk::export_monitor!(Budget);
+//! janua_sdk::export_monitor!(Budget);
 //! ```
 #![warn(missing_docs)]
 
-// Lets generated code name `::warden_sdk` both here and in tool crates.
-extern crate self as warden_sdk;
+// Lets generated code name `::janua_sdk` both here and in tool crates.
+extern crate self as janua_sdk;
 
 use serde::de::DeserializeOwned;
 
@@ -134,10 +134,10 @@ pub mod monitor;
 pub mod process;
 
 /// The side-effect class of a tool; the host's permission engine and default mode read it.
-pub use __private::bindings::warden::plugin::types::CapabilityClass;
+pub use __private::bindings::janua::plugin::types::CapabilityClass;
 
 /// Severity of a [`log`] line.
-pub use __private::bindings::warden::plugin::host::LogLevel;
+pub use __private::bindings::janua::plugin::host::LogLevel;
 
 /// Facts about the current call.
 #[derive(Debug, Clone)]
@@ -283,29 +283,29 @@ pub trait Validate: Tool {
 
 /// Writes a line to the host's log (never shown to the model).
 pub fn log(level: LogLevel, message: &str) {
-    __private::bindings::warden::plugin::host::log(level, message);
+    __private::bindings::janua::plugin::host::log(level, message);
 }
 
 /// Reports progress on a long call.
 pub fn progress(message: &str) {
-    __private::bindings::warden::plugin::host::progress(message);
+    __private::bindings::janua::plugin::host::progress(message);
 }
 
 /// True once the host cancelled the call; long-running tools should check it and stop early.
 pub fn cancelled() -> bool {
-    __private::bindings::warden::plugin::host::cancelled()
+    __private::bindings::janua::plugin::host::cancelled()
 }
 
-/// Exports the listed [`Tool`] types as one `warden:plugin/tool-plugin` component.
+/// Exports the listed [`Tool`] types as one `janua:plugin/tool-plugin` component.
 ///
-/// Use it once per crate: `warden_sdk::export!(Read, Write);`.
+/// Use it once per crate: `janua_sdk::export!(Read, Write);`.
 #[macro_export]
 macro_rules! export {
     ($($tool:ty),+ $(,)?) => {
         #[doc(hidden)]
-        struct __WardenToolComponent;
+        struct __JanuaToolComponent;
 
-        impl $crate::__private::Guest for __WardenToolComponent {
+        impl $crate::__private::Guest for __JanuaToolComponent {
             fn describe() -> ::std::vec::Vec<$crate::__private::ToolSpec> {
                 #[allow(unused_imports)]
                 use $crate::__private::{Unvalidated as _, Validated as _};
@@ -346,22 +346,22 @@ macro_rules! export {
             }
         }
 
-        $crate::__private::export_component!(__WardenToolComponent);
+        $crate::__private::export_component!(__JanuaToolComponent);
     };
 }
 
-/// Exports the [`hook::Hook`] type `$hook` as a `warden:plugin/hook-plugin` component.
+/// Exports the [`hook::Hook`] type `$hook` as a `janua:plugin/hook-plugin` component.
 ///
-/// Use it once per crate: `warden_sdk::export_hook!(BashGuard);`. The event text is parsed before
+/// Use it once per crate: `janua_sdk::export_hook!(BashGuard);`. The event text is parsed before
 /// [`hook::Hook::handle`] runs (an event that is not JSON becomes the hook's `err`) and its answer
 /// is serialized.
 #[macro_export]
 macro_rules! export_hook {
     ($hook:ty $(,)?) => {
         #[doc(hidden)]
-        struct __WardenHookComponent;
+        struct __JanuaHookComponent;
 
-        impl $crate::__private::HookGuest for __WardenHookComponent {
+        impl $crate::__private::HookGuest for __JanuaHookComponent {
             fn handle(
                 event: ::std::string::String,
             ) -> ::std::result::Result<::std::string::String, ::std::string::String> {
@@ -369,22 +369,22 @@ macro_rules! export_hook {
             }
         }
 
-        $crate::__private::export_hook_component!(__WardenHookComponent);
+        $crate::__private::export_hook_component!(__JanuaHookComponent);
     };
 }
 
-/// Exports the [`monitor::Monitor`] type `$monitor` as a `warden:plugin/monitor-plugin` component.
+/// Exports the [`monitor::Monitor`] type `$monitor` as a `janua:plugin/monitor-plugin` component.
 ///
-/// Use it once per crate: `warden_sdk::export_monitor!(Audit);`. The event text is parsed before
+/// Use it once per crate: `janua_sdk::export_monitor!(Audit);`. The event text is parsed before
 /// [`monitor::Monitor::observe`] runs (an event that is not JSON becomes the monitor's `err`) and
 /// its answer is serialized.
 #[macro_export]
 macro_rules! export_monitor {
     ($monitor:ty $(,)?) => {
         #[doc(hidden)]
-        struct __WardenMonitorComponent;
+        struct __JanuaMonitorComponent;
 
-        impl $crate::__private::MonitorGuest for __WardenMonitorComponent {
+        impl $crate::__private::MonitorGuest for __JanuaMonitorComponent {
             fn observe(
                 event: ::std::string::String,
             ) -> ::std::result::Result<::std::string::String, ::std::string::String> {
@@ -392,6 +392,6 @@ macro_rules! export_monitor {
             }
         }
 
-        $crate::__private::export_monitor_component!(__WardenMonitorComponent);
+        $crate::__private::export_monitor_component!(__JanuaMonitorComponent);
     };
 }

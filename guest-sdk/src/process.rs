@@ -2,11 +2,11 @@
 //! `process` (naming each program and its argument patterns) may use it; the host checks every
 //! request against those grants and runs the program under its process sandbox.
 
-pub use crate::__private::bindings::warden::plugin::process::{
+pub use crate::__private::bindings::janua::plugin::process::{
     Command, Finished, ProcessError, TaskStatus,
 };
 
-use crate::__private::bindings::warden::plugin::process as host;
+use crate::__private::bindings::janua::plugin::process as host;
 
 /// Runs `command` to completion.
 pub fn run(command: &Command) -> Result<Finished, ProcessError> {

@@ -3,8 +3,9 @@
 //! net policy, the steps), with the session's first call (which starts Chromium under the
 //! process sandbox) measured on its own.
 //!
-//! `cargo bench -p warden --bench browser` prints Markdown rows for `BENCHMARKS.md`. It needs
-//! Chromium (`warden doctor`).
+//! `cargo bench -p janua --bench browser` prints Markdown rows for `BENCHMARKS.md`. It needs
+//! Chromium (`janua doctor`); without Debian's, `JANUA_BROWSER=$(bash tests/browser/setup.sh
+//! target/tmp/browser)` names one provisioned from the npm registry.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -14,8 +15,8 @@ use std::net::TcpListener;
 use std::time::Instant;
 
 use common::{bench, dispatch, row};
+use janua::{ProxySettings, Runtime, RuntimeConfig};
 use serde_json::json;
-use warden::{ProxySettings, Runtime, RuntimeConfig};
 
 const PAGE: &str = "<!DOCTYPE html><title>Bench</title><input id=\"q\"><button id=\"go\" \
     onclick=\"document.getElementById('out').textContent = document.getElementById('q').value\">\
@@ -67,8 +68,11 @@ async fn runtime(root: &std::path::Path, workspace: &std::path::Path) -> Runtime
 }
 
 async fn run() {
-    if let Err(error) = warden::find_browser() {
-        panic!("the browser benchmark needs Chromium: {error}");
+    if let Err(error) = janua::find_browser() {
+        panic!(
+            "the browser benchmark needs Chromium: {error}; \
+             `JANUA_BROWSER=$(bash tests/browser/setup.sh target/tmp/browser)` provisions one"
+        );
     }
     let (root, workspace) = common::temp_workspace();
     let port = serve();

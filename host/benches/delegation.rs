@@ -2,7 +2,7 @@
 //! `delegate.call` while the nested dispatch runs), a call inside a forked sub-session, and the
 //! example workflow (one Grep and three Reads, all delegated).
 //!
-//! `cargo bench -p warden --bench delegation` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench delegation` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -10,8 +10,8 @@ mod common;
 use std::time::Instant;
 
 use common::{bench, row};
+use janua::{Narrowing, Runtime, RuntimeConfig, ToolUse};
 use serde_json::json;
-use warden::{Narrowing, Runtime, RuntimeConfig, ToolUse};
 
 fn main() {
     common::block_on(run());
@@ -29,14 +29,14 @@ async fn run() {
     }
     let probe = root.path().join("probe");
     std::fs::create_dir_all(&probe).expect("plugin dir");
-    std::fs::copy(warden_test_guests::DELEGATE_PROBE, probe.join("tool.wasm")).expect("copy");
+    std::fs::copy(janua_test_guests::DELEGATE_PROBE, probe.join("tool.wasm")).expect("copy");
     std::fs::write(
-        probe.join("warden.toml"),
+        probe.join("janua.toml"),
         "[plugin]\nname = \"probe\"\n\n[[tool]]\ncomponent = \"tool.wasm\"\ngrants = { delegate = [\"Read\"], fs = [{ path = \"${WORKSPACE}\", access = \"read\" }] }\n",
     )
     .expect("manifest");
     let workflow = root.path().join("grep-context");
-    warden::write_example("workflow-grep-context", &workflow).expect("example");
+    janua::write_example("workflow-grep-context", &workflow).expect("example");
     let mut config = RuntimeConfig::new(&workspace);
     config.state_dir = Some(root.path().join("state"));
     config.cache_dir = Some(root.path().join("cache"));

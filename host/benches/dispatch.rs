@@ -1,6 +1,6 @@
 //! Dispatch benchmarks: start-up, full-pipeline latency per outcome, throughput and memory.
 //!
-//! `cargo bench -p warden --bench dispatch` prints Markdown rows for `BENCHMARKS.md`. Plain
+//! `cargo bench -p janua --bench dispatch` prints Markdown rows for `BENCHMARKS.md`. Plain
 //! `Instant` timing over many iterations after a warm-up; each row states what one iteration does.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use janua::{Runtime, RuntimeConfig, ToolUse};
 use serde_json::{Value, json};
-use warden::{Runtime, RuntimeConfig, ToolUse};
 
 const WARM_UP: usize = 200;
 const ITERATIONS: usize = 3000;

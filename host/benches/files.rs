@@ -1,7 +1,7 @@
 //! File-tool benchmarks: Edit's whole path (read-before-edit, checkpoint, atomic replace), Glob
 //! and Grep over a tree, and what hiding Read-denied paths in the WASI layer costs.
 //!
-//! `cargo bench -p warden --bench files` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench files` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use common::{bench, dispatch, row};
+use janua::{PermissionMode, Runtime, RuntimeConfig};
 use serde_json::json;
-use warden::{PermissionMode, Runtime, RuntimeConfig};
 
 /// Files in the benchmark tree, and lines per file.
 const TREE_FILES: usize = 2000;

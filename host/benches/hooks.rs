@@ -1,9 +1,9 @@
 //! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, two and
 //! four in parallel, one sandboxed command hook), and what a monitor costs the pipeline, beside the
 //! floor of issue 10's target 2: one bare instantiate + `handle` of the same hook component
-//! (`warden::Floor`), measured in the same run.
+//! (`janua::Floor`), measured in the same run.
 //!
-//! `cargo bench -p warden --bench hooks` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench hooks` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -11,13 +11,13 @@ mod common;
 use std::path::Path;
 
 use common::bench;
+use janua::{Runtime, RuntimeConfig};
 use serde_json::json;
-use warden::{Runtime, RuntimeConfig};
 
 fn main() {
     // The floor runs wasmtime's synchronous WASI, outside any async context.
-    let floor = warden::Floor::new(
-        &std::fs::read(warden_test_guests::HOOKS_SCRIPTED).expect("hook guest"),
+    let floor = janua::Floor::new(
+        &std::fs::read(janua_test_guests::HOOKS_SCRIPTED).expect("hook guest"),
         true,
     )
     .expect("floor");
@@ -47,9 +47,9 @@ fn main() {
 fn hook_plugin(dir: &Path, name: &str, tables: &str) -> std::path::PathBuf {
     let plugin = dir.join(name);
     std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::HOOKS_SCRIPTED, plugin.join("ext.wasm")).expect("copy");
+    std::fs::copy(janua_test_guests::HOOKS_SCRIPTED, plugin.join("ext.wasm")).expect("copy");
     std::fs::write(
-        plugin.join("warden.toml"),
+        plugin.join("janua.toml"),
         format!("[plugin]\nname = \"{name}\"\n\n{tables}"),
     )
     .expect("manifest");
@@ -85,7 +85,7 @@ async fn run() {
         &(0..4).map(hook_table).collect::<String>(),
     );
     let audit = root.path().join("audit");
-    warden::write_example("monitor-audit", &audit).expect("audit example");
+    janua::write_example("monitor-audit", &audit).expect("audit example");
     let command = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
         {"type": "command", "command": "exit 0"}]}]}})
     .to_string();
@@ -128,8 +128,8 @@ async fn run() {
         ),
     ];
     let input = json!({"file_path": "notes.md"});
-    // `WARDEN_BENCH_ONLY=<part of a row's label>` runs only the matching rows (for profiling).
-    let only = std::env::var("WARDEN_BENCH_ONLY").ok();
+    // `JANUA_BENCH_ONLY=<part of a row's label>` runs only the matching rows (for profiling).
+    let only = std::env::var("JANUA_BENCH_ONLY").ok();
     for (label, runtime) in &runtimes {
         if only.as_deref().is_some_and(|only| !label.contains(only)) {
             continue;

@@ -1,9 +1,9 @@
-//! `warden mcp serve` benchmarks, measured the way Wassette was (peers.md §13): 2,000 sequential
+//! `janua mcp serve` benchmarks, measured the way Wassette was (peers.md §13): 2,000 sequential
 //! `tools/call`s of a trivial echo component (a 100-byte string) from a minimal JSON-lines client,
 //! with the server's CPU time (every thread, from `/proc/<pid>/stat`) divided by the calls, and
 //! start-up until `tools/list` is answered with a warm component cache (median of 20 starts).
 //!
-//! `cargo bench -p warden --bench mcp` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench mcp` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -28,7 +28,7 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, workspace: &Path, plugin: &Path) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_janua"));
         let mut child = common::isolated(
             &mut command,
             workspace,
@@ -42,7 +42,7 @@ impl Server {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start warden mcp serve");
+        .expect("start janua mcp serve");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         Self {
@@ -114,12 +114,12 @@ fn library_floor(root: &Path, workspace: &Path, plugin: &Path) -> (Vec<Duration>
     let mut samples = Vec::with_capacity(CALLS);
     let mut cpu = Duration::ZERO;
     common::block_on(async {
-        let mut config = warden::RuntimeConfig::new(workspace);
+        let mut config = janua::RuntimeConfig::new(workspace);
         config.state_dir = Some(root.join("state"));
         config.cache_dir = Some(root.join("cache"));
         config.plugin_dirs = vec![plugin.to_path_buf()];
         config.allowed_tools = vec!["Echo".to_owned()];
-        let runtime = warden::Runtime::new(config).await.expect("runtime");
+        let runtime = janua::Runtime::new(config).await.expect("runtime");
         let input = json!({"text": "x".repeat(100)});
         for _ in 0..50 {
             common::dispatch(&runtime, "Echo", &input).await;
@@ -140,9 +140,9 @@ fn main() {
     let (root, workspace) = common::temp_workspace();
     let plugin = root.path().join("echo");
     std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("tool.wasm")).expect("guest");
+    std::fs::copy(janua_test_guests::PIPELINE_ECHO, plugin.join("tool.wasm")).expect("guest");
     std::fs::write(
-        plugin.join("warden.toml"),
+        plugin.join("janua.toml"),
         "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"tool.wasm\"\n",
     )
     .expect("manifest");

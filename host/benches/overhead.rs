@@ -1,13 +1,13 @@
 //! Issue 10's targets that run in-process, each beside its floor in the same run:
 //!
 //! 1. per-call overhead: the full pipeline (200 rules, no hooks) over a bare fresh store +
-//!    instantiate + call of the same component (`warden::Floor`, warden's own engine), p50 ≤ 1.2×;
+//!    instantiate + call of the same component (`janua::Floor`, janua's own engine), p50 ≤ 1.2×;
 //! 3. throughput: pipeline calls per second on one and two tasks beside the bare floor's on one
 //!    and two threads;
 //! 7. the decision over 1,000 rules, p50 ≤ 20 µs;
 //! 8. a `Read` of a small file within 3× of the bare Echo floor.
 //!
-//! `cargo bench -p warden --bench overhead` prints Markdown rows for `BENCHMARKS.md`. Floor and
+//! `cargo bench -p janua --bench overhead` prints Markdown rows for `BENCHMARKS.md`. Floor and
 //! pipeline samples alternate, one each per iteration, so both see the same machine state.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
@@ -16,11 +16,11 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-use warden::{
+use janua::{
     CapabilityClass, Floor, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime,
     RuntimeConfig, ToolSpec, ToolUse,
 };
+use serde_json::json;
 
 const WARM_UP: usize = 300;
 const ITERATIONS: usize = 3000;
@@ -54,8 +54,8 @@ fn rules(count: usize) -> (Vec<String>, Vec<String>) {
 }
 
 fn run(tokio: &tokio::runtime::Runtime) {
-    // `WARDEN_BENCH_ONLY=decision` runs the decision rows alone (for profiling them).
-    if std::env::var("WARDEN_BENCH_ONLY").as_deref() == Ok("decision") {
+    // `JANUA_BENCH_ONLY=decision` runs the decision rows alone (for profiling them).
+    if std::env::var("JANUA_BENCH_ONLY").as_deref() == Ok("decision") {
         let (root, workspace) = common::temp_workspace();
         for count in [0, 1000] {
             decision(&workspace, count);
@@ -77,7 +77,7 @@ fn run(tokio: &tokio::runtime::Runtime) {
     let runtime = Arc::new(tokio.block_on(Runtime::new(config)).expect("runtime"));
     let floor = Arc::new(
         Floor::new(
-            &std::fs::read(warden_test_guests::PIPELINE_ECHO).expect("guest"),
+            &std::fs::read(janua_test_guests::PIPELINE_ECHO).expect("guest"),
             false,
         )
         .expect("floor"),
@@ -87,8 +87,8 @@ fn run(tokio: &tokio::runtime::Runtime) {
 
     println!("| what one iteration does | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
-    // `WARDEN_BENCH_ONLY=read` (or `echo`) runs that tool alone for a while (for profiling it).
-    let alone = match std::env::var("WARDEN_BENCH_ONLY").as_deref() {
+    // `JANUA_BENCH_ONLY=read` (or `echo`) runs that tool alone for a while (for profiling it).
+    let alone = match std::env::var("JANUA_BENCH_ONLY").as_deref() {
         Ok("read") => Some(("Read", json!({"file_path": "small.txt", "limit": 10}))),
         Ok("echo") => Some(("Echo", echo_input.clone())),
         _ => None,

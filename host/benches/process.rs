@@ -2,7 +2,7 @@
 //! Landlock in a fresh network namespace, spooled output, group kill), against the same command
 //! spawned bare from Rust for scale.
 //!
-//! `cargo bench -p warden --bench process` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench process` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -10,8 +10,8 @@ mod common;
 use std::time::Instant;
 
 use common::{bench, row};
+use janua::{PermissionMode, ProcessSandbox, Runtime, RuntimeConfig};
 use serde_json::json;
-use warden::{PermissionMode, ProcessSandbox, Runtime, RuntimeConfig};
 
 fn main() {
     common::block_on(run());

@@ -1,8 +1,8 @@
-//! `warden run` benchmarks: the round trip of a batch through the stream-json protocol, measured
+//! `janua run` benchmarks: the round trip of a batch through the stream-json protocol, measured
 //! from the agent loop's side (write the line, read until the batch's `result` line), for one
 //! Read, and for ten Reads as one parallel batch against ten batches of one.
 //!
-//! `cargo bench -p warden --bench stream` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench stream` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -23,7 +23,7 @@ fn main() {
         )
         .expect("file");
     }
-    let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_janua"));
     let mut child = common::isolated(
         &mut command,
         &workspace,
@@ -35,14 +35,14 @@ fn main() {
     .stdout(Stdio::piped())
     .stderr(Stdio::null())
     .spawn()
-    .expect("start warden run");
+    .expect("start janua run");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     let mut read_until_result = |stdout: &mut BufReader<std::process::ChildStdout>| loop {
         line.clear();
         if stdout.read_line(&mut line).expect("read") == 0 {
-            panic!("warden run ended early");
+            panic!("janua run ended early");
         }
         let value: Value = serde_json::from_str(&line).expect("JSON");
         if value["type"] == "result" {
@@ -69,7 +69,7 @@ fn main() {
         samples.push(started.elapsed());
     }
     row(
-        "`warden run`: a batch of one Read, line in to result line out",
+        "`janua run`: a batch of one Read, line in to result line out",
         &mut samples,
     );
 
@@ -87,7 +87,7 @@ fn main() {
         samples.push(started.elapsed());
     }
     row(
-        "`warden run`: one batch of ten Reads (run in parallel)",
+        "`janua run`: one batch of ten Reads (run in parallel)",
         &mut samples,
     );
 
@@ -101,11 +101,11 @@ fn main() {
         samples.push(started.elapsed());
     }
     row(
-        "`warden run`: ten batches of one Read, one after another",
+        "`janua run`: ten batches of one Read, one after another",
         &mut samples,
     );
 
     drop(stdin);
-    let status = child.wait().expect("warden exits");
+    let status = child.wait().expect("janua exits");
     assert!(status.success());
 }

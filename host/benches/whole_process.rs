@@ -1,14 +1,14 @@
 //! Issue 10's whole-process targets, each beside its floor in the same run:
 //!
-//! 4. cold start with a warm compile cache: `warden tools` ≤ 10 ms and a first `warden call Read`
-//!    ≤ 15 ms of wall time (median of 20), beside `/bin/true` and `warden --version`;
-//! 6. memory: the idle `warden run` with the default tools ≤ 20 MB RSS, and the peak while a batch
+//! 4. cold start with a warm compile cache: `janua tools` ≤ 10 ms and a first `janua call Read`
+//!    ≤ 15 ms of wall time (median of 20), beside `/bin/true` and `janua --version`;
+//! 6. memory: the idle `janua run` with the default tools ≤ 20 MB RSS, and the peak while a batch
 //!    of 1,000 calls is in flight;
-//! 3. throughput: a `warden run` batch of 10,000 concurrency-safe `Read`s against the bare floor
-//!    (`warden::Floor`, fresh instance per call) on two threads, and `warden run` pinned to one
+//! 3. throughput: a `janua run` batch of 10,000 concurrency-safe `Read`s against the bare floor
+//!    (`janua::Floor`, fresh instance per call) on two threads, and `janua run` pinned to one
 //!    core against two (`taskset`).
 //!
-//! `cargo bench -p warden --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
+//! `cargo bench -p janua --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
+const JANUA: &str = env!("CARGO_BIN_EXE_janua");
 
 fn main() {
     let (root, workspace) = common::temp_workspace();
@@ -29,8 +29,8 @@ fn main() {
     std::fs::write(workspace.join("small.txt"), "hello\n".repeat(20)).expect("file");
     let state = root.path().join("state");
     let cache = root.path().join("cache");
-    let warden = |args: &[&str]| {
-        let mut command = Command::new(WARDEN);
+    let janua = |args: &[&str]| {
+        let mut command = Command::new(JANUA);
         common::isolated(&mut command, &workspace, &state, &cache)
             .args(args)
             .stdout(Stdio::null())
@@ -38,7 +38,7 @@ fn main() {
         command
     };
     assert!(
-        warden(&["cache", "prewarm"])
+        janua(&["cache", "prewarm"])
             .status()
             .expect("prewarm")
             .success()
@@ -53,18 +53,18 @@ fn main() {
             "",
         ),
         (
-            "`warden --version` (binary start floor)",
+            "`janua --version` (binary start floor)",
             {
-                let mut command = Command::new(WARDEN);
+                let mut command = Command::new(JANUA);
                 command.arg("--version").stdout(Stdio::null());
                 command
             },
             "",
         ),
-        ("`warden tools`", warden(&["tools"]), "≤ 10 ms"),
+        ("`janua tools`", janua(&["tools"]), "≤ 10 ms"),
         (
-            "`warden call Read` (first call: loads Read's component)",
-            warden(&["call", "Read", "--input", r#"{"file_path":"small.txt"}"#]),
+            "`janua call Read` (first call: loads Read's component)",
+            janua(&["call", "Read", "--input", r#"{"file_path":"small.txt"}"#]),
             "≤ 15 ms",
         ),
     ];
@@ -102,7 +102,7 @@ fn main() {
     let thousand = started.elapsed();
     let peak = session.status("VmHWM");
     println!(
-        "Memory (target 6): idle `warden run` with the default tools after one call: **{:.1} MiB** RSS (target ≤ 20 MB), of which {:.1} MiB anonymous (heap, stacks, pool slots) and {:.1} MiB clean pages of the binary file; peak while a batch of 1,000 `Read`s was in flight (at most the batch concurrency run at once, the rest queued): **{:.1} MiB** (the batch took {}).\n",
+        "Memory (target 6): idle `janua run` with the default tools after one call: **{:.1} MiB** RSS (target ≤ 20 MB), of which {:.1} MiB anonymous (heap, stacks, pool slots) and {:.1} MiB clean pages of the binary file; peak while a batch of 1,000 `Read`s was in flight (at most the batch concurrency run at once, the rest queued): **{:.1} MiB** (the batch took {}).\n",
         idle as f64 / 1024.0,
         idle_anon as f64 / 1024.0,
         idle_file as f64 / 1024.0,
@@ -110,7 +110,7 @@ fn main() {
         common::format_duration(thousand)
     );
     println!(
-        "Idle CPU of `warden run` over 2 s (the epoch ticker's cost): **{} clock ticks** ({} ms; `/proc/<pid>/stat` utime + stime).\n",
+        "Idle CPU of `janua run` over 2 s (the epoch ticker's cost): **{} clock ticks** ({} ms; `/proc/<pid>/stat` utime + stime).\n",
         idle_cpu,
         idle_cpu * 10
     );
@@ -119,8 +119,8 @@ fn main() {
     // Target 3: throughput.
     const CALLS: usize = 10_000;
     let floor = Arc::new(
-        warden::Floor::new(
-            &std::fs::read(warden_test_guests::PIPELINE_ECHO).expect("guest"),
+        janua::Floor::new(
+            &std::fs::read(janua_test_guests::PIPELINE_ECHO).expect("guest"),
             false,
         )
         .expect("floor"),
@@ -161,12 +161,12 @@ fn main() {
         .zip(&rates)
     {
         println!(
-            "| `warden run`, one batch of {CALLS} `Picky` calls, {label} | {rate:.0} | {:.0}% |",
+            "| `janua run`, one batch of {CALLS} `Picky` calls, {label} | {rate:.0} | {:.0}% |",
             100.0 * rate / floor_rate
         );
     }
     // The client's window also holds writing the 10,000-block line and parsing the ~6 MB result
-    // line; the batch's own `duration_ms` is the time warden spent dispatching it.
+    // line; the batch's own `duration_ms` is the time janua spent dispatching it.
     for (label, rate) in ["one core", "two cores"].iter().zip(&inside_rates) {
         println!(
             "| the same batches by their own `duration_ms` (dispatch only), {label} | {rate:.0} | {:.0}% |",
@@ -175,7 +175,7 @@ fn main() {
     }
     for (label, rate) in ["one core", "two cores"].iter().zip(&read_rates) {
         println!(
-            "| `warden run`, one batch of {} `Read`s of a small file, {label} | {rate:.0} | {:.0}% |",
+            "| `janua run`, one batch of {} `Read`s of a small file, {label} | {rate:.0} | {:.0}% |",
             CALLS / 5,
             100.0 * rate / floor_rate
         );
@@ -199,7 +199,7 @@ fn reads(count: usize, prefix: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A `warden run` child, optionally pinned to `cores` with `taskset`, optionally with the test
+/// A `janua run` child, optionally pinned to `cores` with `taskset`, optionally with the test
 /// plugin (`Echo`, `Picky`).
 struct Session {
     child: std::process::Child,
@@ -218,10 +218,10 @@ impl Session {
         let mut command = match cores {
             Some(cores) => {
                 let mut command = Command::new("taskset");
-                command.args(["-c", cores, WARDEN]);
+                command.args(["-c", cores, JANUA]);
                 command
             }
-            None => Command::new(WARDEN),
+            None => Command::new(JANUA),
         };
         if let Some(plugin) = plugin {
             command.arg("--plugins").arg(plugin);
@@ -232,7 +232,7 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start warden run");
+            .expect("start janua run");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         Self {
@@ -254,7 +254,7 @@ impl Session {
             line.clear();
             assert!(
                 self.stdout.read_line(&mut line).expect("read") > 0,
-                "warden run ended early"
+                "janua run ended early"
             );
             let value: Value = serde_json::from_str(&line).expect("JSON");
             if value["type"] == "result" {
@@ -280,7 +280,7 @@ impl Session {
         field(11) + field(12)
     }
 
-    /// A `/proc/<pid>/status` field of `warden` (not of `taskset`, which execs it), in KiB.
+    /// A `/proc/<pid>/status` field of `janua` (not of `taskset`, which execs it), in KiB.
     fn status(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();

@@ -1,5 +1,5 @@
-//! What plugin authors and approvers run: `warden plugin check` (load every component of a plugin
-//! directory, list what it offers and asks for, and lint it) and `warden plugin approve` (record
+//! What plugin authors and approvers run: `janua plugin check` (load every component of a plugin
+//! directory, list what it offers and asks for, and lint it) and `janua plugin approve` (record
 //! its digests and grants in user settings, which the registry then holds it to).
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::registry::{self, Manifest, PluginApproval};
 use crate::{HookInfo, MonitorInfo, Runtime, RuntimeConfig, ToolInfo, ToolSelection};
 
-/// How much a finding matters: errors make `warden plugin check` exit 1.
+/// How much a finding matters: errors make `janua plugin check` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -29,7 +29,7 @@ pub struct Finding {
     pub message: String,
 }
 
-/// What `warden plugin check` reports about a plugin directory.
+/// What `janua plugin check` reports about a plugin directory.
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginReport {
     /// The plugin's name, when its manifest parses.
@@ -76,7 +76,7 @@ pub fn manifest_components(dir: &Path) -> Result<Vec<PathBuf>, crate::ManifestEr
         .collect())
 }
 
-/// SHA-256 of a component's bytes, as approvals and `warden tools` show it.
+/// SHA-256 of a component's bytes, as approvals and `janua tools` show it.
 pub fn component_digest(bytes: &[u8]) -> String {
     crate::sandbox::hex_digest(bytes)
 }
@@ -85,7 +85,7 @@ pub fn component_digest(bytes: &[u8]) -> String {
 pub fn wit_version() -> &'static str {
     const WIT: &str = include_str!("../../wit/plugin.wit");
     WIT.lines()
-        .find_map(|line| line.strip_prefix("package warden:plugin@"))
+        .find_map(|line| line.strip_prefix("package janua:plugin@"))
         .map_or("unknown", |rest| rest.trim_end_matches(';').trim())
 }
 
@@ -118,7 +118,7 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
                 }
             }
             Err(error) => report.error(format!(
-                "{}: cannot read the component: {error}; build it with `warden plugin build {}`",
+                "{}: cannot read the component: {error}; build it with `janua plugin build {}`",
                 path.display(),
                 dir.display()
             )),
@@ -315,17 +315,17 @@ pub(crate) fn lint_spec(name: &str, description: &str, schema: &Value) -> Vec<St
     problems
 }
 
-/// `warden:plugin` imports or exports of the component `bytes` at another version than ours.
+/// `janua:plugin` imports or exports of the component `bytes` at another version than ours.
 fn wit_mismatches(bytes: &[u8]) -> Vec<String> {
     let ours = wit_version();
     let mut problems = Vec::new();
     let mut check = |name: &str| {
-        if let Some(rest) = name.strip_prefix("warden:plugin/")
+        if let Some(rest) = name.strip_prefix("janua:plugin/")
             && let Some((interface, version)) = rest.split_once('@')
             && version != ours
         {
             let problem = format!(
-                "built against warden:plugin@{version} ({interface}); this host implements warden:plugin@{ours}: rebuild it with a matching warden-sdk"
+                "built against janua:plugin@{version} ({interface}); this host implements janua:plugin@{ours}: rebuild it with a matching janua-sdk"
             );
             if !problems.contains(&problem) {
                 problems.push(problem);

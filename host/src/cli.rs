@@ -1,4 +1,4 @@
-//! The `warden` command line: flags, subcommands, and the mapping to exit codes.
+//! The `janua` command line: flags, subcommands, and the mapping to exit codes.
 //!
 //! Exit codes: 0 success, 1 an error result, 2 a usage or configuration error.
 
@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use warden::{
+use janua::{
     Alias, Limits, PermissionMode, ProcessSandbox, Runtime, RuntimeConfig, ToolSelection,
     TtyPrompter,
 };
@@ -32,23 +32,23 @@ Exit codes: 0 success; 1 an error result (still printed as a tool_result); 2 a u
 configuration error (bad rule, alias chain, broken manifest, unknown --tools name).
 
 Examples:
-  warden call Read --input '{\"file_path\":\"README.md\",\"limit\":5}'
-  echo '{\"file_path\":\"notes.md\"}' | warden call Read --input -
-  warden --plugins ./my-plugin --allowedTools MyTool call MyTool --input '{}'
-  warden tools --format anthropic
-  warden hooks --settings .claude/settings.json
-  warden example hook-bash-guard ./guard && warden --plugins ./guard call Bash --input '{\"command\":\"rm -rf ~\"}'
-  warden audit verify ~/.local/state/warden/<digest>/.plugin-data/audit/audit.jsonl
-  warden check Read --input '{\"file_path\":\".env\"}' --disallowedTools 'Read(.env)'
-  warden --permission-mode acceptEdits --settings .claude/settings.json call Echo --input '{}'";
+  janua call Read --input '{\"file_path\":\"README.md\",\"limit\":5}'
+  echo '{\"file_path\":\"notes.md\"}' | janua call Read --input -
+  janua --plugins ./my-plugin --allowedTools MyTool call MyTool --input '{}'
+  janua tools --format anthropic
+  janua hooks --settings .claude/settings.json
+  janua example hook-bash-guard ./guard && janua --plugins ./guard call Bash --input '{\"command\":\"rm -rf ~\"}'
+  janua audit verify ~/.local/state/janua/<digest>/.plugin-data/audit/audit.jsonl
+  janua check Read --input '{\"file_path\":\".env\"}' --disallowedTools 'Read(.env)'
+  janua --permission-mode acceptEdits --settings .claude/settings.json call Echo --input '{}'";
 
-/// warden runs an LLM agent's tool calls as sandboxed WebAssembly components.
+/// janua runs an LLM agent's tool calls as sandboxed WebAssembly components.
 ///
 /// Every call goes through one pipeline: alias hop, registry check, input coercion, JSON Schema,
 /// the tool's own validation, PreToolUse hooks, the central permission decision, the call in a
 /// fresh sandbox holding only the tool's grants, post-use hooks, and a bounded tool_result block.
 #[derive(Debug, Parser)]
-#[command(name = "warden", version, propagate_version = true, after_help = AFTER_HELP)]
+#[command(name = "janua", version, propagate_version = true, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
@@ -62,7 +62,7 @@ enum Command {
     Call(call::CallArgs),
     /// Serve a session over newline-delimited JSON on stdin and stdout (docs/PROTOCOL.md).
     Run(run::RunArgs),
-    /// Serve the tools to MCP clients (`warden mcp serve`, docs/MCP.md).
+    /// Serve the tools to MCP clients (`janua mcp serve`, docs/MCP.md).
     Mcp(mcp::McpArgs),
     /// List the effective tool registry with each tool's input schema.
     Tools(tools::ToolsArgs),
@@ -93,7 +93,7 @@ struct GlobalArgs {
     /// Built-in tools to register: "" for none, "default", or a comma list such as "Read".
     #[arg(long, global = true, value_name = "LIST")]
     tools: Option<String>,
-    /// A plugin directory holding warden.toml and its components (repeatable).
+    /// A plugin directory holding janua.toml and its components (repeatable).
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugins: Vec<PathBuf>,
     /// Alias a tool name, applied one hop: --alias Cat=Read (repeatable).
@@ -122,13 +122,13 @@ struct GlobalArgs {
     /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
     #[arg(long = "permission-mode", global = true, value_name = "MODE", value_parser = parse_mode)]
     permission_mode: Option<PermissionMode>,
-    /// Use this project's own allow rules, additional directories and mode (.warden/settings*.json).
+    /// Use this project's own allow rules, additional directories and mode (.janua/settings*.json).
     #[arg(long = "trust-workspace", global = true)]
     trust_workspace: bool,
-    /// Write "allow always" answers to .warden/settings.local.json as well as the session.
+    /// Write "allow always" answers to .janua/settings.local.json as well as the session.
     #[arg(long = "save-approvals", global = true)]
     save_approvals: bool,
-    /// Do not read the user settings file (~/.config/warden/settings.json).
+    /// Do not read the user settings file (~/.config/janua/settings.json).
     #[arg(long = "no-user-settings", global = true)]
     no_user_settings: bool,
     /// Wall-clock limit per call: seconds, or a number with ms, s or m (default 30s).
@@ -140,10 +140,10 @@ struct GlobalArgs {
     /// Session id; consecutive calls in a workspace share the "default" session.
     #[arg(long, global = true, value_name = "ID")]
     session: Option<String>,
-    /// Root of session state (default: $XDG_STATE_HOME/warden).
+    /// Root of session state (default: $XDG_STATE_HOME/janua).
     #[arg(long = "state-dir", global = true, value_name = "DIR")]
     state_dir: Option<PathBuf>,
-    /// Compiled-component cache (default: $WARDEN_CACHE_DIR or the user cache directory).
+    /// Compiled-component cache (default: $JANUA_CACHE_DIR or the user cache directory).
     #[arg(
         long = "cache-dir",
         global = true,
@@ -185,7 +185,7 @@ struct GlobalArgs {
     /// How deeply delegated calls and sub-agents may nest (default 3).
     #[arg(long = "max-delegation-depth", global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=16))]
     max_delegation_depth: Option<u32>,
-    /// Log verbosity for warden's own diagnostics on stderr.
+    /// Log verbosity for janua's own diagnostics on stderr.
     #[arg(long = "log", global = true, value_enum, default_value_t = LogLevel::Warn)]
     log: LogLevel,
 }
@@ -284,7 +284,7 @@ impl GlobalArgs {
         }
     }
 
-    /// A runtime for `warden run`: warnings go into the init line, and permission questions
+    /// A runtime for `janua run`: warnings go into the init line, and permission questions
     /// go over the stream instead of to a terminal.
     async fn stream_runtime(&self) -> anyhow::Result<Runtime> {
         Ok(Runtime::new(self.config()?).await?)
@@ -293,7 +293,7 @@ impl GlobalArgs {
     async fn runtime(&self) -> anyhow::Result<Runtime> {
         let mut runtime = Runtime::new(self.config()?).await?;
         for warning in runtime.warnings() {
-            eprintln!("warden: warning: {warning}");
+            eprintln!("janua: warning: {warning}");
         }
         if let Some(prompter) = TtyPrompter::from_terminal() {
             runtime.set_prompter(std::sync::Arc::new(prompter));
@@ -329,7 +329,7 @@ impl GlobalArgs {
             }
         }
         if !self.no_user_settings {
-            config.user_settings = warden::user_settings_path();
+            config.user_settings = janua::user_settings_path();
         }
         config.permission_mode = self.permission_mode;
         config.trust_workspace = self.trust_workspace;
@@ -383,7 +383,7 @@ fn shutdown_signal()
 
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {
     text.parse()
-        .map_err(|error: warden::UnknownMode| error.to_string())
+        .map_err(|error: janua::UnknownMode| error.to_string())
 }
 
 /// Parses `30`, `1.5`, `500ms`, `30s` or `2m`.
@@ -448,8 +448,8 @@ mod tests {
 
     #[test]
     fn global_flags_work_before_and_after_the_subcommand() {
-        let before = Cli::try_parse_from(["warden", "--cwd", "x", "call", "Read"]).unwrap();
-        let after = Cli::try_parse_from(["warden", "call", "Read", "--cwd", "x"]).unwrap();
+        let before = Cli::try_parse_from(["janua", "--cwd", "x", "call", "Read"]).unwrap();
+        let after = Cli::try_parse_from(["janua", "call", "Read", "--cwd", "x"]).unwrap();
         assert_eq!(before.global.cwd, after.global.cwd);
         assert_eq!(before.global.cwd, Some(PathBuf::from("x")));
     }

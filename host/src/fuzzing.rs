@@ -73,15 +73,15 @@ pub fn path_normalization(data: &[u8]) {
     }
 }
 
-/// The plugin manifest (`warden.toml`) parser: any text parses or fails with a typed error.
+/// The plugin manifest (`janua.toml`) parser: any text parses or fails with a typed error.
 pub fn manifest(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let path = Path::new("/plugins/fuzzed/warden.toml");
+    let path = Path::new("/plugins/fuzzed/janua.toml");
     if let Err(error) = crate::registry::Manifest::parse(path, text) {
         // The message names the file, so a user knows which manifest to fix.
-        assert!(error.to_string().contains("warden.toml"), "{error}");
+        assert!(error.to_string().contains("janua.toml"), "{error}");
     }
 }
 
@@ -90,14 +90,14 @@ pub fn settings(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let path = Path::new("/repo/.warden/settings.json");
+    let path = Path::new("/repo/.janua/settings.json");
     let mut warnings = Vec::new();
     if let Err(error) = crate::settings::Settings::parse(text, path, &mut warnings) {
         assert!(error.to_string().contains("settings.json"), "{error}");
     }
 }
 
-/// The two line decoders a peer feeds: `warden run`'s stream-json input and MCP's JSON-RPC.
+/// The two line decoders a peer feeds: `janua run`'s stream-json input and MCP's JSON-RPC.
 pub fn stream_line(data: &[u8]) {
     let _ = crate::protocol::jsonrpc::parse(data);
     if let Ok(text) = std::str::from_utf8(data) {

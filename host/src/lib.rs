@@ -1,15 +1,15 @@
-//! warden: a runtime that turns an LLM agent's tool calls into local side effects safely.
+//! janua: a runtime that turns an LLM agent's tool calls into local side effects safely.
 //!
-//! Every tool is a WebAssembly component (`warden:plugin@0.1.0`). A call goes through one pipeline:
+//! Every tool is a WebAssembly component (`janua:plugin@0.1.0`). A call goes through one pipeline:
 //! resolve (one alias hop) -> registry check -> coerce -> schema -> the tool's `validate-input` ->
 //! PreToolUse hooks -> the central permission decision -> the call, in a fresh sandbox holding only
 //! the tool's grants -> PostToolUse / PostToolUseFailure hooks -> a bounded `tool_result` block.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), warden::Error> {
-//! let runtime = warden::Runtime::new(warden::RuntimeConfig::new(".")).await?;
+//! # async fn example() -> Result<(), janua::Error> {
+//! let runtime = janua::Runtime::new(janua::RuntimeConfig::new(".")).await?;
 //! let result = runtime
-//!     .dispatch(warden::ToolUse {
+//!     .dispatch(janua::ToolUse {
 //!         id: "toolu_1".into(),
 //!         name: "Read".into(),
 //!         input: serde_json::json!({"file_path": "README.md", "limit": 5}),
@@ -81,7 +81,7 @@ pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig, SessionEndReport,
     SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
-/// The benchmarks' floor: a bare instantiate + call with warden's engine, outside the pipeline.
+/// The benchmarks' floor: a bare instantiate + call with janua's engine, outside the pipeline.
 #[doc(hidden)]
 pub use sandbox::Floor;
 pub use sandbox::browser::find_browser;

@@ -1,4 +1,4 @@
-//! The `warden` binary: parses the command line and maps outcomes to exit codes (0 success, 1 error
+//! The `janua` binary: parses the command line and maps outcomes to exit codes (0 success, 1 error
 //! result, 2 usage or configuration error).
 
 mod cli;
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     match cli.run() {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("warden: error: {error:#}");
+            eprintln!("janua: error: {error:#}");
             ExitCode::from(2)
         }
     }

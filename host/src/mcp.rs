@@ -121,7 +121,7 @@ pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConf
     }
     let project_file = input.workspace.join(".mcp.json");
     if input.project && project_file.is_file() {
-        // The repository's file must not stop warden: its problems are warnings.
+        // The repository's file must not stop janua: its problems are warnings.
         match config::read(&project_file, config::Origin::Project(project_file.clone())) {
             Ok(entries) => {
                 for entry in entries {

@@ -36,7 +36,7 @@ pub(crate) use prompter::suggest_rule;
 
 /// Splits a shell command line into the simple commands Bash rules see, each as its words joined
 /// by single spaces (wrappers kept), and says why a pattern rule could not allow it, if it could
-/// not. Exposed for fuzzing and for `warden check`-style tooling.
+/// not. Exposed for fuzzing and for `janua check`-style tooling.
 pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
     let parsed = shell::split(command);
     (

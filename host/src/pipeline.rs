@@ -490,7 +490,7 @@ async fn run(
             };
             let message = match stages.session.defer(&deferred) {
                 Ok(()) => format!(
-                    "{} The call is saved in session {}; resume it with `warden call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
+                    "{} The call is saved in session {}; resume it with `janua call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
                     decision.reason, stages.session_id, stages.session_id, call.id
                 ),
                 Err(error) => format!(
@@ -627,7 +627,7 @@ fn response_text(content: &[crate::sandbox::WitContent]) -> Value {
     Value::String(texts.join("\n"))
 }
 
-/// What `warden check` reports: the decision the rules reach for a call, without running it.
+/// What `janua check` reports: the decision the rules reach for a call, without running it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CheckReport {
     /// The canonical tool, once resolved.

@@ -110,7 +110,7 @@ impl ToolSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolSource {
-    /// Embedded in the warden binary.
+    /// Embedded in the janua binary.
     BuiltIn,
     /// Loaded from a plugin directory.
     Plugin {

@@ -53,7 +53,7 @@ pub struct RuntimeConfig {
     /// The user settings file (`None`: no user scope). The CLI uses
     /// [`user_settings_path`](crate::user_settings_path).
     pub user_settings: Option<PathBuf>,
-    /// Read the project's `.warden/settings.json` and `.warden/settings.local.json`.
+    /// Read the project's `.janua/settings.json` and `.janua/settings.local.json`.
     pub project_settings: bool,
     /// `--permission-mode` (overrides every settings file's `defaultMode`).
     pub permission_mode: Option<PermissionMode>,
@@ -97,11 +97,14 @@ pub struct RuntimeConfig {
     pub agent_env: Vec<String>,
     /// Give the agent runner the host's network (`--agent-runner-network`).
     pub agent_network: bool,
+    /// The Chromium the Browser tool starts; `None` looks for one at the first browser call
+    /// ([`find_browser`](crate::find_browser): `JANUA_BROWSER`, else Debian's `chromium`).
+    pub browser: Option<PathBuf>,
 }
 
 impl RuntimeConfig {
     /// Defaults for `workspace`: every built-in tool, no plugins, no rules, default limits, the
-    /// default session, and the compile cache in `WARDEN_CACHE_DIR` or the user's cache directory.
+    /// default session, and the compile cache in `JANUA_CACHE_DIR` or the user's cache directory.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
@@ -133,21 +136,22 @@ impl RuntimeConfig {
             agent_command: None,
             agent_env: Vec::new(),
             agent_network: false,
+            browser: None,
         }
     }
 }
 
-/// The default compile cache: `$WARDEN_CACHE_DIR`, else `$XDG_CACHE_HOME/warden/components`, else
-/// `~/.cache/warden/components`.
+/// The default compile cache: `$JANUA_CACHE_DIR`, else `$XDG_CACHE_HOME/janua/components`, else
+/// `~/.cache/janua/components`.
 pub fn default_cache_dir() -> Option<PathBuf> {
     let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(dir) = non_empty("WARDEN_CACHE_DIR") {
+    if let Some(dir) = non_empty("JANUA_CACHE_DIR") {
         return Some(PathBuf::from(dir));
     }
     if let Some(dir) = non_empty("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("warden/components"));
+        return Some(PathBuf::from(dir).join("janua/components"));
     }
-    non_empty("HOME").map(|home| PathBuf::from(home).join(".cache/warden/components"))
+    non_empty("HOME").map(|home| PathBuf::from(home).join(".cache/janua/components"))
 }
 
 /// What the compile cache under `cache_dir` holds (see [`default_cache_dir`]).
@@ -167,7 +171,7 @@ pub fn clear_cache(cache_dir: &Path) -> Result<usize, Error> {
         })
 }
 
-/// A tool as listed by `warden tools`.
+/// A tool as listed by `janua tools`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ToolInfo {
     /// The spec.
@@ -279,7 +283,7 @@ impl Runtime {
         let mut warnings = loaded.warnings;
         if config.save_approvals && !loaded.trusted && config.project_settings {
             warnings.push(
-                "--save-approvals writes to .warden/settings.local.json, whose allow rules apply only once this workspace is trusted (--trust-workspace or trustedWorkspaces)".to_owned(),
+                "--save-approvals writes to .janua/settings.local.json, whose allow rules apply only once this workspace is trusted (--trust-workspace or trustedWorkspaces)".to_owned(),
             );
         }
         let policy = loaded.policy;
@@ -375,6 +379,7 @@ impl Runtime {
                     .chain(grant_context.additional_dirs.iter().cloned())
                     .collect(),
                 sandbox: config.process_sandbox,
+                executable: config.browser.clone(),
             },
         ));
         let mut input_defaults = crate::pipeline::InputDefaults::new();
@@ -538,7 +543,7 @@ impl Runtime {
     }
 
     /// Every loaded hook and monitor, what each matcher selects among the registered tools, and
-    /// every configured one that was not loaded, with the reason (`warden hooks`).
+    /// every configured one that was not loaded, with the reason (`janua hooks`).
     pub fn extensions(&self) -> ExtensionsReport {
         let registry = self.registry();
         let tools: Vec<&str> = registry
@@ -559,13 +564,13 @@ impl Runtime {
     }
 
     /// Gives every lifecycle event (the monitors' events: `hook_started`, `tool_started`, ...)
-    /// to `sink` as well, on the emitting thread; `warden run` writes hook events with it.
+    /// to `sink` as well, on the emitting thread; `janua run` writes hook events with it.
     pub fn set_event_sink(&self, sink: Arc<dyn Fn(&serde_json::Value) + Send + Sync>) {
         self.monitors.set_sink(Some(sink));
     }
 
     /// Gives every progress message a tool reports (`host.progress`) to `listener` with the
-    /// call's `tool_use_id`, as it is reported, on the guest's thread; `warden mcp serve` turns
+    /// call's `tool_use_id`, as it is reported, on the guest's thread; `janua mcp serve` turns
     /// them into progress notifications.
     pub fn set_progress_listener(&self, listener: crate::ProgressListener) {
         self.monitors.set_progress_listener(Some(listener));

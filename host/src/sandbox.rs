@@ -148,7 +148,7 @@ pub enum SandboxError {
     #[error("cannot create the WebAssembly engine: {0}")]
     Engine(String),
     /// The bytes are not a component this host can run.
-    #[error("{label} is not a usable warden {kind} component: {message}")]
+    #[error("{label} is not a usable janua {kind} component: {message}")]
     Component {
         /// Where the component came from.
         label: String,
@@ -349,7 +349,7 @@ impl Sandbox {
 }
 
 /// The linker for inline guests: WASI p2's async bindings (file, stream and clock calls never
-/// block the task), `wasi:http` through the same checks, and warden's own imports, whose
+/// block the task), `wasi:http` through the same checks, and janua's own imports, whose
 /// synchronous host functions return at once here (an inline guest has no process or browser
 /// access and no delegator, so those imports only refuse).
 fn inline_linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {

@@ -1,8 +1,8 @@
 //! Sessions: state shared by the calls of one run, kept outside the workspace under
 //! `<state root>/<workspace digest>/<session id>/` (state root: `--state-dir`, else
-//! `$XDG_STATE_HOME/warden`, else `~/.local/state/warden`).
+//! `$XDG_STATE_HOME/janua`, else `~/.local/state/janua`).
 //!
-//! Consecutive `warden call`s in one workspace share the `default` session unless `--session ID` is
+//! Consecutive `janua call`s in one workspace share the `default` session unless `--session ID` is
 //! given. State files are written atomically (temporary file + rename); a corrupt state file is set
 //! aside as `session.json.corrupt-<time>` and reported, never trusted.
 
@@ -313,11 +313,11 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
 
 fn default_state_root() -> Option<PathBuf> {
     if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(state).join("warden"));
+        return Some(PathBuf::from(state).join("janua"));
     }
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
-        .map(|home| PathBuf::from(home).join(".local/state/warden"))
+        .map(|home| PathBuf::from(home).join(".local/state/janua"))
 }
 
 pub(crate) fn unix_ms() -> u64 {

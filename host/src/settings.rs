@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Scopes, highest precedence first (for `defaultMode`; lists merge and a deny anywhere wins):
-//! command-line flags, `--settings FILE-or-JSON`, local `.warden/settings.local.json`, project
-//! `.warden/settings.json`, user `~/.config/warden/settings.json`. A project that has not been
+//! command-line flags, `--settings FILE-or-JSON`, local `.janua/settings.local.json`, project
+//! `.janua/settings.json`, user `~/.config/janua/settings.json`. A project that has not been
 //! trusted (`--trust-workspace`, or its path in the user settings' `trustedWorkspaces`) keeps its
 //! deny and ask rules, but its allow rules, additional directories and any widening
 //! `defaultMode` are not used. Unknown keys warn; a malformed rule is an error naming file, list

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A scripted agent runner for warden's tests (docs/DELEGATION.md): no model, a fixed plan.
+"""A scripted agent runner for janua's tests (docs/DELEGATION.md): no model, a fixed plan.
 
 It reads the agent_request line and echoes what it saw in its final result. Plan:
   1. Read the file named in the prompt (`read:<path>`),

@@ -5,10 +5,10 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use janua::{ErrorKind, PermissionMode, ProcessSandbox, Runtime};
 use serde_json::{Value, json};
-use warden::{ErrorKind, PermissionMode, ProcessSandbox, Runtime};
 
-use crate::support::{Fixture, cache_dir, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, cache_dir, call, error_text, janua_bin, ok_text};
 
 /// A runtime where every Bash command is allowed by the permission layer (bypass mode), so what
 /// stops a command is the sandbox alone.
@@ -197,7 +197,7 @@ async fn proc_root_symlink_hardlink_and_mount_escapes_fail_in_the_kernel() {
 #[test]
 fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
     let fixture = Fixture::new();
-    let output = Command::new(warden_bin())
+    let output = Command::new(janua_bin())
         .args(["--permission-mode", "bypassPermissions", "--state-dir"])
         .arg(fixture.state_dir())
         .arg("--cache-dir")
@@ -213,7 +213,7 @@ fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
         .env("LANG", "C.UTF-8")
         .stdin(Stdio::null())
         .output()
-        .expect("run warden");
+        .expect("run janua");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("LANG=C.UTF-8"), "{stdout}");
     assert!(stdout.contains("TMPDIR="), "{stdout}");
@@ -269,12 +269,12 @@ async fn output_past_the_cap_is_cut_and_the_command_killed() {
             config.process_output_cap = 1 << 20;
         })
         .await;
-    let result = call(&runtime, "Bash", bash("yes warden; echo never-reached")).await;
+    let result = call(&runtime, "Bash", bash("yes janua; echo never-reached")).await;
     // Past 10,000 characters a failure is cut to its head and tail, the marker first.
     assert_eq!(result.error_kind(), Some(ErrorKind::ToolFailed));
     let text = result.block.text();
     assert!(
-        text.starts_with("[warden: output truncated: kept the first 4800 and last 4800"),
+        text.starts_with("[janua: output truncated: kept the first 4800 and last 4800"),
         "{text}"
     );
     assert!(text.contains("passed the 1048576-byte cap"), "{text}");
@@ -484,10 +484,10 @@ async fn without_the_sandbox_bash_refuses_unless_the_operator_opts_out() {
 
 #[test]
 fn doctor_reports_what_the_kernel_supports() {
-    let output = Command::new(warden_bin())
+    let output = Command::new(janua_bin())
         .args(["doctor", "--json"])
         .output()
-        .expect("run warden doctor");
+        .expect("run janua doctor");
     let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
     assert!(report["landlock_abi"].as_i64().unwrap() >= 1, "{report}");
     assert_eq!(report["process_sandbox"], true, "{report}");
@@ -517,7 +517,7 @@ pub(crate) async fn redteam_process() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin(
         "intrude",
-        warden_test_guests::REDTEAM_PROCESS,
+        janua_test_guests::REDTEAM_PROCESS,
         "grants = { process = [{ program = \"/bin/echo\", args = [\"*\"], env = [\"*_OK\"] }] }",
     );
     let runtime = fixture

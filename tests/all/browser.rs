@@ -1,18 +1,20 @@
-//! The built-in Browser end to end, on the real headless Chromium (`.ci/run` installs Debian's
-//! `chromium`), against pages served by each test on 127.0.0.1 and a second server on 127.0.0.2
-//! that stands for a host nobody granted: every request that second server sees is a hole.
+//! The built-in Browser end to end, on a real headless Chromium (Debian's `chromium` where it is
+//! installed, else one provisioned from the npm registry, see [`test_browser`]), against pages
+//! served by each test on 127.0.0.1 and a second server on 127.0.0.2 that stands for a host
+//! nobody granted: every request that second server sees is a hole.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use janua::{ContentBlock, ErrorKind, PermissionMode, ProxySettings, ResultContent};
 use serde_json::{Value, json};
-use warden::{ContentBlock, ErrorKind, PermissionMode, ProxySettings, ResultContent};
 
-use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, call, error_text, janua_bin, ok_text};
 
 /// A loopback HTTP/1.1 server on `ip` with the routes below; it records every request path.
 struct Site {
@@ -195,19 +197,39 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<String>>, counter: &AtomicUsize, ot
     }
 }
 
-/// Fails the test with what to do when this machine has no Chromium: the suite never passes
-/// without exercising the real browser.
-fn require_browser() {
-    if let Err(error) = warden::find_browser() {
-        panic!("the Browser tests need Chromium: {error} (.ci/run installs it)");
-    }
+/// The Chromium the tests drive: the one janua finds itself (`JANUA_BROWSER`, Debian's
+/// `chromium`), else one `tests/browser/setup.sh` provisions from the npm registry into the target
+/// directory. The suite never passes without exercising a real browser.
+fn test_browser() -> PathBuf {
+    static BROWSER: OnceLock<PathBuf> = OnceLock::new();
+    BROWSER
+        .get_or_init(|| {
+            if let Ok(path) = janua::find_browser() {
+                return path;
+            }
+            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser");
+            let output = std::process::Command::new("bash")
+                .arg(crate::mcp_support::repo().join("tests/browser/setup.sh"))
+                .arg(&dir)
+                .output()
+                .expect("run tests/browser/setup.sh");
+            assert!(
+                output.status.success(),
+                "the Browser tests need Chromium: none is installed and tests/browser/setup.sh {} \
+                 failed (it needs npm and the npm registry): {}",
+                dir.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+        })
+        .clone()
 }
 
 /// A runtime where Browser may open 127.0.0.1 (rule and operator), nothing else.
-async fn runtime(fixture: &Fixture) -> warden::Runtime {
-    require_browser();
+async fn runtime(fixture: &Fixture) -> janua::Runtime {
     fixture
         .runtime(&[], |c| {
+            c.browser = Some(test_browser());
             c.allowed_tools = vec!["Browser(domain:127.0.0.1)".to_owned()];
             c.net.proxy = ProxySettings::default();
             c.net.allow_private_hosts = vec!["127.0.0.1".to_owned()];
@@ -216,12 +238,12 @@ async fn runtime(fixture: &Fixture) -> warden::Runtime {
 }
 
 /// One `Browser` call opening `url` and running `actions`.
-async fn browse(runtime: &warden::Runtime, url: &str, actions: Value) -> warden::Dispatch {
+async fn browse(runtime: &janua::Runtime, url: &str, actions: Value) -> janua::Dispatch {
     call(runtime, "Browser", json!({"url": url, "actions": actions})).await
 }
 
 /// The PNG images of a result.
-fn images(dispatch: &warden::Dispatch) -> Vec<Vec<u8>> {
+fn images(dispatch: &janua::Dispatch) -> Vec<Vec<u8>> {
     match &dispatch.block.content {
         ResultContent::Text(_) => Vec::new(),
         ResultContent::Blocks(blocks) => blocks
@@ -241,8 +263,10 @@ fn images(dispatch: &warden::Dispatch) -> Vec<Vec<u8>> {
     }
 }
 
-/// Processes whose environment names `marker` (the browser and every process it started carry
-/// their profile, under the fixture's state directory, in `HOME`).
+/// Processes of a browser whose profile lies under `marker` (the fixture's state directory): the
+/// browser names its profile in `HOME`, and every process it starts runs in the profile, which
+/// its working directory still names after helpers drop their environment (Chromium's headless
+/// shell starts its zygotes and renderers with none).
 fn processes_with(marker: &str) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -251,11 +275,14 @@ fn processes_with(marker: &str) -> Vec<i32> {
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            let home = std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
                 environ
                     .split(|byte| *byte == 0)
                     .any(|var| var.starts_with(b"HOME=") && contains(var, marker.as_bytes()))
-            })
+            });
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .is_ok_and(|cwd| cwd.to_string_lossy().starts_with(marker));
+            home || cwd
         })
         .collect()
 }
@@ -491,11 +518,11 @@ async fn requests_to_a_host_nobody_granted_never_leave() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_addresses_stay_closed_even_when_every_call_is_allowed() {
-    require_browser();
     let fixture = Fixture::new();
     let other = Site::start("127.0.0.2", None);
     let runtime = fixture
         .runtime(&[], |c| {
+            c.browser = Some(test_browser());
             c.permission_mode = Some(PermissionMode::BypassPermissions);
             c.net.proxy = ProxySettings::default();
         })
@@ -582,10 +609,10 @@ async fn file_pages_are_limited_to_the_workspace() {
     let page = fixture.write("page.html", "<title>Local</title><p>from the workspace</p>");
     let secret = fixture.outside().join("secret.html");
     std::fs::write(&secret, "<p>outside secret</p>").unwrap();
-    require_browser();
     fixture.write(".env", "TOKEN=hunter2");
     let runtime = fixture
         .runtime(&[], |c| {
+            c.browser = Some(test_browser());
             c.allowed_tools = vec!["Browser".to_owned()];
             c.disallowed_tools = vec!["Read(.env)".to_owned()];
         })
@@ -636,13 +663,13 @@ async fn file_pages_are_limited_to_the_workspace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_starts_without_the_process_sandbox() {
-    require_browser();
     let fixture = Fixture::new();
     let page = fixture.write("page.html", "<title>Local</title>");
     let runtime = fixture
         .runtime(&[], |c| {
+            c.browser = Some(test_browser());
             c.allowed_tools = vec!["Browser".to_owned()];
-            c.process_sandbox = warden::ProcessSandbox::Unsandboxed;
+            c.process_sandbox = janua::ProcessSandbox::Unsandboxed;
         })
         .await;
     let result = call(
@@ -689,9 +716,9 @@ async fn the_browser_process_tree_ends_with_the_session() {
     );
     drop(runtime);
 
-    // One `warden call` is one session: nothing of its browser outlives the command.
+    // One `janua call` is one session: nothing of its browser outlives the command.
     let state = fixture.root().join("cli-state");
-    let output = std::process::Command::new(warden_bin())
+    let output = std::process::Command::new(janua_bin())
         .args(["call", "Browser", "--no-user-settings", "--cwd"])
         .arg(fixture.workspace())
         .arg("--state-dir")
@@ -702,18 +729,19 @@ async fn the_browser_process_tree_ends_with_the_session() {
             "--input",
         ])
         .arg(json!({"url": site.url("/red")}).to_string())
-        .env("WARDEN_CACHE_DIR", crate::support::cache_dir())
+        .env("JANUA_CACHE_DIR", crate::support::cache_dir())
+        .env("JANUA_BROWSER", test_browser())
         .env_remove("HTTP_PROXY")
         .env_remove("http_proxy")
         .output()
-        .expect("run warden call");
+        .expect("run janua call");
     let block: Value = serde_json::from_slice(&output.stdout).expect("a tool_result");
     assert_eq!(block["is_error"], false, "{block}");
     let state = state.to_string_lossy().into_owned();
     assert_eq!(
         gone(&state),
         Vec::<i32>::new(),
-        "processes left after warden call"
+        "processes left after janua call"
     );
 }
 
@@ -744,11 +772,12 @@ fn browser_profiles(state_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn probe(fixture: &Fixture, name: &str, grants: &str, url: &str) -> Value {
     let plugin = fixture.plugin(
         name,
-        warden_test_guests::BROWSER_PROBE,
+        janua_test_guests::BROWSER_PROBE,
         &format!("[tool.grants]\n{grants}\n"),
     );
     let runtime = fixture
         .runtime(&[plugin], |c| {
+            c.browser = Some(test_browser());
             c.allowed_tools = vec!["BrowserProbe".to_owned()];
             c.net.proxy = ProxySettings::default();
         })
@@ -766,7 +795,6 @@ async fn probe(fixture: &Fixture, name: &str, grants: &str, url: &str) -> Value 
 /// component with it reaches only what its own net grants name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 pub(crate) async fn browser_probe() {
-    require_browser();
     let fixture = Fixture::new();
     let other = Site::start("127.0.0.2", None);
     let base = format!("http://{}", other.address);
@@ -805,4 +833,38 @@ pub(crate) async fn browser_probe() {
         "{refused}"
     );
     assert_eq!(other.requests(), 0, "{:?}", other.paths());
+}
+
+/// `janua doctor` names the Chromium the Browser tool will start and why that one, and says
+/// plainly when the one named does not exist.
+#[test]
+fn doctor_names_the_browser_the_tool_will_use() {
+    let browser = test_browser();
+    let output = std::process::Command::new(janua_bin())
+        .arg("doctor")
+        .env("JANUA_BROWSER", &browser)
+        .output()
+        .expect("run janua doctor");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("browser:"))
+        .unwrap_or_else(|| panic!("no browser line: {text}"));
+    assert!(line.contains(&browser.display().to_string()), "{line}");
+    assert!(line.contains("named by JANUA_BROWSER"), "{line}");
+    assert!(line.contains("Chrom"), "the version: {line}");
+
+    let missing = std::process::Command::new(janua_bin())
+        .args(["doctor", "--json"])
+        .env("JANUA_BROWSER", "/nonexistent/chromium")
+        .output()
+        .expect("run janua doctor");
+    let report: Value = serde_json::from_slice(&missing.stdout).expect("JSON");
+    assert_eq!(report["browser"], Value::Null, "{report}");
+    assert_eq!(report["browser_chosen_by"], Value::Null, "{report}");
+    let error = report["browser_error"].as_str().expect("an error");
+    assert!(
+        error.contains("JANUA_BROWSER names /nonexistent/chromium"),
+        "{error}"
+    );
 }

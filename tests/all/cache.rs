@@ -1,16 +1,16 @@
 //! The on-disk compile cache through the real binary: lazy loading (a tool not called is not
 //! loaded), checksummed artifacts (a corrupt one is recompiled, never run), and
-//! `warden cache {info,clear,prewarm}`.
+//! `janua cache {info,clear,prewarm}`.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{Fixture, warden_bin};
+use crate::support::{Fixture, janua_bin};
 
-fn warden(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(warden_bin())
+fn janua(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(janua_bin())
         .arg("--cwd")
         .arg(fixture.workspace())
         .arg("--state-dir")
@@ -20,7 +20,7 @@ fn warden(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
         .arg("--no-user-settings")
         .args(args)
         .output()
-        .expect("run warden")
+        .expect("run janua")
 }
 
 fn json(output: &Output) -> Value {
@@ -50,9 +50,9 @@ fn artifacts(cache: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// `warden call Read` of `notes.txt`, which must succeed with the file's words.
+/// `janua call Read` of `notes.txt`, which must succeed with the file's words.
 fn read_notes(fixture: &Fixture, cache: &Path) -> Output {
-    let read = warden(
+    let read = janua(
         fixture,
         cache,
         &["call", "Read", "--input", r#"{"file_path":"notes.txt"}"#],
@@ -73,14 +73,14 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     let cache = fixture.root().join("cache");
 
     // Prewarm fills an empty cache with every built-in and its description.
-    let prewarm = json(&warden(&fixture, &cache, &["cache", "--json", "prewarm"]));
-    let info = json(&warden(&fixture, &cache, &["cache", "--json", "info"]));
+    let prewarm = json(&janua(&fixture, &cache, &["cache", "--json", "prewarm"]));
+    let info = json(&janua(&fixture, &cache, &["cache", "--json", "info"]));
     let described = info["descriptions"].as_u64().unwrap();
     assert!(described >= 8, "{info}");
     assert_eq!(info["artifacts"].as_u64(), Some(described), "{info}");
     assert!(prewarm["tools"].as_u64().unwrap() >= 8, "{prewarm}");
     let before = artifacts(&cache);
-    json(&warden(&fixture, &cache, &["cache", "--json", "prewarm"]));
+    json(&janua(&fixture, &cache, &["cache", "--json", "prewarm"]));
     assert_eq!(
         artifacts(&cache),
         before,
@@ -91,13 +91,13 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     for artifact in artifacts(&cache) {
         std::fs::remove_file(artifact).unwrap();
     }
-    let listed = warden(&fixture, &cache, &["tools"]);
+    let listed = janua(&fixture, &cache, &["tools"]);
     assert!(listed.status.success());
     assert!(String::from_utf8_lossy(&listed.stdout).contains("Read"));
     assert_eq!(
         artifacts(&cache),
         Vec::<PathBuf>::new(),
-        "warden tools compiled a component"
+        "janua tools compiled a component"
     );
 
     // The first call compiles only the component it runs.
@@ -132,7 +132,7 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
             std::fs::write(entry.path(), b"{not json").unwrap();
         }
     }
-    let relisted = warden(&fixture, &cache, &["tools"]);
+    let relisted = janua(&fixture, &cache, &["tools"]);
     assert!(
         relisted.status.success(),
         "{}",
@@ -141,9 +141,9 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     assert!(String::from_utf8_lossy(&relisted.stdout).contains("Grep"));
 
     // Clear removes every entry.
-    let cleared = json(&warden(&fixture, &cache, &["cache", "--json", "clear"]));
+    let cleared = json(&janua(&fixture, &cache, &["cache", "--json", "clear"]));
     assert!(cleared["removed"].as_u64().unwrap() >= 8, "{cleared}");
-    let empty = json(&warden(&fixture, &cache, &["cache", "--json", "info"]));
+    let empty = json(&janua(&fixture, &cache, &["cache", "--json", "info"]));
     assert_eq!(empty["artifacts"], 0, "{empty}");
     assert_eq!(empty["descriptions"], 0, "{empty}");
 }
@@ -151,12 +151,12 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
 #[test]
 fn cache_commands_without_a_cache_are_usage_errors() {
     let fixture = Fixture::new();
-    let output = std::process::Command::new(warden_bin())
+    let output = std::process::Command::new(janua_bin())
         .arg("--cwd")
         .arg(fixture.workspace())
         .args(["--no-cache", "cache", "info"])
         .output()
-        .expect("run warden");
+        .expect("run janua");
     assert!(!output.status.success());
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("no compile cache"),

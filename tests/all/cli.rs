@@ -1,18 +1,18 @@
-//! The `warden` binary: output, exit codes and flag placement.
+//! The `janua` binary: output, exit codes and flag placement.
 
 use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{Fixture, cache_dir, warden_bin};
+use crate::support::{Fixture, cache_dir, janua_bin};
 
-pub(crate) fn warden(fixture: &Fixture, args: &[&str]) -> Output {
-    warden_with_stdin(fixture, args, None)
+pub(crate) fn janua(fixture: &Fixture, args: &[&str]) -> Output {
+    janua_with_stdin(fixture, args, None)
 }
 
-pub(crate) fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(warden_bin())
+pub(crate) fn janua_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(janua_bin())
         .args(args)
         .arg("--state-dir")
         .arg(fixture.state_dir())
@@ -24,7 +24,7 @@ pub(crate) fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn warden");
+        .expect("spawn janua");
     if let Some(text) = stdin {
         child
             .stdin
@@ -35,7 +35,7 @@ pub(crate) fn warden_with_stdin(fixture: &Fixture, args: &[&str], stdin: Option<
     } else {
         drop(child.stdin.take());
     }
-    child.wait_with_output().expect("wait for warden")
+    child.wait_with_output().expect("wait for janua")
 }
 
 pub(crate) fn json_stdout(output: &Output) -> Value {
@@ -52,7 +52,7 @@ pub(crate) fn json_stdout(output: &Output) -> Value {
 fn call_prints_the_block_and_exits_zero() {
     let fixture = Fixture::new();
     fixture.write("README.md", "# hello\n");
-    let output = warden(
+    let output = janua(
         &fixture,
         &[
             "call",
@@ -81,12 +81,12 @@ fn input_from_stdin_and_flags_after_the_subcommand() {
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::write(elsewhere.path().join("n.txt"), "from cwd flag\n").unwrap();
     let cwd = elsewhere.path().to_str().unwrap();
-    let after = warden_with_stdin(
+    let after = janua_with_stdin(
         &fixture,
         &["call", "Read", "--input", "-", "--cwd", cwd],
         Some(r#"{"file_path":"n.txt"}"#),
     );
-    let before = warden_with_stdin(
+    let before = janua_with_stdin(
         &fixture,
         &["--cwd", cwd, "call", "Read", "--input", "-"],
         Some(r#"{"file_path":"n.txt"}"#),
@@ -110,11 +110,11 @@ fn input_from_stdin_and_flags_after_the_subcommand() {
 #[test]
 fn error_results_exit_one_and_config_errors_exit_two() {
     let fixture = Fixture::new();
-    let unknown = warden(&fixture, &["call", "Nope"]);
+    let unknown = janua(&fixture, &["call", "Nope"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert_eq!(json_stdout(&unknown)["is_error"], true);
 
-    let malformed = warden(&fixture, &["call", "Read", "--input", "{not json"]);
+    let malformed = janua(&fixture, &["call", "Read", "--input", "{not json"]);
     assert_eq!(malformed.status.code(), Some(1));
     assert!(
         json_stdout(&malformed)["content"]
@@ -123,7 +123,7 @@ fn error_results_exit_one_and_config_errors_exit_two() {
             .starts_with("invalid_input: the input is not valid JSON")
     );
 
-    let chain = warden(
+    let chain = janua(
         &fixture,
         &["call", "Read", "--alias", "A=B", "--alias", "B=Read"],
     );
@@ -131,19 +131,19 @@ fn error_results_exit_one_and_config_errors_exit_two() {
     assert!(String::from_utf8_lossy(&chain.stderr).contains("alias chain A -> B -> Read"));
     assert!(chain.stdout.is_empty());
 
-    let missing = warden(
+    let missing = janua(
         &fixture,
-        &["call", "Read", "--cwd", "/nonexistent/warden-ws"],
+        &["call", "Read", "--cwd", "/nonexistent/janua-ws"],
     );
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("workspace /nonexistent/warden-ws"));
-    let bad_session = warden(&fixture, &["call", "Read", "--session", "../x"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("workspace /nonexistent/janua-ws"));
+    let bad_session = janua(&fixture, &["call", "Read", "--session", "../x"]);
     assert_eq!(bad_session.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_session.stderr).contains("invalid session id"));
 
-    let usage = warden(&fixture, &["call"]);
+    let usage = janua(&fixture, &["call"]);
     assert_eq!(usage.status.code(), Some(2));
-    let bad_timeout = warden(&fixture, &["--timeout", "soon", "tools"]);
+    let bad_timeout = janua(&fixture, &["--timeout", "soon", "tools"]);
     assert_eq!(bad_timeout.status.code(), Some(2));
 }
 
@@ -151,7 +151,7 @@ fn error_results_exit_one_and_config_errors_exit_two() {
 fn outcome_flag_prints_the_structured_outcome() {
     let fixture = Fixture::new();
     fixture.write("a.txt", "x\n");
-    let output = warden(
+    let output = janua(
         &fixture,
         &[
             "call",
@@ -173,7 +173,7 @@ fn outcome_flag_prints_the_structured_outcome() {
 #[test]
 fn tools_lists_the_registry_in_every_format() {
     let fixture = Fixture::new();
-    let table = warden(&fixture, &["tools"]);
+    let table = janua(&fixture, &["tools"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.contains("Read  [read, read-only, concurrency-safe]  built-in"),
@@ -181,7 +181,7 @@ fn tools_lists_the_registry_in_every_format() {
     );
     assert!(text.contains("file_path: string (required)"), "{text}");
 
-    let anthropic = json_stdout(&warden(&fixture, &["tools", "--format", "anthropic"]));
+    let anthropic = json_stdout(&janua(&fixture, &["tools", "--format", "anthropic"]));
     let names: Vec<&str> = anthropic
         .as_array()
         .unwrap()
@@ -212,26 +212,26 @@ fn tools_lists_the_registry_in_every_format() {
         .unwrap();
     assert_eq!(anthropic[read]["name"], "Read");
     assert_eq!(anthropic[0]["input_schema"]["type"], "object");
-    let openai = json_stdout(&warden(&fixture, &["tools", "--format", "openai"]));
+    let openai = json_stdout(&janua(&fixture, &["tools", "--format", "openai"]));
     assert_eq!(
         openai[read]["function"]["parameters"]["required"][0],
         "file_path"
     );
-    let mcp = json_stdout(&warden(&fixture, &["tools", "--format", "mcp"]));
+    let mcp = json_stdout(&janua(&fixture, &["tools", "--format", "mcp"]));
     assert_eq!(mcp["tools"][read]["annotations"]["readOnlyHint"], true);
     assert_eq!(
         mcp["tools"][0]["annotations"]["readOnlyHint"], false,
         "Edit is not read-only"
     );
 
-    let empty = warden(&fixture, &["tools", "--tools", ""]);
+    let empty = janua(&fixture, &["tools", "--tools", ""]);
     assert!(String::from_utf8_lossy(&empty.stdout).contains("(no tools)"));
 }
 
 #[test]
 fn help_describes_the_commands_and_flags() {
     let fixture = Fixture::new();
-    let help = warden(&fixture, &["--help"]);
+    let help = janua(&fixture, &["--help"]);
     assert_eq!(help.status.code(), Some(0));
     let text = String::from_utf8_lossy(&help.stdout);
     for expected in [
@@ -251,8 +251,8 @@ fn help_describes_the_commands_and_flags() {
 #[test]
 fn guest_stdio_never_reaches_the_hosts_stdout() {
     let fixture = Fixture::new();
-    let plugin = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
-    let output = warden(
+    let plugin = fixture.plugin("echo", janua_test_guests::PIPELINE_ECHO, "");
+    let output = janua(
         &fixture,
         &[
             "call",
@@ -285,13 +285,13 @@ fn consecutive_calls_share_the_workspaces_default_session() {
     let fixture = Fixture::new();
     fixture.write("a.txt", "x\n");
     for _ in 0..2 {
-        let output = warden(
+        let output = janua(
             &fixture,
             &["call", "Read", "--input", r#"{"file_path":"a.txt"}"#],
         );
         assert_eq!(output.status.code(), Some(0));
     }
-    warden(
+    janua(
         &fixture,
         &[
             "call",

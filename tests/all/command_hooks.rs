@@ -1,12 +1,12 @@
 //! Command hooks from settings, run by real `/bin/sh` children under the process sandbox: Claude
 //! Code's exit-code contract, fail-closed start failures, the sandbox around the hook, workspace
-//! trust, and `warden hooks` saying why a hook was not loaded.
+//! trust, and `janua hooks` saying why a hook was not loaded.
 
+use janua::{ErrorKind, Runtime, RuntimeConfig};
+use janua_test_guests::PIPELINE_ECHO;
 use serde_json::{Value, json};
-use warden::{ErrorKind, Runtime, RuntimeConfig};
-use warden_test_guests::PIPELINE_ECHO;
 
-use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, call, error_text, janua_bin, ok_text};
 
 /// Settings JSON with one PreToolUse command hook per `(matcher, command, extra fields)`.
 fn settings(hooks: &[(&str, &str, Value)]) -> String {
@@ -39,7 +39,7 @@ async fn with_settings(fixture: &Fixture, settings_json: String) -> Runtime {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_hooks_follow_the_exit_code_contract() {
     let fixture = Fixture::new();
-    let deny_json = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"json says no to %s"}}' "$WARDEN_HOOK_EVENT""#;
+    let deny_json = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"json says no to %s"}}' "$JANUA_HOOK_EVENT""#;
     // (label, command, handler fields, denial reason, warning)
     type Case<'a> = (&'a str, &'a str, Value, Option<&'a str>, Option<&'a str>);
     let cases: &[Case] = &[
@@ -145,8 +145,8 @@ async fn command_hooks_run_inside_the_process_sandbox() {
     let secret = fixture.outside().join("secret.txt");
     let command = format!(
         r#"if cat '{}' >/dev/null 2>&1; then r=read-outside; else r=no-outside; fi
-if grep -q INSIDE "$WARDEN_PROJECT_DIR/inside.txt"; then i=read-inside; else i=no-inside; fi
-if (echo x > "$WARDEN_PROJECT_DIR/pwned") 2>/dev/null; then w=wrote; else w=no-write; fi
+if grep -q INSIDE "$JANUA_PROJECT_DIR/inside.txt"; then i=read-inside; else i=no-inside; fi
+if (echo x > "$JANUA_PROJECT_DIR/pwned") 2>/dev/null; then w=wrote; else w=no-write; fi
 printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext":"%s %s %s %s"}}}}' "$r" "$i" "$w" "${{CARGO_PKG_NAME:-no-env}}""#,
         secret.display()
     );
@@ -172,15 +172,15 @@ printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext
     assert_eq!(
         widened.outcome.additional_context,
         [
-            "[PreToolUse hook settings:hooks.PreToolUse[1].hooks[0]] read-outside read-inside wrote warden"
+            "[PreToolUse hook settings:hooks.PreToolUse[1].hooks[0]] read-outside read-inside wrote janua"
         ]
     );
 }
 
-/// Hooks in a project's settings run only once the workspace is trusted; `warden hooks` lists
+/// Hooks in a project's settings run only once the workspace is trusted; `janua hooks` lists
 /// what loaded and says why the rest did not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn project_hooks_need_a_trusted_workspace_and_warden_hooks_says_why() {
+async fn project_hooks_need_a_trusted_workspace_and_janua_hooks_says_why() {
     let fixture = Fixture::new();
     let project = json!({"hooks": {
         "PreToolUse": [{"matcher": "Echo", "hooks": [
@@ -188,7 +188,7 @@ async fn project_hooks_need_a_trusted_workspace_and_warden_hooks_says_why() {
         "Stop": [{"hooks": [{"type": "command", "command": "true"}]}],
         "PostToolUse": [{"hooks": [{"type": "http", "url": "http://127.0.0.1:9"}]}]
     }});
-    fixture.write(".warden/settings.json", project.to_string());
+    fixture.write(".janua/settings.json", project.to_string());
     let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
     let untrusted = fixture
         .runtime(std::slice::from_ref(&echo), |config| {
@@ -230,7 +230,7 @@ async fn project_hooks_need_a_trusted_workspace_and_warden_hooks_says_why() {
     );
     drop(trusted);
 
-    let output = std::process::Command::new(warden_bin())
+    let output = std::process::Command::new(janua_bin())
         .arg("--cwd")
         .arg(fixture.workspace())
         .arg("--state-dir")
@@ -242,7 +242,7 @@ async fn project_hooks_need_a_trusted_workspace_and_warden_hooks_says_why() {
         .arg(&echo)
         .arg("hooks")
         .output()
-        .expect("run warden hooks");
+        .expect("run janua hooks");
     assert_eq!(output.status.code(), Some(0));
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(printed.contains("Hooks: none loaded."), "{printed}");
@@ -316,7 +316,7 @@ printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_cannot_disable_the_operators_hooks() {
     let fixture = Fixture::new();
-    fixture.write(".warden/settings.json", r#"{"disableAllHooks": true}"#);
+    fixture.write(".janua/settings.json", r#"{"disableAllHooks": true}"#);
     let echo = fixture.plugin("echo", PIPELINE_ECHO, "");
     let runtime = fixture
         .runtime(&[echo], |config| {

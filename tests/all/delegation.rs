@@ -4,11 +4,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use janua::{ErrorKind, FnHook, ForkError, Grants, HookEvent, Narrowing, PermissionMode, ToolUse};
+use janua_test_guests::{DELEGATE_PROBE, GRANTS_ENV};
 use serde_json::{Value, json};
-use warden::{ErrorKind, FnHook, ForkError, Grants, HookEvent, Narrowing, PermissionMode, ToolUse};
-use warden_test_guests::{DELEGATE_PROBE, GRANTS_ENV};
 
-use crate::support::{Fixture, cache_dir, call, error_text, warden_bin};
+use crate::support::{Fixture, cache_dir, call, error_text, janua_bin};
 
 /// The probe plugin, granted `grants` (a TOML inline table's body).
 fn probe(fixture: &Fixture, grants: &str) -> std::path::PathBuf {
@@ -16,7 +16,7 @@ fn probe(fixture: &Fixture, grants: &str) -> std::path::PathBuf {
 }
 
 /// The structured result of a successful call.
-fn structured(dispatch: &warden::Dispatch) -> Value {
+fn structured(dispatch: &janua::Dispatch) -> Value {
     assert!(!dispatch.block.is_error, "{}", dispatch.block.text());
     dispatch
         .outcome
@@ -26,7 +26,7 @@ fn structured(dispatch: &warden::Dispatch) -> Value {
 }
 
 /// Every lifecycle event the runtime emits, collected.
-fn collect_events(runtime: &warden::Runtime) -> Arc<Mutex<Vec<Value>>> {
+fn collect_events(runtime: &janua::Runtime) -> Arc<Mutex<Vec<Value>>> {
     let events: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = Arc::clone(&events);
     runtime.set_event_sink(Arc::new(move |event: &Value| {
@@ -456,7 +456,7 @@ async fn the_example_workflow_greps_then_reads_each_match() {
     fixture.write("src/two.rs", "// TODO second\nz\n");
     fixture.write("src/three.rs", "// TODO third\n");
     let dir = fixture.root().join("grep-context");
-    warden::write_example("workflow-grep-context", &dir).expect("the example is shipped");
+    janua::write_example("workflow-grep-context", &dir).expect("the example is shipped");
     let runtime = fixture
         .runtime(&[dir], |config| {
             config.allowed_tools = vec!["GrepContext".to_owned()];
@@ -521,7 +521,7 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
             "description": "x", "prompt": "garbage"}}),
     ];
     let stdin: String = input.iter().map(|line| format!("{line}\n")).collect();
-    let output = std::process::Command::new(warden_bin())
+    let output = std::process::Command::new(janua_bin())
         .arg("--cwd")
         .arg(fixture.workspace())
         .arg("--state-dir")
@@ -546,7 +546,7 @@ fn the_agent_runner_gets_a_narrowed_session_and_its_calls_appear_under_the_paren
             child.stdin.take().unwrap().write_all(stdin.as_bytes())?;
             child.wait_with_output()
         })
-        .expect("run warden");
+        .expect("run janua");
     assert!(
         output.status.success(),
         "{}",
@@ -732,16 +732,16 @@ async fn the_share_bounds_a_nested_calls_hooks_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_embedders_runner_works_through_its_sub_session() {
     struct Scripted {
-        seen: Mutex<Vec<(Vec<String>, warden::AgentRequest)>>,
+        seen: Mutex<Vec<(Vec<String>, janua::AgentRequest)>>,
     }
-    impl warden::AgentRunner for Scripted {
+    impl janua::AgentRunner for Scripted {
         fn run<'s>(
             &'s self,
-            request: warden::AgentRequest,
-            session: &'s warden::SubSession<'s>,
+            request: janua::AgentRequest,
+            session: &'s janua::SubSession<'s>,
         ) -> std::pin::Pin<
             Box<
-                dyn std::future::Future<Output = Result<warden::AgentReport, warden::AgentError>>
+                dyn std::future::Future<Output = Result<janua::AgentReport, janua::AgentError>>
                     + Send
                     + 's,
             >,
@@ -759,9 +759,9 @@ async fn an_embedders_runner_works_through_its_sub_session() {
                     })
                     .await;
                 if read.block.is_error {
-                    return Err(warden::AgentError(read.block.text()));
+                    return Err(janua::AgentError(read.block.text()));
                 }
-                Ok(warden::AgentReport {
+                Ok(janua::AgentReport {
                     result: format!("{} read: {}", request.agent_id, read.block.text()),
                 })
             })

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use janua::{Dispatch, ErrorKind, FnHook, HookEvent, PermissionMode, Runtime};
 use serde_json::{Value, json};
-use warden::{Dispatch, ErrorKind, FnHook, HookEvent, PermissionMode, Runtime};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 

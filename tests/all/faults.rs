@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Fixture, cache_dir, warden_bin};
+use crate::support::{Fixture, cache_dir, janua_bin};
 
 /// Kill points per operation.
 const KILLS: u32 = 10;
@@ -20,7 +20,7 @@ const CACHE_KILLS: u32 = 5;
 const CONTENT_BYTES: usize = 8 << 20;
 
 fn command(fixture: &Fixture, cache: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(warden_bin());
+    let mut command = Command::new(janua_bin());
     command
         .arg("--cwd")
         .arg(fixture.workspace())
@@ -34,7 +34,7 @@ fn command(fixture: &Fixture, cache: &Path, args: &[&str]) -> Command {
 }
 
 fn run(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
-    let output = command(fixture, cache, args).output().expect("run warden");
+    let output = command(fixture, cache, args).output().expect("run janua");
     assert!(
         output.status.success(),
         "{args:?}: {}{}",
@@ -44,7 +44,7 @@ fn run(fixture: &Fixture, cache: &Path, args: &[&str]) -> Output {
     output
 }
 
-/// Starts `warden call Write` replacing `big.txt` with `content`, its input on stdin.
+/// Starts `janua call Write` replacing `big.txt` with `content`, its input on stdin.
 fn start_write(fixture: &Fixture, content: &str) -> Child {
     let mut child = command(
         fixture,
@@ -55,7 +55,7 @@ fn start_write(fixture: &Fixture, content: &str) -> Child {
     .stdout(Stdio::null())
     .stderr(Stdio::null())
     .spawn()
-    .expect("start warden call Write");
+    .expect("start janua call Write");
     let input = json!({"file_path": "big.txt", "content": content}).to_string();
     let mut stdin = child.stdin.take().expect("stdin");
     // The child may die before reading all of it; a broken pipe is part of the fault.
@@ -75,7 +75,7 @@ fn version(n: u32) -> String {
 
 /// SIGKILL at ten points through a `Write` of 8 MB: each time the file is exactly the old or the
 /// new version, the checkpoint list still loads, and rewinding to the first checkpoint restores
-/// the very first version byte for byte or, when the last kill hid warden's own change, refuses
+/// the very first version byte for byte or, when the last kill hid janua's own change, refuses
 /// and names a kept copy that is that first version.
 #[test]
 fn a_host_killed_during_write_leaves_old_or_new_and_a_readable_checkpoint_store() {
@@ -125,11 +125,11 @@ fn a_host_killed_during_write_leaves_old_or_new_and_a_readable_checkpoint_store(
     for entry in std::fs::read_dir(fixture.workspace()).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
         assert!(
-            name == "big.txt" || (name.starts_with(".big.txt.warden-") && name.ends_with(".tmp")),
+            name == "big.txt" || (name.starts_with(".big.txt.janua-") && name.ends_with(".tmp")),
             "unexpected {name}"
         );
     }
-    // A kill between the rename and the session's record of it leaves a file warden cannot prove
+    // A kill between the rename and the session's record of it leaves a file janua cannot prove
     // it wrote; rewind then refuses to overwrite it and names the kept copy instead.
     let rewind = command(&fixture, &cache_dir(), &["rewind", "--to", "1"])
         .output()
@@ -149,7 +149,7 @@ fn a_host_killed_during_write_leaves_old_or_new_and_a_readable_checkpoint_store(
     }
 }
 
-/// SIGKILL at five points through `warden cache prewarm` into an empty cache: every next start
+/// SIGKILL at five points through `janua cache prewarm` into an empty cache: every next start
 /// finds a usable cache (no half-written artifact is trusted) and a call succeeds.
 #[test]
 fn a_host_killed_during_a_cache_write_leaves_a_usable_cache() {

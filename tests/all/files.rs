@@ -1,15 +1,15 @@
 //! The default file tools' boundaries: paths hidden by Read deny rules, writes outside every grant,
-//! checkpoints and `warden rewind`, and atomic replacement under SIGKILL.
+//! checkpoints and `janua rewind`, and atomic replacement under SIGKILL.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use janua::{Dispatch, ErrorKind, PermissionMode};
 use serde_json::{Value, json};
-use warden::{Dispatch, ErrorKind, PermissionMode};
 
-use crate::cli::warden;
-use crate::support::{Fixture, cache_dir, call, error_text, ok_text, warden_bin};
+use crate::cli::janua;
+use crate::support::{Fixture, cache_dir, call, error_text, janua_bin, ok_text};
 
 /// A workspace with a denied `.env` and `secrets/` directory next to ordinary files that mention
 /// the same words, so a leak would show up in every tool's output.
@@ -200,7 +200,7 @@ async fn edits_are_checkpointed_modes_kept_and_rewind_restores_exact_bytes() {
     );
     drop(runtime);
 
-    let listed = warden(&fixture, &["rewind", "--list", "--json"]);
+    let listed = janua(&fixture, &["rewind", "--list", "--json"]);
     assert!(listed.status.success(), "{listed:?}");
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let numbers: Vec<u64> = listed["checkpoints"]
@@ -212,11 +212,11 @@ async fn edits_are_checkpointed_modes_kept_and_rewind_restores_exact_bytes() {
     assert_eq!(numbers, [1, 2, 3]);
     assert!(listed["storage_bytes"].as_u64().unwrap() > 0);
 
-    let last = warden(&fixture, &["rewind", "--last"]);
+    let last = janua(&fixture, &["rewind", "--last"]);
     assert!(last.status.success(), "{last:?}");
     assert!(!fixture.workspace().join("notes/new.md").exists());
 
-    let rewound = warden(&fixture, &["rewind", "--to", "1"]);
+    let rewound = janua(&fixture, &["rewind", "--to", "1"]);
     assert!(rewound.status.success(), "{rewound:?}");
     assert_eq!(
         std::fs::read(&script).unwrap(),
@@ -225,7 +225,7 @@ async fn edits_are_checkpointed_modes_kept_and_rewind_restores_exact_bytes() {
     );
     let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);
-    let none = warden(&fixture, &["rewind", "--to", "1"]);
+    let none = janua(&fixture, &["rewind", "--to", "1"]);
     assert_eq!(none.status.code(), Some(2), "{none:?}");
     assert!(String::from_utf8_lossy(&none.stderr).contains("no checkpoint 1"));
 }
@@ -250,7 +250,7 @@ async fn rewind_skips_a_file_changed_by_something_else() {
     );
     drop(runtime);
     std::fs::write(&path, "edited by hand\n").unwrap();
-    let output = warden(&fixture, &["rewind", "--last"]);
+    let output = janua(&fixture, &["rewind", "--last"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -265,13 +265,13 @@ async fn rewind_skips_a_file_changed_by_something_else() {
         .map(str::trim)
         .expect("the blob path is reported");
     assert_eq!(std::fs::read(kept).unwrap(), b"one\n");
-    let listed = warden(&fixture, &["rewind", "--list", "--json"]);
+    let listed = janua(&fixture, &["rewind", "--list", "--json"]);
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(listed["checkpoints"].as_array().unwrap().len(), 1);
 }
 
 #[test]
-fn read_before_edit_holds_across_warden_call_processes() {
+fn read_before_edit_holds_across_janua_call_processes() {
     let fixture = Fixture::new();
     fixture.write("a.txt", "alpha\n");
     let edit =
@@ -284,7 +284,7 @@ fn read_before_edit_holds_across_warden_call_processes() {
         "--input",
         &edit,
     ];
-    let unread = warden(&fixture, &args);
+    let unread = janua(&fixture, &args);
     assert_eq!(unread.status.code(), Some(1));
     let block: Value = serde_json::from_slice(&unread.stdout).unwrap();
     assert!(
@@ -294,11 +294,11 @@ fn read_before_edit_holds_across_warden_call_processes() {
 
     let read = json!({"file_path": "a.txt"}).to_string();
     assert!(
-        warden(&fixture, &["call", "Read", "--input", &read])
+        janua(&fixture, &["call", "Read", "--input", &read])
             .status
             .success()
     );
-    let edited = warden(&fixture, &args);
+    let edited = janua(&fixture, &args);
     assert!(edited.status.success(), "{edited:?}");
     assert_eq!(
         std::fs::read(fixture.workspace().join("a.txt")).unwrap(),
@@ -306,7 +306,7 @@ fn read_before_edit_holds_across_warden_call_processes() {
     );
 }
 
-/// A `warden call Write` killed with SIGKILL while the new content is being written leaves the
+/// A `janua call Write` killed with SIGKILL while the new content is being written leaves the
 /// old file, never a torn one; left alone, it leaves exactly the new one.
 #[test]
 fn a_write_killed_midway_leaves_the_old_or_the_new_file() {
@@ -321,11 +321,11 @@ fn a_write_killed_midway_leaves_the_old_or_the_new_file() {
 
     let write = |kill_mid_write: bool| -> bool {
         assert!(
-            warden(&fixture, &["call", "Read", "--input", &read])
+            janua(&fixture, &["call", "Read", "--input", &read])
                 .status
                 .success()
         );
-        let mut child = Command::new(warden_bin())
+        let mut child = Command::new(janua_bin())
             .args([
                 "--permission-mode",
                 "acceptEdits",
@@ -363,7 +363,7 @@ fn a_write_killed_midway_leaves_the_old_or_the_new_file() {
                 .unwrap()
                 .filter_map(Result::ok)
                 .any(|entry| {
-                    entry.file_name().to_string_lossy().contains(".warden-")
+                    entry.file_name().to_string_lossy().contains(".janua-")
                         && entry.metadata().is_ok_and(|meta| meta.len() > 0)
                 });
             if partial {
@@ -496,7 +496,7 @@ async fn a_read_only_file_is_not_replaced_and_modes_survive_without_checkpoints(
 async fn scribble(fixture: &Fixture, file_path: &str, probe: &str) -> Dispatch {
     let plugin = fixture.plugin(
         "scribble",
-        warden_test_guests::FILES_WRITE_SCOPE,
+        janua_test_guests::FILES_WRITE_SCOPE,
         "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read-write\" }] }",
     );
     let runtime = fixture
@@ -576,7 +576,7 @@ async fn a_repointed_link_does_not_unhide_files_under_a_held_directory() {
     fixture.write("src/prod.env", "harmless\n");
     let workspace = fixture.workspace();
     std::os::unix::fs::symlink("config", workspace.join("t")).unwrap();
-    std::os::unix::fs::symlink("src", workspace.join(".t.warden-1.tmp")).unwrap();
+    std::os::unix::fs::symlink("src", workspace.join(".t.janua-1.tmp")).unwrap();
     let report = scribble_report(&fixture, "t", "repoint").await;
     assert_eq!(
         report["swap"], "ok",

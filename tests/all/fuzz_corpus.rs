@@ -1,12 +1,12 @@
 //! Replays every committed fuzz seed and every regression input through the same checks the
-//! fuzz targets run (`warden::fuzzing`), on the stable toolchain, so a fixed crash stays fixed.
+//! fuzz targets run (`janua::fuzzing`), on the stable toolchain, so a fixed crash stays fixed.
 
 use std::path::Path;
 
 #[test]
 fn every_fuzz_seed_and_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-    for (name, target) in warden::fuzzing::TARGETS {
+    for (name, target) in janua::fuzzing::TARGETS {
         let mut replayed = 0;
         for kind in ["corpus", "regressions"] {
             let dir = root.join(kind).join(name);

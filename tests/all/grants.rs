@@ -4,11 +4,11 @@
 use std::os::unix::ffi::OsStrExt as _;
 use std::process::Command;
 
+use janua::ErrorKind;
+use janua_test_guests::{GRANTS_ENV, GRANTS_FS_ESCAPE};
 use serde_json::json;
-use warden::ErrorKind;
-use warden_test_guests::{GRANTS_ENV, GRANTS_FS_ESCAPE};
 
-use crate::support::{Fixture, cache_dir, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, cache_dir, call, error_text, janua_bin, ok_text};
 
 const SECRET: &str = "TOPSECRET";
 
@@ -70,7 +70,7 @@ async fn read_through_a_symlink_pointing_outside_fails_in_the_sandbox() {
         let result = call(&allowed, "Read", json!({"file_path": path})).await;
         assert_eq!(
             result.outcome.decision.as_ref().unwrap().verdict,
-            warden::Verdict::Allow
+            janua::Verdict::Allow
         );
         let text = error_text(&result, ErrorKind::ToolFailed);
         assert!(!text.contains(SECRET), "{path}: {text}");
@@ -208,10 +208,10 @@ pub(crate) fn grants_env() {
     let plugin = fixture.plugin(
         "env",
         GRANTS_ENV,
-        "grants = { env = [\"WARDEN_TEST_GRANTED*\"] }",
+        "grants = { env = [\"JANUA_TEST_GRANTED*\"] }",
     );
     let peek = |name: &str| {
-        let output = Command::new(warden_bin())
+        let output = Command::new(janua_bin())
             .args([
                 "call",
                 "EnvPeek",
@@ -227,15 +227,15 @@ pub(crate) fn grants_env() {
             .arg(fixture.state_dir())
             .arg("--cache-dir")
             .arg(cache_dir())
-            .env("WARDEN_TEST_SECRET", "hunter2")
-            .env("WARDEN_TEST_GRANTED_ONE", "visible")
+            .env("JANUA_TEST_SECRET", "hunter2")
+            .env("JANUA_TEST_GRANTED_ONE", "visible")
             // A variable that is not UTF-8 is skipped, never a crash.
             .env(
-                "WARDEN_TEST_GRANTED_RAW",
+                "JANUA_TEST_GRANTED_RAW",
                 std::ffi::OsStr::from_bytes(b"\xff\xfe"),
             )
             .output()
-            .expect("run warden");
+            .expect("run janua");
         assert!(
             output.status.success(),
             "{}",
@@ -246,14 +246,14 @@ pub(crate) fn grants_env() {
             serde_json::from_str(block["content"].as_str().unwrap()).unwrap();
         seen
     };
-    let granted = peek("WARDEN_TEST_GRANTED_ONE");
+    let granted = peek("JANUA_TEST_GRANTED_ONE");
     assert_eq!(granted["value"], "visible");
     assert_eq!(
         granted["names"],
-        json!(["WARDEN_TEST_GRANTED_ONE"]),
+        json!(["JANUA_TEST_GRANTED_ONE"]),
         "only granted names are visible"
     );
-    let secret = peek("WARDEN_TEST_SECRET");
+    let secret = peek("JANUA_TEST_SECRET");
     assert_eq!(secret["value"], serde_json::Value::Null);
     let path = peek("PATH");
     assert_eq!(path["value"], serde_json::Value::Null);
@@ -280,7 +280,7 @@ async fn plugin_data_persists_and_tmp_is_per_call() {
         GRANTS_FS_ESCAPE,
         "grants = { fs = [{ path = \"${PLUGIN_DATA}\", access = \"read-write\" }, { path = \"${TMP}\", access = \"read-write\" }] }",
     );
-    let configure = |c: &mut warden::RuntimeConfig| c.allowed_tools = vec!["Peek".into()];
+    let configure = |c: &mut janua::RuntimeConfig| c.allowed_tools = vec!["Peek".into()];
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), configure)
         .await;

@@ -3,11 +3,11 @@
 //! hook's own sandbox, defer and resume, PermissionRequest, PermissionDenied, PostToolUse output
 //! replacement, PostToolBatch, session events and the output cap.
 
+use janua::{DecidedBy, ErrorKind, Runtime, RuntimeConfig};
+use janua_test_guests::{HOOKS_SCRIPTED, PIPELINE_ECHO};
 use serde_json::{Value, json};
-use warden::{DecidedBy, ErrorKind, Runtime, RuntimeConfig};
-use warden_test_guests::{HOOKS_SCRIPTED, PIPELINE_ECHO};
 
-use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, call, error_text, janua_bin, ok_text};
 
 /// `value` as a TOML inline value (the manifest's `config`); JSON null has no TOML form.
 pub(crate) fn toml_inline(value: &Value) -> String {
@@ -63,7 +63,7 @@ fn allow_echo(config: &mut RuntimeConfig) {
     config.allowed_tools = vec!["Echo".into(), "Picky".into()];
 }
 
-fn decided_by(result: &warden::Dispatch) -> DecidedBy {
+fn decided_by(result: &janua::Dispatch) -> DecidedBy {
     result
         .outcome
         .decision
@@ -391,7 +391,7 @@ async fn if_rules_and_matchers_select_calls() {
     };
     assert_eq!(covers("regex"), ["Picky"]);
     assert!(covers("list").is_empty());
-    let unanchored = warden::Matcher::parse("Edit.*").unwrap();
+    let unanchored = janua::Matcher::parse("Edit.*").unwrap();
     assert!(unanchored.matches("NotebookEdit"));
 }
 
@@ -448,7 +448,7 @@ async fn defer_stores_the_call_and_resume_runs_it_again() {
         ),
     );
     let run = |plugins: &[&std::path::Path], args: &[&str]| {
-        let mut command = std::process::Command::new(warden_bin());
+        let mut command = std::process::Command::new(janua_bin());
         command
             .arg("--cwd")
             .arg(fixture.workspace())
@@ -461,7 +461,7 @@ async fn defer_stores_the_call_and_resume_runs_it_again() {
         for plugin in plugins {
             command.arg("--plugins").arg(plugin);
         }
-        command.args(args).output().expect("run warden")
+        command.args(args).output().expect("run janua")
     };
     let first = run(
         &[&echo, &deferring],

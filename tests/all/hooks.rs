@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use janua::{DecidedBy, ErrorKind, FnHook, HookEvent, Runtime};
+use janua_test_guests::PIPELINE_ECHO;
 use serde_json::{Value, json};
-use warden::{DecidedBy, ErrorKind, FnHook, HookEvent, Runtime};
-use warden_test_guests::PIPELINE_ECHO;
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -45,7 +45,7 @@ fn answering(runtime: &mut Runtime, event: HookEvent, matcher: &str, name: &str,
 }
 
 /// Asserts that the PreToolUse hook `hook` settled the decision of `result`.
-fn assert_decided_by_hook(result: &warden::Dispatch, hook: &str) {
+fn assert_decided_by_hook(result: &janua::Dispatch, hook: &str) {
     let decision = result
         .outcome
         .decision
@@ -329,6 +329,6 @@ async fn hooks_see_absolute_paths_for_path_tools() {
     let expected = fixture.workspace().join("docs/a.md").display().to_string();
     assert_eq!(seen.lock().unwrap()[0]["file_path"], expected);
     let change = result.outcome.coercions.last().unwrap();
-    assert_eq!(change.rule, warden::CoercionRule::AbsolutePath);
+    assert_eq!(change.rule, janua::CoercionRule::AbsolutePath);
     assert_eq!(change.from, "\"docs/a.md\"");
 }

@@ -1,5 +1,5 @@
-//! warden's integration suite: real guests built from `tests/guests/` and `example-tools/`, a real
-//! wasmtime engine, real files in temporary directories and the real `warden` binary.
+//! janua's integration suite: real guests built from `tests/guests/` and `example-tools/`, a real
+//! wasmtime engine, real files in temporary directories and the real `janua` binary.
 
 mod bash;
 mod browser;
@@ -39,7 +39,7 @@ mod guest_coverage {
             const _: fn() = crate::tested::$guest;
         };
     }
-    warden_test_guests::foreach_guest!(assert_tested);
+    janua_test_guests::foreach_guest!(assert_tested);
 }
 
 /// The test named after each guest.

@@ -1,5 +1,5 @@
 //! MCP servers as tool sources: the official reference servers from npm
-//! (`@modelcontextprotocol/server-everything`, `server-filesystem`) started by warden under the
+//! (`@modelcontextprotocol/server-everything`, `server-filesystem`) started by janua under the
 //! process sandbox, their tools registered as `mcp__<server>__<tool>` and called through the
 //! pipeline, with rules, the output budget, approval, timeouts and restarts.
 
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::mcp_support::{reference_server, tools_dir, warden_command};
+use crate::mcp_support::{janua_command, reference_server, tools_dir};
 use crate::support::Fixture;
 
 /// Writes an `.mcp.json`-format file naming `servers` (name -> entry) at `path`.
@@ -56,19 +56,19 @@ fn strs(flags: &[String]) -> Vec<&str> {
     flags.iter().map(String::as_str).collect()
 }
 
-/// `warden GLOBAL... ARGS...`, returning (exit code, stdout, stderr).
-fn warden(fixture: &Fixture, global: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
-    warden_with_stdin(fixture, global, args, "")
+/// `janua GLOBAL... ARGS...`, returning (exit code, stdout, stderr).
+fn janua(fixture: &Fixture, global: &[&str], args: &[&str]) -> (Option<i32>, String, String) {
+    janua_with_stdin(fixture, global, args, "")
 }
 
 /// The same, with `stdin` as the process's input (`--input -`).
-fn warden_with_stdin(
+fn janua_with_stdin(
     fixture: &Fixture,
     global: &[&str],
     args: &[&str],
     stdin: &str,
 ) -> (Option<i32>, String, String) {
-    let mut command = warden_command(fixture, global);
+    let mut command = janua_command(fixture, global);
     command.extend(args.iter().map(|arg| (*arg).to_owned()));
     let program = command.remove(0);
     let mut child = Command::new(program)
@@ -77,13 +77,13 @@ fn warden_with_stdin(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run warden");
+        .expect("run janua");
     let mut input = child.stdin.take().expect("stdin");
     let text = stdin.to_owned();
     let writer = std::thread::spawn(move || {
         let _ = input.write_all(text.as_bytes());
     });
-    let output = child.wait_with_output().expect("wait for warden");
+    let output = child.wait_with_output().expect("wait for janua");
     writer.join().expect("stdin writer");
     (
         output.status.code(),
@@ -114,7 +114,7 @@ fn mcp_client_registers_reference_server_tools_under_rules() {
     let flags = everything_flags(&fixture, 30_000, &[]);
     let base = strs(&flags);
 
-    let (code, stdout, stderr) = warden(&fixture, &base, &["tools", "--format", "mcp"]);
+    let (code, stdout, stderr) = janua(&fixture, &base, &["tools", "--format", "mcp"]);
     assert_eq!(code, Some(0), "{stderr}");
     let listed: Value = serde_json::from_str(&stdout).expect("tools JSON");
     let names: Vec<&str> = listed["tools"]
@@ -134,7 +134,7 @@ fn mcp_client_registers_reference_server_tools_under_rules() {
         "--input",
         r#"{"message":"hi"}"#,
     ];
-    let (code, stdout, _) = warden(&fixture, &base, &echo);
+    let (code, stdout, _) = janua(&fixture, &base, &echo);
     assert_eq!(code, Some(1));
     assert!(
         block_text(&block(&stdout)).starts_with("permission_denied"),
@@ -149,10 +149,10 @@ fn mcp_client_registers_reference_server_tools_under_rules() {
         "--disallowedTools",
         "mcp__everything__get-sum",
     ]);
-    let (code, stdout, stderr) = warden(&fixture, &allowed, &echo);
+    let (code, stdout, stderr) = janua(&fixture, &allowed, &echo);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert_eq!(block_text(&block(&stdout)), "Echo: hi");
-    let (code, stdout, _) = warden(
+    let (code, stdout, _) = janua(
         &fixture,
         &allowed,
         &[
@@ -171,7 +171,7 @@ fn mcp_client_registers_reference_server_tools_under_rules() {
     // A bare-name deny removes the tool from the registry.
     let mut removed = base.to_vec();
     removed.extend(["--disallowedTools", "mcp__everything__echo"]);
-    let (_, stdout, _) = warden(&fixture, &removed, &["tools", "--format", "mcp"]);
+    let (_, stdout, _) = janua(&fixture, &removed, &["tools", "--format", "mcp"]);
     assert!(!stdout.contains("mcp__everything__echo"), "{stdout}");
     assert!(stdout.contains("mcp__everything__get-sum"), "{stdout}");
 }
@@ -182,7 +182,7 @@ fn mcp_client_schema_coercion_and_output_budget_apply_to_server_tools() {
     let flags = everything_flags(&fixture, 30_000, &["--allowedTools", "mcp__everything__*"]);
     let base = strs(&flags);
     // "2" is coerced to the schema's number before the server sees it.
-    let (code, stdout, stderr) = warden(
+    let (code, stdout, stderr) = janua(
         &fixture,
         &base,
         &[
@@ -195,7 +195,7 @@ fn mcp_client_schema_coercion_and_output_budget_apply_to_server_tools() {
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(block_text(&block(&stdout)).contains('3'), "{stdout}");
     // A missing required field never reaches the server.
-    let (code, stdout, _) = warden(
+    let (code, stdout, _) = janua(
         &fixture,
         &base,
         &["call", "mcp__everything__echo", "--input", "{}"],
@@ -209,7 +209,7 @@ fn mcp_client_schema_coercion_and_output_budget_apply_to_server_tools() {
     // 25,000 estimated tokens inline (100,000 characters); the whole result goes to a file.
     let message = "0123456789".repeat(20_000);
     let input = json!({ "message": message }).to_string();
-    let (code, stdout, stderr) = warden_with_stdin(
+    let (code, stdout, stderr) = janua_with_stdin(
         &fixture,
         &base,
         &["call", "--outcome", "mcp__everything__echo", "--input", "-"],
@@ -247,7 +247,7 @@ fn mcp_client_filesystem_server_reads_the_workspace_and_nothing_else() {
         "mcp__fs",
     ];
     let inside = json!({"path": fixture.workspace().join("inside.txt")}).to_string();
-    let (code, stdout, stderr) = warden(
+    let (code, stdout, stderr) = janua(
         &fixture,
         &base,
         &["call", "mcp__fs__read_text_file", "--input", &inside],
@@ -256,7 +256,7 @@ fn mcp_client_filesystem_server_reads_the_workspace_and_nothing_else() {
     assert!(block_text(&block(&stdout)).contains("inside the workspace"));
     // The server itself allows the outside directory, but its sandbox grants only the workspace.
     let secret = json!({"path": fixture.outside().join("secret.txt")}).to_string();
-    let (code, stdout, _) = warden(
+    let (code, stdout, _) = janua(
         &fixture,
         &base,
         &["call", "mcp__fs__read_text_file", "--input", &secret],
@@ -265,7 +265,7 @@ fn mcp_client_filesystem_server_reads_the_workspace_and_nothing_else() {
     assert!(!stdout.contains("TOPSECRET"), "{stdout}");
     // Writes by the server are refused by its sandbox even when a rule allows the call.
     let write = json!({"path": fixture.workspace().join("made.txt"), "content": "x"}).to_string();
-    let (code, stdout, _) = warden(
+    let (code, stdout, _) = janua(
         &fixture,
         &base,
         &["call", "mcp__fs__write_file", "--input", &write],
@@ -283,12 +283,12 @@ fn mcp_client_starts_project_servers_only_when_the_operator_approves() {
     );
     // The repository approving its own server counts for nothing.
     fixture.write(
-        ".warden/settings.json",
+        ".janua/settings.json",
         json!({"enabledMcpjsonServers": ["proj"], "enableAllProjectMcpServers": true}).to_string(),
     );
     let settings = policy("proj", 30_000);
     let base = ["--settings", settings.as_str(), "--trust-workspace"];
-    let (code, stdout, stderr) = warden(&fixture, &base, &["tools"]);
+    let (code, stdout, stderr) = janua(&fixture, &base, &["tools"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stdout.contains("mcp__proj__"), "{stdout}");
     assert!(stderr.contains("has not been approved"), "{stderr}");
@@ -299,7 +299,7 @@ fn mcp_client_starts_project_servers_only_when_the_operator_approves() {
 
     let mut approved = base.to_vec();
     approved.extend(["--approve-mcp", "proj"]);
-    let (code, stdout, stderr) = warden(&fixture, &approved, &["tools"]);
+    let (code, stdout, stderr) = janua(&fixture, &approved, &["tools"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("mcp__proj__echo"), "{stdout}\n{stderr}");
 
@@ -311,18 +311,18 @@ fn mcp_client_starts_project_servers_only_when_the_operator_approves() {
         "--settings",
         operator.as_str(),
     ];
-    let (_, stdout, stderr) = warden(&fixture, &untrusted, &["tools"]);
+    let (_, stdout, stderr) = janua(&fixture, &untrusted, &["tools"]);
     assert!(!stdout.contains("mcp__proj__"), "{stdout}");
     assert!(stderr.contains("only in trusted workspaces"), "{stderr}");
     let mut trusted = untrusted.to_vec();
     trusted.push("--trust-workspace");
-    let (_, stdout, stderr) = warden(&fixture, &trusted, &["tools"]);
+    let (_, stdout, stderr) = janua(&fixture, &trusted, &["tools"]);
     assert!(stdout.contains("mcp__proj__echo"), "{stdout}\n{stderr}");
 
     // A refusal from any scope wins over an approval.
     let refused = json!({"disabledMcpjsonServers": ["proj"]}).to_string();
     approved.extend(["--settings", refused.as_str()]);
-    let (_, stdout, stderr) = warden(&fixture, &approved, &["tools"]);
+    let (_, stdout, stderr) = janua(&fixture, &approved, &["tools"]);
     assert!(!stdout.contains("mcp__proj__"), "{stdout}");
     assert!(stderr.contains("disabledMcpjsonServers"), "{stderr}");
 }
@@ -336,7 +336,7 @@ fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
         r#"{"mcpServers":{"x":{"command":"a","url":"http://h"}}}"#,
     )
     .unwrap();
-    let (code, _, stderr) = warden(
+    let (code, _, stderr) = janua(
         &fixture,
         &["--mcp-config", &broken.display().to_string()],
         &["tools"],
@@ -350,14 +350,14 @@ fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
         r#"{"mcpServers":{"x":{"command":"a","url":"http://h"},"old":{"type":"sse","url":"http://h"},"git__hub":{"command":"a"}}}"#,
     )
     .unwrap();
-    let (code, stdout, stderr) = warden(&fixture, &[], &["tools"]);
+    let (code, stdout, stderr) = janua(&fixture, &[], &["tools"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("Read"), "{stdout}");
     for name in ["\"x\"", "\"old\"", "\"git__hub\""] {
         assert!(stderr.contains(name), "{name}: {stderr}");
     }
     std::fs::write(fixture.workspace().join(".mcp.json"), "{not json").unwrap();
-    let (code, _, stderr) = warden(&fixture, &[], &["tools"]);
+    let (code, _, stderr) = janua(&fixture, &[], &["tools"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("its servers are not started"), "{stderr}");
     std::fs::remove_file(fixture.workspace().join(".mcp.json")).unwrap();
@@ -368,7 +368,7 @@ fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
         &missing,
         json!({"gone": {"command": "/nonexistent/server"}, "quits": {"command": "/bin/false"}}),
     );
-    let (code, stdout, stderr) = warden(
+    let (code, stdout, stderr) = janua(
         &fixture,
         &["--mcp-config", &missing.display().to_string()],
         &["tools"],
@@ -385,7 +385,7 @@ fn mcp_client_broken_configuration_and_missing_servers_are_reported() {
     );
 }
 
-/// A `warden run` session whose MCP server is killed mid-call and times out.
+/// A `janua run` session whose MCP server is killed mid-call and times out.
 struct Session {
     child: Child,
     stdin: ChildStdin,
@@ -394,7 +394,7 @@ struct Session {
 
 impl Session {
     fn start(fixture: &Fixture, global: &[&str]) -> Self {
-        let mut command = warden_command(fixture, global);
+        let mut command = janua_command(fixture, global);
         command.push("run".into());
         let program = command.remove(0);
         let mut child = Command::new(program)
@@ -403,7 +403,7 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start warden run");
+            .expect("start janua run");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
         let (sender, lines) = mpsc::channel();
@@ -489,7 +489,7 @@ fn mcp_client_a_killed_or_hung_server_yields_errors_and_comes_back() {
     session.send("t1", "mcp__everything__echo", json!({"message": "one"}));
     assert_eq!(block_text(&session.result("t1")), "Echo: one");
     let servers = session.descendants("mcp-server-everything");
-    assert!(!servers.is_empty(), "the server runs under warden");
+    assert!(!servers.is_empty(), "the server runs under janua");
 
     // Killed in the middle of a call: that call is an error result, the host goes on.
     session.send(
@@ -534,10 +534,10 @@ fn kill(pid: i32) {
 
 #[test]
 fn mcp_client_uses_a_streamable_http_server_with_its_headers() {
-    // The server: another warden, serving its workspace over HTTP with a bearer token.
+    // The server: another janua, serving its workspace over HTTP with a bearer token.
     let inner = Fixture::new();
-    inner.write("inner.txt", "from the other warden\n");
-    let mut command = warden_command(&inner, &["--allowedTools", "Read"]);
+    inner.write("inner.txt", "from the other janua\n");
+    let mut command = janua_command(&inner, &["--allowedTools", "Read"]);
     command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
     let program = command.remove(0);
     let mut server = Command::new(program)
@@ -556,10 +556,10 @@ fn mcp_client_uses_a_streamable_http_server_with_its_headers() {
             stderr.read_line(&mut line).expect("read") > 0,
             "no URL printed"
         );
-        if let Some(found) = line.trim().strip_prefix("warden: MCP server listening on ") {
+        if let Some(found) = line.trim().strip_prefix("janua: MCP server listening on ") {
             url = found.to_owned();
         }
-        if let Some(found) = line.trim().strip_prefix("warden: bearer token: ") {
+        if let Some(found) = line.trim().strip_prefix("janua: bearer token: ") {
             token = found.to_owned();
         }
     }
@@ -572,7 +572,7 @@ fn mcp_client_uses_a_streamable_http_server_with_its_headers() {
             &config,
             json!({"inner": {"type": "http", "url": url, "headers": headers}}),
         );
-        warden(
+        janua(
             &fixture,
             &[
                 "--mcp-config",
@@ -586,7 +586,7 @@ fn mcp_client_uses_a_streamable_http_server_with_its_headers() {
     let (code, stdout, stderr) = call(json!({"Authorization": format!("Bearer {token}")}));
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
-        block_text(&block(&stdout)).contains("from the other warden"),
+        block_text(&block(&stdout)).contains("from the other janua"),
         "{stdout}"
     );
     // Without the token the server refuses the session: no tools, a warning, the host goes on.
@@ -711,7 +711,7 @@ fn mcp_client_reads_event_streams_and_starts_a_forgotten_session_again() {
     let fixture = Fixture::new();
     let config = fixture.root().join("sse-mcp.json");
     mcp_config(&config, json!({"stub": {"type": "http", "url": url}}));
-    let (code, stdout, stderr) = warden(
+    let (code, stdout, stderr) = janua(
         &fixture,
         &[
             "--mcp-config",
@@ -781,7 +781,7 @@ fn mcp_client_servers_have_no_network_unless_the_operator_grants_it() {
             "network": network,
         }}})
         .to_string();
-        warden(
+        janua(
             &fixture,
             &[
                 "--mcp-config",

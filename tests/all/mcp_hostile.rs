@@ -1,5 +1,5 @@
 //! Hostile MCP servers as tool sources (`tests/mcp/hostile_server.py`, run by the system Python
-//! under the process sandbox): each misbehaves in one way, and each time warden answers with
+//! under the process sandbox): each misbehaves in one way, and each time janua answers with
 //! an error result or a warning, stays up, and keeps serving the server's good tool or restarts
 //! it.
 
@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::mcp_support::{repo, warden_command};
+use crate::mcp_support::{janua_command, repo};
 use crate::support::Fixture;
 
-/// `warden --mcp-config <hostile MODE> --allowedTools mcp__bad ARGS...` with the server's
+/// `janua --mcp-config <hostile MODE> --allowedTools mcp__bad ARGS...` with the server's
 /// timeouts; returns (exit code, stdout, stderr, wall time).
 fn against(
     mode: &str,
@@ -34,7 +34,7 @@ fn against(
     }}})
     .to_string();
     let config = config.display().to_string();
-    let mut command = warden_command(
+    let mut command = janua_command(
         &fixture,
         &[
             "--mcp-config",
@@ -52,7 +52,7 @@ fn against(
         .args(&command)
         .stdin(Stdio::null())
         .output()
-        .expect("run warden");
+        .expect("run janua");
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -162,7 +162,7 @@ fn mcp_hostile_a_stderr_flood_is_drained_and_bounded() {
     assert_eq!(text(&stdout), "fine");
     assert!(
         stderr.len() < 100_000,
-        "the server's stderr reached warden's: {}",
+        "the server's stderr reached janua's: {}",
         stderr.len()
     );
 }

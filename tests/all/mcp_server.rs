@@ -1,4 +1,4 @@
-//! `warden mcp serve` driven by the official MCP Python SDK's stdio client: listing with
+//! `janua mcp serve` driven by the official MCP Python SDK's stdio client: listing with
 //! annotations, calls through the whole pipeline, errors as results, elicitation, cancellation,
 //! progress, limits, and the lessons measured on Wassette (peers.md §13).
 
@@ -6,17 +6,17 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use warden_test_guests::{
+use janua_test_guests::{
     GRANTS_ENV, REDTEAM_OUTPUT_FLOOD, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP,
 };
+use serde_json::{Value, json};
 
-use crate::mcp_support::{drive, drive_http, error_kind, result_text, warden_command};
+use crate::mcp_support::{drive, drive_http, error_kind, janua_command, result_text};
 use crate::support::Fixture;
 
-/// `warden GLOBAL... mcp serve --progress-interval-ms 100`.
+/// `janua GLOBAL... mcp serve --progress-interval-ms 100`.
 fn serve(fixture: &Fixture, global: &[&str]) -> Vec<String> {
-    let mut command = warden_command(fixture, global);
+    let mut command = janua_command(fixture, global);
     command.extend(["mcp", "serve", "--progress-interval-ms", "100"].map(str::to_owned));
     command
 }
@@ -44,7 +44,7 @@ fn mcp_server_lists_the_registry_and_runs_calls_through_the_pipeline() {
         &[],
     );
     let init = run.step(0);
-    assert_eq!(init["serverInfo"]["name"], "warden", "{init}");
+    assert_eq!(init["serverInfo"]["name"], "janua", "{init}");
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
 
     let tools = run.step(1)["tools"].as_array().expect("tools").clone();
@@ -291,13 +291,13 @@ fn mcp_server_keeps_guests_off_the_protocol_and_away_from_host_secrets() {
         &json!([
             // 4 MiB on the guest's stdout and stderr: captured, never on the protocol stream.
             call("Flood", json!({"mode": "stdio", "count": 64})),
-            call("EnvPeek", json!({"name": "WARDEN_TEST_CANARY"})),
+            call("EnvPeek", json!({"name": "JANUA_TEST_CANARY"})),
             call("Trap", json!({})),
             call("Flood", json!({"mode": "error", "size": 100})),
             {"op": "list"},
         ]),
         &serve(&fixture, &global),
-        &[("WARDEN_TEST_CANARY", "host-secret-4711")],
+        &[("JANUA_TEST_CANARY", "host-secret-4711")],
     );
     let flooded = &run.step(1)["result"];
     assert_eq!(flooded["isError"], true, "{flooded}");
@@ -359,14 +359,14 @@ fn mcp_server_refuses_two_plugins_exporting_the_same_tool_at_load() {
         .args(&command)
         .stdin(Stdio::null())
         .output()
-        .expect("run warden");
+        .expect("run janua");
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(output.stdout.is_empty(), "nothing on the protocol stream");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("tool Spin is defined twice"), "{stderr}");
 }
 
-/// `warden GLOBAL... mcp serve` for a raw client: the child, its stdin and its stdout.
+/// `janua GLOBAL... mcp serve` for a raw client: the child, its stdin and its stdout.
 fn raw_server(
     fixture: &Fixture,
     global: &[&str],
@@ -376,7 +376,7 @@ fn raw_server(
     std::process::ChildStdin,
     BufReader<std::process::ChildStdout>,
 ) {
-    let mut command = warden_command(fixture, global);
+    let mut command = janua_command(fixture, global);
     command.extend(["mcp", "serve"].map(str::to_owned));
     command.extend(serve.iter().map(|arg| (*arg).to_owned()));
     let program = command.remove(0);
@@ -386,7 +386,7 @@ fn raw_server(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start warden mcp serve");
+        .expect("start janua mcp serve");
     let stdin = child.stdin.take().expect("stdin");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
     (child, stdin, stdout)
@@ -437,7 +437,7 @@ fn mcp_server_answers_malformed_lines_and_exits_when_stdin_closes() {
     }
 }
 
-/// `warden mcp serve --http 127.0.0.1:0`: its URL and token from stderr.
+/// `janua mcp serve --http 127.0.0.1:0`: its URL and token from stderr.
 struct HttpServer {
     child: std::process::Child,
     address: String,
@@ -446,7 +446,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(fixture: &Fixture, global: &[&str]) -> Self {
-        let mut command = warden_command(fixture, global);
+        let mut command = janua_command(fixture, global);
         command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
         let program = command.remove(0);
         let mut child = Command::new(program)
@@ -455,7 +455,7 @@ impl HttpServer {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start warden mcp serve --http");
+            .expect("start janua mcp serve --http");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
         let (mut address, mut token) = (None, None);
         let mut line = String::new();
@@ -467,11 +467,11 @@ impl HttpServer {
             );
             if let Some(url) = line
                 .trim()
-                .strip_prefix("warden: MCP server listening on http://")
+                .strip_prefix("janua: MCP server listening on http://")
             {
                 address = url.strip_suffix("/mcp").map(str::to_owned);
             }
-            if let Some(value) = line.trim().strip_prefix("warden: bearer token: ") {
+            if let Some(value) = line.trim().strip_prefix("janua: bearer token: ") {
                 token = Some(value.to_owned());
             }
         }
@@ -601,7 +601,7 @@ fn mcp_server_over_http_serves_the_official_sdk_client() {
         &url,
         &server.token,
     );
-    assert_eq!(run.step(0)["serverInfo"]["name"], "warden");
+    assert_eq!(run.step(0)["serverInfo"]["name"], "janua");
     assert!(
         run.step(1)["tools"]
             .as_array()
@@ -615,13 +615,13 @@ fn mcp_server_over_http_serves_the_official_sdk_client() {
 #[test]
 fn mcp_server_over_http_refuses_non_loopback_addresses() {
     let fixture = Fixture::new();
-    let mut command = warden_command(&fixture, &[]);
+    let mut command = janua_command(&fixture, &[]);
     command.extend(["mcp", "serve", "--http", "0.0.0.0:0"].map(str::to_owned));
     let program = command.remove(0);
     let output = Command::new(program)
         .args(&command)
         .output()
-        .expect("run warden");
+        .expect("run janua");
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback address"));
 }
@@ -674,7 +674,7 @@ fn mcp_server_withdraws_a_question_when_its_call_is_cancelled() {
 #[test]
 fn mcp_server_forwards_a_tools_own_progress_messages() {
     let fixture = Fixture::new();
-    let echo = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
+    let echo = fixture.plugin("echo", janua_test_guests::PIPELINE_ECHO, "");
     let run = drive(
         &json!([
             {"op": "call_progress", "name": "Echo", "arguments": {"text": "hi"}, "timeout_s": 60},
@@ -724,7 +724,7 @@ fn mcp_server_protocol_stream_carries_only_json_rpc_while_a_guest_floods_stdout(
         writeln!(stdin, "{line}").expect("write");
     }
     stdin.flush().expect("flush");
-    // Every line up to the call's answer is a JSON-RPC message of warden's.
+    // Every line up to the call's answer is a JSON-RPC message of janua's.
     loop {
         let mut line = String::new();
         assert!(
@@ -797,7 +797,7 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
     assert_eq!(names(&read()), ["Spin", "SpinCheck"]);
 
     std::fs::copy(
-        warden_test_guests::PIPELINE_ECHO,
+        janua_test_guests::PIPELINE_ECHO,
         plugin.join("tool.wasm.partial"),
     )
     .expect("copy guest");

@@ -8,13 +8,13 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::support::{Fixture, cache_dir, warden_bin};
+use crate::support::{Fixture, cache_dir, janua_bin};
 
 /// The installed tooling: `venv/bin/python`, `npm/node_modules/.bin/mcp-server-*`.
 pub(crate) fn tools_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::var_os("WARDEN_MCP_TOOLS")
+        let dir = std::env::var_os("JANUA_MCP_TOOLS")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-tools"));
         let script = repo().join("tests/mcp/setup.sh");
@@ -47,10 +47,10 @@ pub(crate) fn reference_server(name: &str) -> PathBuf {
         .join(format!("mcp-server-{name}"))
 }
 
-/// `warden` with a fixture's workspace, state and cache, no user settings, then `global`.
-pub(crate) fn warden_command(fixture: &Fixture, global: &[&str]) -> Vec<String> {
+/// `janua` with a fixture's workspace, state and cache, no user settings, then `global`.
+pub(crate) fn janua_command(fixture: &Fixture, global: &[&str]) -> Vec<String> {
     let mut args = vec![
-        warden_bin().display().to_string(),
+        janua_bin().display().to_string(),
         "--cwd".into(),
         fixture.workspace().display().to_string(),
         "--state-dir".into(),
@@ -148,7 +148,7 @@ pub(crate) fn result_text(result: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// warden's `error_kind` of a `CallToolResult` dump (`None` for a success).
+/// janua's `error_kind` of a `CallToolResult` dump (`None` for a success).
 pub(crate) fn error_kind(result: &Value) -> Option<&str> {
-    result["_meta"]["warden/error_kind"].as_str()
+    result["_meta"]["janua/error_kind"].as_str()
 }

@@ -1,16 +1,16 @@
 //! Monitors, with the real `monitors-scripted` guest and the shipped examples: lifecycle events in
 //! order, cancelling a looping call, halting the session, counted drops, the hash-chained audit
-//! log and `warden audit verify`, the rate limiter, and the example hooks.
+//! log and `janua audit verify`, the rate limiter, and the example hooks.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use janua::{ErrorKind, Runtime, RuntimeConfig};
+use janua_test_guests::{MONITORS_SCRIPTED, PIPELINE_ECHO, SANDBOX_SPIN};
 use serde_json::{Value, json};
-use warden::{ErrorKind, Runtime, RuntimeConfig};
-use warden_test_guests::{MONITORS_SCRIPTED, PIPELINE_ECHO, SANDBOX_SPIN};
 
 use crate::hook_plugins::toml_inline;
-use crate::support::{Fixture, call, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, call, error_text, janua_bin, ok_text};
 
 /// A `[[monitors]]` table for the scripted guest.
 fn monitor(config: Value, extra: &str) -> String {
@@ -203,8 +203,8 @@ async fn a_slow_monitor_drops_and_counts_events() {
     assert!(reported <= stats.dropped);
 }
 
-fn warden(fixture: &Fixture, plugins: &[&Path], args: &[&str]) -> std::process::Output {
-    let mut command = std::process::Command::new(warden_bin());
+fn janua(fixture: &Fixture, plugins: &[&Path], args: &[&str]) -> std::process::Output {
+    let mut command = std::process::Command::new(janua_bin());
     command
         .arg("--cwd")
         .arg(fixture.workspace())
@@ -216,17 +216,17 @@ fn warden(fixture: &Fixture, plugins: &[&Path], args: &[&str]) -> std::process::
     for plugin in plugins {
         command.arg("--plugins").arg(plugin);
     }
-    command.args(args).output().expect("run warden")
+    command.args(args).output().expect("run janua")
 }
 
-/// The shipped audit monitor writes a hash-chained log across sessions; `warden audit verify`
+/// The shipped audit monitor writes a hash-chained log across sessions; `janua audit verify`
 /// accepts it and names the line after a modified one.
 #[test]
 fn the_audit_chain_verifies_and_detects_a_modified_line() {
     let fixture = Fixture::new();
     fixture.write("notes.md", "hello\n");
     let dir = fixture.root().join("audit-plugin");
-    let written = warden(
+    let written = janua(
         &fixture,
         &[],
         &["example", "monitor-audit", dir.to_str().unwrap()],
@@ -238,7 +238,7 @@ fn the_audit_chain_verifies_and_detects_a_modified_line() {
         String::from_utf8_lossy(&written.stderr)
     );
     for _ in 0..2 {
-        let output = warden(
+        let output = janua(
             &fixture,
             &[&dir],
             &["call", "Read", "--input", r#"{"file_path":"notes.md"}"#],
@@ -270,7 +270,7 @@ fn the_audit_chain_verifies_and_detects_a_modified_line() {
         "{kinds:?}"
     );
     assert!(kinds.iter().any(|k| k.contains("tool_finished")));
-    let verified = warden(&fixture, &[], &["audit", "verify", log.to_str().unwrap()]);
+    let verified = janua(&fixture, &[], &["audit", "verify", log.to_str().unwrap()]);
     assert_eq!(
         verified.status.code(),
         Some(0),
@@ -283,7 +283,7 @@ fn the_audit_chain_verifies_and_detects_a_modified_line() {
     tampered[2] = tampered[2].replace("\"Read\"", "\"Bash\"");
     assert_ne!(tampered[2], lines[2], "the third line names Read");
     std::fs::write(&log, format!("{}\n", tampered.join("\n"))).unwrap();
-    let verified = warden(&fixture, &[], &["audit", "verify", log.to_str().unwrap()]);
+    let verified = janua(&fixture, &[], &["audit", "verify", log.to_str().unwrap()]);
     assert_eq!(verified.status.code(), Some(1));
     let printed = String::from_utf8_lossy(&verified.stdout);
     assert!(printed.contains("line 4: prev does not match"), "{printed}");
@@ -294,11 +294,11 @@ fn the_audit_chain_verifies_and_detects_a_modified_line() {
 async fn the_rate_limit_monitor_cancels_bash_beyond_its_budget() {
     let fixture = Fixture::new();
     let dir = fixture.root().join("rate-plugin");
-    warden::write_example("monitor-rate-limit", &dir).unwrap();
-    let manifest = std::fs::read_to_string(dir.join("warden.toml")).unwrap();
+    janua::write_example("monitor-rate-limit", &dir).unwrap();
+    let manifest = std::fs::read_to_string(dir.join("janua.toml")).unwrap();
     assert!(manifest.contains("per_minute = 30"), "{manifest}");
     std::fs::write(
-        dir.join("warden.toml"),
+        dir.join("janua.toml"),
         manifest.replace("per_minute = 30", "per_minute = 1"),
     )
     .unwrap();
@@ -322,13 +322,13 @@ async fn the_example_hooks_guard_and_rewrite_bash() {
     let fixture = Fixture::new();
     let guard = fixture.root().join("guard");
     let rewriter = fixture.root().join("rewriter");
-    warden::write_example("hook-bash-guard", &guard).unwrap();
-    warden::write_example("hook-input-rewriter", &rewriter).unwrap();
+    janua::write_example("hook-bash-guard", &guard).unwrap();
+    janua::write_example("hook-input-rewriter", &rewriter).unwrap();
     assert!(
-        warden::write_example("hook-bash-guard", &guard).is_err(),
+        janua::write_example("hook-bash-guard", &guard).is_err(),
         "not empty"
     );
-    assert!(warden::write_example("hook-nope", &fixture.root().join("x")).is_err());
+    assert!(janua::write_example("hook-nope", &fixture.root().join("x")).is_err());
     let runtime = fixture
         .runtime(&[guard, rewriter], |config| {
             config.allowed_tools = vec!["Bash".into()];

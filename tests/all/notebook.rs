@@ -2,8 +2,8 @@
 //! cells are named as Read shows them, and refusals (not read, unknown cell) come before the
 //! permission prompt.
 
+use janua::{Dispatch, ErrorKind, PermissionMode, Runtime};
 use serde_json::{Value, json};
-use warden::{Dispatch, ErrorKind, PermissionMode, Runtime};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 

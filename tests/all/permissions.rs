@@ -1,5 +1,5 @@
 //! The permission engine end to end: settings at every scope, workspace trust, every mode,
-//! `warden check` and `warden call`, approvals. The `perm-standins` guest provides a tool named like
+//! `janua check` and `janua call`, approvals. The `perm-standins` guest provides a tool named like
 //! Claude Code's Bash that only reports what it would do, beside the built-in Write and WebFetch.
 
 use std::path::{Path, PathBuf};
@@ -7,13 +7,13 @@ use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{Value, json};
-use warden::{
+use janua::{
     DecidedBy, ErrorKind, PermissionMode, PermissionRequest, PromptAnswer, Prompter, Verdict,
 };
-use warden_test_guests::PERM_STANDINS;
+use janua_test_guests::PERM_STANDINS;
+use serde_json::{Value, json};
 
-use crate::cli::{json_stdout, warden};
+use crate::cli::{janua, json_stdout};
 use crate::support::{Fixture, call, error_text, ok_text};
 
 fn standins(fixture: &Fixture) -> PathBuf {
@@ -24,7 +24,7 @@ fn standins(fixture: &Fixture) -> PathBuf {
     )
 }
 
-/// Runs `warden --plugins <standins> check TOOL --input INPUT ARGS...`.
+/// Runs `janua --plugins <standins> check TOOL --input INPUT ARGS...`.
 fn check(fixture: &Fixture, tool: &str, input: Value, args: &[&str]) -> (Value, Output) {
     let plugin = standins(fixture);
     let input = input.to_string();
@@ -37,7 +37,7 @@ fn check(fixture: &Fixture, tool: &str, input: Value, args: &[&str]) -> (Value, 
         &input,
     ];
     all.extend_from_slice(args);
-    let output = warden(fixture, &all);
+    let output = janua(fixture, &all);
     (json_stdout(&output), output)
 }
 
@@ -66,7 +66,7 @@ fn bash(command: &str) -> Value {
 
 /// Asserts the decision let the call run (the command itself may still fail: these tests run
 /// real commands in an empty workspace).
-fn assert_allowed(dispatch: &warden::Dispatch) {
+fn assert_allowed(dispatch: &janua::Dispatch) {
     let decision = dispatch.outcome.decision.as_ref().expect("a decision");
     assert_eq!(decision.verdict, Verdict::Allow, "{:?}", dispatch.block);
     assert_ne!(
@@ -116,7 +116,7 @@ pub(crate) async fn perm_standins() {
     // Domains, on the built-in WebFetch: decided without running it (no network in tests).
     let domain = |url: &str| {
         runtime.check(
-            warden::ToolUse {
+            janua::ToolUse {
                 id: "toolu_check".to_owned(),
                 name: "WebFetch".to_owned(),
                 input: json!({"url": url, "prompt": "x"}),
@@ -169,14 +169,14 @@ pub(crate) async fn perm_standins() {
 fn every_settings_scope_is_read_and_named() {
     let fixture = Fixture::new();
     let ws = fixture.workspace();
-    let user = fixture.config_home().join("warden/settings.json");
+    let user = fixture.config_home().join("janua/settings.json");
     write_json(&user, json!({"permissions": {"allow": ["Bash(user *)"]}}));
     write_json(
-        &ws.join(".warden/settings.json"),
+        &ws.join(".janua/settings.json"),
         json!({"permissions": {"allow": ["Bash(project *)"], "deny": ["Bash(project-deny *)"]}}),
     );
     write_json(
-        &ws.join(".warden/settings.local.json"),
+        &ws.join(".janua/settings.local.json"),
         json!({"permissions": {"allow": ["Bash(local *)"], "ask": ["Bash(local-ask *)"]}}),
     );
     let file = fixture.write(
@@ -219,7 +219,7 @@ fn an_untrusted_project_keeps_its_denies_but_not_its_allows() {
     let fixture = Fixture::new();
     let ws = fixture.workspace();
     write_json(
-        &ws.join(".warden/settings.json"),
+        &ws.join(".janua/settings.json"),
         json!({"permissions": {
             "allow": ["Bash(make *)", "Write"],
             "deny": ["Bash(curl *)"],
@@ -245,7 +245,7 @@ fn an_untrusted_project_keeps_its_denies_but_not_its_allows() {
     );
     // Trusted by a record in the user's settings.
     write_json(
-        &fixture.config_home().join("warden/settings.json"),
+        &fixture.config_home().join("janua/settings.json"),
         json!({"trustedWorkspaces": [ws]}),
     );
     assert_eq!(decision(&fixture, "Bash", bash("make all"), &[]).0, "allow");
@@ -267,7 +267,7 @@ fn a_project_cannot_trust_itself() {
     let fixture = Fixture::new();
     let ws = fixture.workspace();
     write_json(
-        &ws.join(".warden/settings.json"),
+        &ws.join(".janua/settings.json"),
         json!({"permissions": {"allow": ["Bash(make *)"]}, "trustedWorkspaces": [ws]}),
     );
     let (printed, output) = check(&fixture, "Bash", bash("make"), &[]);
@@ -371,7 +371,7 @@ fn call_follows_the_same_decision() {
     let plugin = standins(&fixture);
     let plugin = plugin.to_str().unwrap();
     let run = |mode: &str| {
-        warden(
+        janua(
             &fixture,
             &[
                 "--plugins",
@@ -429,7 +429,7 @@ fn check_reports_stage_errors_and_still_decides() {
     assert_eq!(printed["decision"], Value::Null);
     // Malformed JSON input.
     let plugin = standins(&fixture);
-    let output = warden(
+    let output = janua(
         &fixture,
         &[
             "--plugins",
@@ -452,7 +452,7 @@ fn bad_configuration_exits_2_with_a_clear_message() {
         let mut all = vec!["--plugins", plugin.to_str().unwrap()];
         all.extend_from_slice(args);
         all.extend_from_slice(&["check", "Bash", "--input", r#"{"command": "ls"}"#]);
-        let output = warden(&fixture, &all);
+        let output = janua(&fixture, &all);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(output.stdout.is_empty());
         String::from_utf8_lossy(&output.stderr).into_owned()
@@ -468,7 +468,7 @@ fn bad_configuration_exits_2_with_a_clear_message() {
         "{message}"
     );
     write_json(
-        &ws.join(".warden/settings.json"),
+        &ws.join(".janua/settings.json"),
         json!({"permissions": {"deny": ["Read", "Bash(argv:)"]}}),
     );
     let message = stderr(&[]);
@@ -476,14 +476,14 @@ fn bad_configuration_exits_2_with_a_clear_message() {
         message.contains("settings.json") && message.contains("permissions.deny[1]"),
         "{message}"
     );
-    std::fs::write(ws.join(".warden/settings.json"), "{\"permissions\": [").unwrap();
+    std::fs::write(ws.join(".janua/settings.json"), "{\"permissions\": [").unwrap();
     let message = stderr(&[]);
     assert!(
         message.contains("settings.json") && message.contains("line 1"),
         "{message}"
     );
     std::fs::write(
-        ws.join(".warden/settings.json"),
+        ws.join(".janua/settings.json"),
         r#"{"permissions": {"defaultMode": "auto"}}"#,
     )
     .unwrap();
@@ -492,7 +492,7 @@ fn bad_configuration_exits_2_with_a_clear_message() {
         message.contains("defaultMode") && message.contains("auto"),
         "{message}"
     );
-    std::fs::remove_file(ws.join(".warden/settings.json")).unwrap();
+    std::fs::remove_file(ws.join(".janua/settings.json")).unwrap();
     // A rule whose examples disagree with it fails at start-up.
     let settings = json!({"permissions": {"allow": [
         {"rule": "Bash(git log *)", "match": ["git log -5"], "not_match": ["git log; rm -rf /", "git logs"]},
@@ -511,7 +511,7 @@ fn bad_configuration_exits_2_with_a_clear_message() {
         "Picky(x)",
         "--plugins",
         &fixture
-            .plugin("echo", warden_test_guests::PIPELINE_ECHO, "")
+            .plugin("echo", janua_test_guests::PIPELINE_ECHO, "")
             .to_string_lossy(),
     ]);
     assert!(message.contains("declares no rule field"), "{message}");
@@ -573,7 +573,7 @@ async fn allow_always_adds_a_session_rule_that_outlives_the_process() {
     );
     // --save-approvals wrote them to the local settings file.
     let saved: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture.workspace().join(".warden/settings.local.json")).unwrap(),
+        &std::fs::read_to_string(fixture.workspace().join(".janua/settings.local.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -638,7 +638,7 @@ async fn additional_directories_extend_the_workspace_grant() {
     );
 }
 
-/// A Claude Code settings file, with keys warden does not read, loads unchanged: those keys warn.
+/// A Claude Code settings file, with keys janua does not read, loads unchanged: those keys warn.
 #[test]
 fn a_claude_code_settings_file_loads_unchanged() {
     let fixture = Fixture::new();
@@ -713,7 +713,7 @@ fn the_tty_prompt_asks_and_remembers() {
         fixture.workspace(),
     );
     let args = [
-        crate::support::warden_bin().to_str().unwrap(),
+        crate::support::janua_bin().to_str().unwrap(),
         "--no-user-settings",
         "--plugins",
         plugin.to_str().unwrap(),
@@ -747,7 +747,7 @@ fn the_tty_prompt_asks_and_remembers() {
     );
     assert!(shown.contains("made\\n"), "{shown}");
     // No terminal now: the session rule answers.
-    let again = warden(
+    let again = janua(
         &fixture,
         &[
             "--plugins",
@@ -766,7 +766,7 @@ fn the_tty_prompt_asks_and_remembers() {
     );
 }
 
-/// `warden call` reaches the same decisions as `check` at every scope and mode, and runs the tool
+/// `janua call` reaches the same decisions as `check` at every scope and mode, and runs the tool
 /// only when the decision allows it.
 #[test]
 fn call_decides_at_every_scope_and_mode() {
@@ -774,15 +774,15 @@ fn call_decides_at_every_scope_and_mode() {
     let ws = fixture.workspace();
     let plugin = standins(&fixture);
     write_json(
-        &fixture.config_home().join("warden/settings.json"),
+        &fixture.config_home().join("janua/settings.json"),
         json!({"permissions": {"allow": ["Bash(./user-ok)"]}}),
     );
     write_json(
-        &ws.join(".warden/settings.json"),
+        &ws.join(".janua/settings.json"),
         json!({"permissions": {"allow": ["Bash(./project-ok)"], "deny": ["Bash(./project-no)"]}}),
     );
     write_json(
-        &ws.join(".warden/settings.local.json"),
+        &ws.join(".janua/settings.local.json"),
         json!({"permissions": {"allow": ["Bash(./local-ok)"]}}),
     );
     // Each one-word command is a script in the workspace that prints its name.
@@ -808,7 +808,7 @@ fn call_decides_at_every_scope_and_mode() {
         let mut args = vec!["--plugins", plugin.to_str().unwrap()];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["call", "Bash", "--input", &input]);
-        let output = warden(&fixture, &args);
+        let output = janua(&fixture, &args);
         let block = json_stdout(&output);
         (
             output.status.code(),

@@ -1,14 +1,14 @@
 //! One test per pipeline outcome, driven through the library with real guests.
 
+use janua::{CoercionRule, DecidedBy, ErrorKind, Runtime};
+use janua_test_guests::PIPELINE_ECHO;
 use serde_json::json;
-use warden::{CoercionRule, DecidedBy, ErrorKind, Runtime};
-use warden_test_guests::PIPELINE_ECHO;
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
 async fn echo_runtime(
     fixture: &Fixture,
-    configure: impl FnOnce(&mut warden::RuntimeConfig),
+    configure: impl FnOnce(&mut janua::RuntimeConfig),
 ) -> Runtime {
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
     fixture.runtime(&[plugin], configure).await
@@ -116,7 +116,7 @@ async fn alias_chain_cycle_and_shadowing_are_rejected_at_start() {
     for (aliases, expected) in cases {
         let mut config = fixture.config();
         config.aliases = aliases.iter().map(|a| a.parse().unwrap()).collect();
-        let error = warden::Runtime::new(config).await.err().expect("rejected");
+        let error = janua::Runtime::new(config).await.err().expect("rejected");
         let message = error.to_string();
         assert!(message.contains(expected), "{aliases:?}: {message}");
     }
@@ -338,7 +338,7 @@ async fn concurrent_dispatches_keep_their_own_inputs_and_ids() {
         .map(|n| {
             let runtime = std::sync::Arc::clone(&runtime);
             tokio::spawn(async move {
-                let call = warden::ToolUse {
+                let call = janua::ToolUse {
                     id: format!("toolu_{n}"),
                     name: "Echo".into(),
                     input: json!({"text": format!("call {n}")}),

@@ -1,5 +1,5 @@
-//! The plugin author's loop through the real binary: `warden plugin new` crates that build with
-//! cargo for wasm32-wasip2 and pass `warden plugin check` unchanged; lints and load errors in
+//! The plugin author's loop through the real binary: `janua plugin new` crates that build with
+//! cargo for wasm32-wasip2 and pass `janua plugin check` unchanged; lints and load errors in
 //! `check`; `approve` and the registry holding a plugin to its approval; and a tool written in
 //! Python (componentize-py against `wit/`), loaded and called like any other.
 
@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use janua::ErrorKind;
+use janua_test_guests::PIPELINE_ECHO;
 use serde_json::json;
 use sha2::Digest as _;
-use warden::ErrorKind;
-use warden_test_guests::PIPELINE_ECHO;
 
 use crate::mcp_support::{repo, tools_dir};
-use crate::support::{Fixture, cache_dir, call, ok_text, warden_bin};
+use crate::support::{Fixture, cache_dir, call, janua_bin, ok_text};
 
 /// One cargo target directory for every scaffolded crate, kept across runs so their
 /// dependencies (wit-bindgen, serde, schemars) are compiled once.
@@ -21,9 +21,9 @@ fn scaffold_target() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plugin-scaffold-target")
 }
 
-/// Runs `warden` with the fixture's state and the shared component cache, then `args`.
-fn warden(fixture: &Fixture, args: &[&str]) -> Output {
-    Command::new(warden_bin())
+/// Runs `janua` with the fixture's state and the shared component cache, then `args`.
+fn janua(fixture: &Fixture, args: &[&str]) -> Output {
+    Command::new(janua_bin())
         .args(["--cwd", &fixture.workspace().display().to_string()])
         .args(["--state-dir", &fixture.state_dir().display().to_string()])
         .args(["--cache-dir", &cache_dir().display().to_string()])
@@ -31,7 +31,7 @@ fn warden(fixture: &Fixture, args: &[&str]) -> Output {
         .args(args)
         .env("CARGO_TARGET_DIR", scaffold_target())
         .output()
-        .expect("run warden")
+        .expect("run janua")
 }
 
 fn stdout(output: &Output) -> String {
@@ -57,27 +57,27 @@ fn scaffolded_tool_hook_and_monitor_build_and_pass_check_unchanged() {
     ] {
         let dir = fixture.root().join(name);
         let dir_text = dir.display().to_string();
-        let created = warden(
+        let created = janua(
             &fixture,
             &["plugin", "new", name, "--kind", kind, "--dir", &dir_text],
         );
         assert!(created.status.success(), "{}", describe(&created));
-        for file in ["Cargo.toml", "src/lib.rs", "warden.toml"] {
+        for file in ["Cargo.toml", "src/lib.rs", "janua.toml"] {
             assert!(dir.join(file).is_file(), "{kind}: {file} missing");
         }
 
-        let built = warden(&fixture, &["plugin", "build", &dir_text]);
+        let built = janua(&fixture, &["plugin", "build", &dir_text]);
         assert!(built.status.success(), "{kind}: {}", describe(&built));
         let component = dir.join(format!("{}.wasm", name.replace('-', "_")));
-        let bytes = std::fs::read(&component).expect("the component is next to warden.toml");
-        let digest = warden::component_digest(&bytes);
+        let bytes = std::fs::read(&component).expect("the component is next to janua.toml");
+        let digest = janua::component_digest(&bytes);
         let report = stdout(&built);
         assert!(
             report.contains(&format!("{} bytes, sha256 {digest}", bytes.len())),
             "{report}"
         );
 
-        let checked = warden(&fixture, &["plugin", "check", &dir_text]);
+        let checked = janua(&fixture, &["plugin", "check", &dir_text]);
         assert!(checked.status.success(), "{kind}: {}", describe(&checked));
         let report = stdout(&checked);
         assert!(report.contains("0 error(s), 0 warning(s)"), "{report}");
@@ -93,11 +93,11 @@ fn scaffolded_tool_hook_and_monitor_build_and_pass_check_unchanged() {
     // A scaffold named like a built-in builds, and check refuses it.
     let read = fixture.root().join("read");
     let read_text = read.display().to_string();
-    let created = warden(&fixture, &["plugin", "new", "read", "--dir", &read_text]);
+    let created = janua(&fixture, &["plugin", "new", "read", "--dir", &read_text]);
     assert!(created.status.success(), "{}", describe(&created));
-    let built = warden(&fixture, &["plugin", "build", &read_text]);
+    let built = janua(&fixture, &["plugin", "build", &read_text]);
     assert!(built.status.success(), "{}", describe(&built));
-    let checked = warden(&fixture, &["plugin", "check", &read_text]);
+    let checked = janua(&fixture, &["plugin", "check", &read_text]);
     assert_eq!(checked.status.code(), Some(1), "{}", describe(&checked));
     assert!(
         stdout(&checked).contains("tool Read is defined twice: by built-in and by plugin read"),
@@ -106,7 +106,7 @@ fn scaffolded_tool_hook_and_monitor_build_and_pass_check_unchanged() {
     );
 
     let plugin = fixture.root().join("word-count").display().to_string();
-    let called = warden(
+    let called = janua(
         &fixture,
         &[
             "--plugins",
@@ -126,14 +126,14 @@ fn scaffolded_tool_hook_and_monitor_build_and_pass_check_unchanged() {
 #[test]
 fn new_refuses_bad_names_and_non_empty_directories() {
     let fixture = Fixture::new();
-    let bad = warden(&fixture, &["plugin", "new", "Bad Name"]);
+    let bad = janua(&fixture, &["plugin", "new", "Bad Name"]);
     assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("lower-case letters"));
 
     let taken = fixture.root().join("taken");
     std::fs::create_dir_all(&taken).expect("create dir");
     std::fs::write(taken.join("keep.txt"), "mine").expect("write file");
-    let refused = warden(
+    let refused = janua(
         &fixture,
         &[
             "plugin",
@@ -155,13 +155,13 @@ fn new_refuses_bad_names_and_non_empty_directories() {
 fn build_without_a_crate_says_how_to_make_one() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
-    let built = warden(
+    let built = janua(
         &fixture,
         &["plugin", "build", &plugin.display().to_string()],
     );
     assert_eq!(built.status.code(), Some(2), "{}", describe(&built));
     assert!(
-        String::from_utf8_lossy(&built.stderr).contains("warden plugin new"),
+        String::from_utf8_lossy(&built.stderr).contains("janua plugin new"),
         "{}",
         describe(&built)
     );
@@ -176,7 +176,7 @@ fn check_lints_warn_and_load_errors_fail() {
         PIPELINE_ECHO,
         r#"grants = { net = ["https://*"], env = ["*"], fs = [{ path = "${WORKSPACE}", access = "read-write" }] }"#,
     );
-    let checked = warden(&fixture, &["plugin", "check", &broad.display().to_string()]);
+    let checked = janua(&fixture, &["plugin", "check", &broad.display().to_string()]);
     assert!(checked.status.success(), "{}", describe(&checked));
     let report = stdout(&checked);
     for needle in [
@@ -192,7 +192,7 @@ fn check_lints_warn_and_load_errors_fail() {
 
     // A browser grant without a host to load from: a warning, and the grant as a sentence.
     let browser = fixture.plugin("browser", PIPELINE_ECHO, "grants = { browser = true }");
-    let checked = warden(
+    let checked = janua(
         &fixture,
         &["plugin", "check", &browser.display().to_string()],
     );
@@ -208,7 +208,7 @@ fn check_lints_warn_and_load_errors_fail() {
     // A core module instead of a component, and one built against another WIT version: errors.
     let core = fixture.plugin("core", PIPELINE_ECHO, "");
     std::fs::write(core.join("tool.wasm"), b"\0asm\x01\0\0\0").expect("write module");
-    let checked = warden(&fixture, &["plugin", "check", &core.display().to_string()]);
+    let checked = janua(&fixture, &["plugin", "check", &core.display().to_string()]);
     assert_eq!(checked.status.code(), Some(1), "{}", describe(&checked));
     assert!(
         stdout(&checked).contains("core WebAssembly module"),
@@ -218,23 +218,23 @@ fn check_lints_warn_and_load_errors_fail() {
 
     let future = fixture.plugin("future", PIPELINE_ECHO, "");
     let wasm = std::fs::read(future.join("tool.wasm")).expect("read guest");
-    let ours = format!("warden:plugin/tool@{}", warden::wit_version()).into_bytes();
-    let theirs = b"warden:plugin/tool@9.9.9".to_vec();
+    let ours = format!("janua:plugin/tool@{}", janua::wit_version()).into_bytes();
+    let theirs = b"janua:plugin/tool@9.9.9".to_vec();
     assert_eq!(
         ours.len(),
         theirs.len(),
         "a same-length version keeps the binary valid"
     );
     let patched = replace_all(&wasm, &ours, &theirs);
-    assert_ne!(patched, wasm, "the guest exports warden:plugin/tool");
+    assert_ne!(patched, wasm, "the guest exports janua:plugin/tool");
     std::fs::write(future.join("tool.wasm"), patched).expect("write patched guest");
-    let checked = warden(
+    let checked = janua(
         &fixture,
         &["plugin", "check", &future.display().to_string()],
     );
     assert_eq!(checked.status.code(), Some(1), "{}", describe(&checked));
     assert!(
-        stdout(&checked).contains("built against warden:plugin@9.9.9"),
+        stdout(&checked).contains("built against janua:plugin@9.9.9"),
         "{}",
         describe(&checked)
     );
@@ -242,11 +242,11 @@ fn check_lints_warn_and_load_errors_fail() {
     // A broken manifest is an error with its line.
     let broken = fixture.plugin("broken", PIPELINE_ECHO, "");
     std::fs::write(
-        broken.join("warden.toml"),
+        broken.join("janua.toml"),
         "[plugin]\nname = \"broken\"\nbogus = 1\n",
     )
     .expect("write manifest");
-    let checked = warden(
+    let checked = janua(
         &fixture,
         &["plugin", "check", &broken.display().to_string()],
     );
@@ -279,7 +279,7 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
     let settings = fixture.root().join("user-settings.json");
     std::fs::write(&settings, r#"{"permissions": {"allow": ["Echo"]}}"#).expect("settings");
     let approve = |fixture: &Fixture| {
-        warden(
+        janua(
             fixture,
             &[
                 "plugin",
@@ -310,7 +310,7 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
         .expect("canonical")
         .display()
         .to_string();
-    let digest = warden::component_digest(&std::fs::read(plugin.join("tool.wasm")).expect("wasm"));
+    let digest = janua::component_digest(&std::fs::read(plugin.join("tool.wasm")).expect("wasm"));
     assert_eq!(
         recorded["pluginApprovals"][&key]["components"]["tool.wasm"],
         json!(digest)
@@ -335,7 +335,7 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
     drop(runtime);
 
     // Asking for an environment variable it was not approved for: left out, with the difference.
-    let manifest = plugin.join("warden.toml");
+    let manifest = plugin.join("janua.toml");
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     std::fs::write(
         &manifest,
@@ -368,12 +368,12 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
 }
 
 /// A runtime with `plugin` and `settings` given as `--settings` (an operator scope).
-async fn fixture_runtime(plugin: &Path, settings: &Path) -> warden::Runtime {
+async fn fixture_runtime(plugin: &Path, settings: &Path) -> janua::Runtime {
     let fixture = Fixture::new();
     let mut config = fixture.config();
     config.plugin_dirs = vec![plugin.to_path_buf()];
     config.settings_files = vec![settings.to_path_buf()];
-    warden::Runtime::new(config).await.expect("runtime starts")
+    janua::Runtime::new(config).await.expect("runtime starts")
 }
 
 /// Appends a custom section: other bytes, the same component.
@@ -437,8 +437,8 @@ fn python_plugin(fixture: &Fixture) -> PathBuf {
     let dir = fixture.root().join("plugins/python-line-count");
     std::fs::create_dir_all(&dir).expect("create plugin dir");
     std::fs::copy(
-        repo().join("example-tools/python-line-count/warden.toml"),
-        dir.join("warden.toml"),
+        repo().join("example-tools/python-line-count/janua.toml"),
+        dir.join("janua.toml"),
     )
     .expect("copy manifest");
     std::fs::copy(python_line_count(), dir.join("line_count.wasm")).expect("copy component");
@@ -452,7 +452,7 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     let plugin = python_plugin(&fixture);
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), |config| {
-            config.tools = warden::ToolSelection::None;
+            config.tools = janua::ToolSelection::None;
         })
         .await;
     let tools = runtime.tools();
@@ -487,7 +487,7 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     let again = call(&runtime, "LineCount", json!({"file_path": "notes.txt"})).await;
     assert_eq!(ok_text(&again), "2 lines, 3 words, 14 bytes");
 
-    let checked = warden(
+    let checked = janua(
         &fixture,
         &["plugin", "check", &plugin.display().to_string()],
     );
@@ -512,7 +512,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
     let settings = fixture.root().join("user-settings.json");
-    warden::approve_plugin(&plugin, &settings).expect("approve");
+    janua::approve_plugin(&plugin, &settings).expect("approve");
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), |config| {
             config.settings_files = vec![settings.clone()];
@@ -521,7 +521,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
         .await;
     assert!(ok_text(&call(&runtime, "Echo", json!({"text": "one"})).await).contains("one"));
 
-    let manifest = plugin.join("warden.toml");
+    let manifest = plugin.join("janua.toml");
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     std::fs::write(
         &manifest,
@@ -545,7 +545,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
         Some(ErrorKind::UnknownTool)
     );
 
-    warden::approve_plugin(&plugin, &settings).expect("approve again");
+    janua::approve_plugin(&plugin, &settings).expect("approve again");
     let reload = runtime.reload_plugins().await.expect("reload");
     assert!(reload.tools.contains(&"Echo".to_owned()), "{reload:?}");
     assert!(reload.warnings.is_empty(), "{reload:?}");

@@ -1,7 +1,7 @@
 //! The built-in Read tool's behaviour.
 
+use janua::ErrorKind;
 use serde_json::json;
-use warden::ErrorKind;
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -166,7 +166,7 @@ const PNG_2X1: [u8; 70] = [
 ];
 
 /// Asserts `dispatch` failed in the tool with `kind` and returns the text.
-fn read_tool_error(dispatch: &warden::Dispatch, kind: &str) -> String {
+fn read_tool_error(dispatch: &janua::Dispatch, kind: &str) -> String {
     let text = error_text(dispatch, ErrorKind::ToolFailed);
     let failure = dispatch.outcome.error.as_ref().expect("an error outcome");
     assert_eq!(failure.tool_error_kind.as_deref(), Some(kind), "{text}");
@@ -174,22 +174,22 @@ fn read_tool_error(dispatch: &warden::Dispatch, kind: &str) -> String {
 }
 
 /// The image blocks of a result: (media type, decoded bytes).
-fn image_blocks(dispatch: &warden::Dispatch) -> Vec<(String, Vec<u8>)> {
+fn image_blocks(dispatch: &janua::Dispatch) -> Vec<(String, Vec<u8>)> {
     use base64::Engine as _;
-    let warden::ResultContent::Blocks(blocks) = &dispatch.block.content else {
+    let janua::ResultContent::Blocks(blocks) = &dispatch.block.content else {
         return Vec::new();
     };
     blocks
         .iter()
         .filter_map(|block| match block {
-            warden::ContentBlock::Image { source } => {
+            janua::ContentBlock::Image { source } => {
                 assert_eq!(source.kind, "base64");
                 let data = base64::engine::general_purpose::STANDARD
                     .decode(&source.data)
                     .expect("image data is base64");
                 Some((source.media_type.clone(), data))
             }
-            warden::ContentBlock::Text { .. } => None,
+            janua::ContentBlock::Text { .. } => None,
         })
         .collect()
 }

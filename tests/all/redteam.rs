@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use warden::ErrorKind;
-use warden_test_guests::{
+use janua::ErrorKind;
+use janua_test_guests::{
     REDTEAM_CONTRACT, REDTEAM_FS_TRICKS, REDTEAM_HTTP, REDTEAM_NET, REDTEAM_OUTPUT_FLOOD,
 };
+use serde_json::{Value, json};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -21,12 +21,12 @@ const API_REQUEST_LIMIT: usize = 32 << 20;
 /// A generous bound on one flood call, so the test is never timing-sensitive.
 const SANE: Duration = Duration::from_secs(60);
 
-async fn flood_runtime(fixture: &Fixture) -> warden::Runtime {
+async fn flood_runtime(fixture: &Fixture) -> janua::Runtime {
     let plugin = fixture.plugin("flood", REDTEAM_OUTPUT_FLOOD, "");
     fixture.runtime(&[plugin], |_| {}).await
 }
 
-async fn flood(runtime: &warden::Runtime, input: Value) -> warden::Dispatch {
+async fn flood(runtime: &janua::Runtime, input: Value) -> janua::Dispatch {
     let started = Instant::now();
     let dispatch = call(runtime, "Flood", input.clone()).await;
     let elapsed = started.elapsed();
@@ -82,7 +82,7 @@ pub(crate) async fn redteam_output_flood() {
     // The guest's message is bounded before it reaches the outcome (head and tail, with a marker
     // counting the original), then the block is cut to the inline limit.
     assert!(
-        text.starts_with("[warden: output truncated: kept the first 4800 and last 4800 of "),
+        text.starts_with("[janua: output truncated: kept the first 4800 and last 4800 of "),
         "{}",
         &text[..200]
     );
@@ -219,7 +219,7 @@ async fn a_stderr_flood_does_not_hide_the_panic_message() {
 /// The keys of a `Dial`/`Plant` report that must have failed.
 /// Runs `Dial` against the test's own TCP and UDP sockets and returns its report of each attempt.
 async fn dial(
-    runtime: &warden::Runtime,
+    runtime: &janua::Runtime,
     tcp: &std::net::TcpListener,
     udp: &std::net::UdpSocket,
 ) -> Value {
@@ -303,7 +303,7 @@ pub(crate) async fn redteam_http() {
     let runtime = fixture
         .runtime(&[literal], |c| {
             c.allowed_tools = vec!["Probe".into()];
-            c.net.proxy = warden::ProxySettings::default();
+            c.net.proxy = janua::ProxySettings::default();
         })
         .await;
     let shared = &runtime;
@@ -372,7 +372,7 @@ pub(crate) async fn redteam_http() {
     let runtime = fixture
         .runtime(&[wildcard], |c| {
             c.allowed_tools = vec!["Probe".into()];
-            c.net.proxy = warden::ProxySettings::default();
+            c.net.proxy = janua::ProxySettings::default();
         })
         .await;
     let text = ok_text(
@@ -399,7 +399,7 @@ async fn a_socket_grant_in_a_manifest_fails_closed() {
     );
     let mut config = fixture.config();
     config.plugin_dirs = vec![plugin];
-    let error = match warden::Runtime::new(config).await {
+    let error = match janua::Runtime::new(config).await {
         Ok(_) => panic!("a manifest with a socket grant loaded"),
         Err(error) => error.to_string(),
     };
@@ -587,13 +587,13 @@ async fn plugin_data_cannot_alias_the_sessions_tool_results() {
 /// `REDTEAM_CONTRACT` with its baked-in `describe` mode patched to `mode` (see the guest's docs),
 /// written under the fixture's root.
 fn contract_guest(fixture: &Fixture, mode: &str) -> String {
-    let marker = b"WARDEN-MODE:ok______";
+    let marker = b"JANUA-MODE:ok______";
     let mut bytes = std::fs::read(REDTEAM_CONTRACT).expect("read the contract guest");
     let at = bytes
         .windows(marker.len())
         .position(|window| window == marker)
         .expect("the mode marker is in the component");
-    let patched = format!("WARDEN-MODE:{mode:_<8}");
+    let patched = format!("JANUA-MODE:{mode:_<8}");
     assert_eq!(patched.len(), marker.len(), "{mode}");
     bytes[at..at + marker.len()].copy_from_slice(patched.as_bytes());
     let path = fixture.root().join(format!("contract-{mode}.wasm"));
@@ -634,7 +634,7 @@ pub(crate) async fn redteam_contract() {
         let mut config = fixture.config();
         config.plugin_dirs = vec![plugin];
         let started = Instant::now();
-        let error = warden::Runtime::new(config)
+        let error = janua::Runtime::new(config)
             .await
             .err()
             .unwrap_or_else(|| panic!("{mode}: start-up succeeds"));
@@ -706,7 +706,7 @@ pub(crate) async fn redteam_contract() {
 }
 
 /// The text of `result`, which must be an error of `kind`.
-fn error_text_of(result: &warden::Dispatch, kind: ErrorKind, mode: &str) -> String {
+fn error_text_of(result: &janua::Dispatch, kind: ErrorKind, mode: &str) -> String {
     assert!(result.block.is_error, "{mode}: not an error");
     assert_eq!(
         result.error_kind(),
@@ -718,7 +718,7 @@ fn error_text_of(result: &warden::Dispatch, kind: ErrorKind, mode: &str) -> Stri
 }
 
 /// Calls `Contract` with `input`, within the sane bound.
-async fn contract_call(runtime: &warden::Runtime, input: Value) -> warden::Dispatch {
+async fn contract_call(runtime: &janua::Runtime, input: Value) -> janua::Dispatch {
     let started = Instant::now();
     let dispatch = call(runtime, "Contract", input.clone()).await;
     assert!(

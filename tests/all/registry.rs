@@ -1,16 +1,16 @@
 //! Registry assembly: `--tools`, plugin directories, bare-name denies, and load errors that name
 //! the file to fix.
 
+use janua::{ErrorKind, Runtime};
+use janua_test_guests::{GRANTS_ENV, PIPELINE_ECHO};
 use serde_json::json;
-use warden::{ErrorKind, Runtime};
-use warden_test_guests::{GRANTS_ENV, PIPELINE_ECHO};
 
 use crate::support::{Fixture, call, error_text};
 
 async fn start_error(
     fixture: &Fixture,
     plugins: &[std::path::PathBuf],
-    configure: impl FnOnce(&mut warden::RuntimeConfig),
+    configure: impl FnOnce(&mut janua::RuntimeConfig),
 ) -> String {
     let mut config = fixture.config();
     config.plugin_dirs = plugins.to_vec();
@@ -60,7 +60,7 @@ async fn plugins_add_tools_after_selection_and_bare_denies_remove_them() {
     let names: Vec<String> = runtime.tools().into_iter().map(|t| t.spec.name).collect();
     assert_eq!(names, ["Echo"]);
     let info = &runtime.tools()[0];
-    assert!(matches!(&info.source, warden::ToolSource::Plugin { name, .. } if name == "echo"));
+    assert!(matches!(&info.source, janua::ToolSource::Plugin { name, .. } if name == "echo"));
     assert_eq!(info.digest.len(), 64);
 }
 
@@ -106,12 +106,12 @@ async fn broken_manifests_name_the_file_and_line() {
     );
     let message = start_error(&fixture, std::slice::from_ref(&plugin), |_| {}).await;
     assert!(
-        message.contains("warden.toml: line 6") && message.contains("net grant \"https://x/path\""),
+        message.contains("janua.toml: line 6") && message.contains("net grant \"https://x/path\""),
         "{message}"
     );
 
     std::fs::write(
-        plugin.join("warden.toml"),
+        plugin.join("janua.toml"),
         "[plugin]\nname = \"env\"\n[[tool]]\ncomponent = \"missing.wasm\"\n",
     )
     .unwrap();
@@ -123,13 +123,13 @@ async fn broken_manifests_name_the_file_and_line() {
 
     std::fs::write(plugin.join("junk.wasm"), b"not wasm at all").unwrap();
     std::fs::write(
-        plugin.join("warden.toml"),
+        plugin.join("janua.toml"),
         "[plugin]\nname = \"env\"\n[[tool]]\ncomponent = \"junk.wasm\"\n",
     )
     .unwrap();
     let message = start_error(&fixture, std::slice::from_ref(&plugin), |_| {}).await;
     assert!(
-        message.contains("junk.wasm is not a usable warden tool component"),
+        message.contains("junk.wasm is not a usable janua tool component"),
         "{message}"
     );
 
@@ -180,7 +180,7 @@ async fn settings_files_add_rules_and_aliases() {
         text.contains("settings.json"),
         "the rule's source is named: {text}"
     );
-    // A typo is a warning naming the key (Claude Code settings carry keys warden does not read);
+    // A typo is a warning naming the key (Claude Code settings carry keys janua does not read);
     // a wrong type is an error.
     std::fs::write(&settings, r#"{"permisions": {}}"#).unwrap();
     let runtime = fixture

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use janua::ErrorKind;
+use janua_test_guests::{PIPELINE_ECHO, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP};
 use serde_json::json;
-use warden::ErrorKind;
-use warden_test_guests::{PIPELINE_ECHO, SANDBOX_HOG, SANDBOX_SPIN, SANDBOX_TRAP};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -118,7 +118,7 @@ async fn cancelling_a_call_interrupts_the_guest() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-    let call = warden::ToolUse {
+    let call = janua::ToolUse {
         id: "t".into(),
         name: "Spin".into(),
         input: json!({}),
@@ -139,7 +139,7 @@ async fn a_dropped_dispatch_stops_its_guest_and_reports_the_call_finished() {
     runtime.set_event_sink(std::sync::Arc::new(move |event: &serde_json::Value| {
         sink.lock().unwrap().push(event.clone());
     }));
-    let call = warden::ToolUse {
+    let call = janua::ToolUse {
         id: "dropped".into(),
         name: "Spin".into(),
         input: json!({}),
@@ -263,7 +263,7 @@ async fn a_fifo_open_is_refused_at_once() {
     assert!(status.success());
     let plugin = fixture.plugin(
         "escape",
-        warden_test_guests::GRANTS_FS_ESCAPE,
+        janua_test_guests::GRANTS_FS_ESCAPE,
         "grants = { fs = [{ path = \"${WORKSPACE}\", access = \"read\" }] }",
     );
     let runtime = fixture

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use janua::{Dispatch, ErrorKind};
 use serde_json::{Value, json};
-use warden::{Dispatch, ErrorKind};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 

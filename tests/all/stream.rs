@@ -1,4 +1,4 @@
-//! `warden run` driven as a child process over pipes: batches in order, permission questions over
+//! `janua run` driven as a child process over pipes: batches in order, permission questions over
 //! the stream, cancel, interrupt and SIGINT, malformed lines, and every line checked against
 //! `docs/protocol.schema.json`. Plus the batch scheduler through the library.
 
@@ -8,11 +8,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use janua::{ErrorKind, FnHook, HookEvent, ToolUse};
+use janua_test_guests::{PIPELINE_ECHO, SANDBOX_SPIN};
 use serde_json::{Value, json};
-use warden::{ErrorKind, FnHook, HookEvent, ToolUse};
-use warden_test_guests::{PIPELINE_ECHO, SANDBOX_SPIN};
 
-use crate::support::{Fixture, cache_dir, error_text, ok_text, warden_bin};
+use crate::support::{Fixture, cache_dir, error_text, janua_bin, ok_text};
 
 const SCHEMA: &str = include_str!("../../docs/protocol.schema.json");
 
@@ -23,7 +23,7 @@ fn validator(definition: &str) -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema compiles")
 }
 
-/// A `warden run` child.
+/// A `janua run` child.
 struct Stream {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -37,7 +37,7 @@ impl Stream {
         Self::start_with(fixture, global, &[])
     }
 
-    /// `warden GLOBAL... run --progress-interval-ms 100 RUN...`.
+    /// `janua GLOBAL... run --progress-interval-ms 100 RUN...`.
     fn start_with(fixture: &Fixture, global: &[&str], run: &[&str]) -> Self {
         Self::start_env(fixture, global, run, &[])
     }
@@ -49,7 +49,7 @@ impl Stream {
         run: &[&str],
         env: &[(&str, &std::path::Path)],
     ) -> Self {
-        let mut child = Command::new(warden_bin())
+        let mut child = Command::new(janua_bin())
             .envs(env.iter().copied())
             .arg("--cwd")
             .arg(fixture.workspace())
@@ -67,7 +67,7 @@ impl Stream {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start warden run");
+            .expect("start janua run");
         let stdout = child.stdout.take().expect("stdout");
         let (sender, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -138,7 +138,7 @@ impl Stream {
             assert!(self.output.is_valid(&value), "{line}");
             rest.push(value);
         }
-        let status = self.child.wait().expect("warden exits");
+        let status = self.child.wait().expect("janua exits");
         (rest, status.code())
     }
 }
@@ -284,7 +284,7 @@ fn spin_plugin(fixture: &Fixture) -> String {
         .to_string()
 }
 
-/// A `warden run` with the Spin plugin, a batch of a looping Spin and a Read sent, and the
+/// A `janua run` with the Spin plugin, a batch of a looping Spin and a Read sent, and the
 /// Spin known to be running (its first `tool_progress` line read).
 fn spinning(fixture: &Fixture) -> Stream {
     fixture.write("a.txt", "alpha\n");
@@ -367,7 +367,7 @@ fn sigint_cancels_unfinished_calls_and_exits_cleanly() {
     assert_eq!(result["errors"], 2);
     let end = stream.next();
     assert_eq!(end["subtype"], "session_end");
-    let status = stream.child.wait().expect("warden exits");
+    let status = stream.child.wait().expect("janua exits");
     assert_eq!(status.code(), Some(0));
 }
 
@@ -492,9 +492,9 @@ async fn concurrency_safe_calls_run_together_and_an_interrupt_cancels_the_rest()
     }
     assert!(ok_text(&batch.results[4]).contains("dee"));
 
-    let options = warden::BatchOptions {
+    let options = janua::BatchOptions {
         interrupt: Arc::new(std::sync::atomic::AtomicBool::new(true)),
-        ..warden::BatchOptions::default()
+        ..janua::BatchOptions::default()
     };
     let interrupted = runtime
         .dispatch_batch_with(calls(&[("r5", "d.txt")]), &options)
@@ -541,12 +541,12 @@ fn a_200_mb_output_is_externalized_in_bounded_memory() {
     stream.send(tool_use(
         "big",
         "Bash",
-        json!({"command": "yes warden-line | head -c 200000000"}),
+        json!({"command": "yes janua-line | head -c 200000000"}),
     ));
     let user = stream.until(is("user"));
     stream.next();
     let peak = memory_kib(pid, "VmHWM:");
-    eprintln!("warden run: idle {idle} KiB, peak {peak} KiB around a 200 MB command output");
+    eprintln!("janua run: idle {idle} KiB, peak {peak} KiB around a 200 MB command output");
     assert!(
         peak.saturating_sub(idle) < 100 * 1024,
         "peak {peak} KiB vs idle {idle} KiB"
@@ -579,7 +579,7 @@ fn a_200_mb_output_is_externalized_in_bounded_memory() {
     let back = stream.until(is("user"));
     let read = back["message"]["content"][0]["content"].as_str().unwrap();
     assert_eq!(back["message"]["content"][0]["is_error"], false, "{read}");
-    assert!(read.contains("2\twarden-line"), "{read}");
+    assert!(read.contains("2\tjanua-line"), "{read}");
     let (_, code) = stream.finish();
     assert_eq!(code, Some(0));
 }
@@ -590,7 +590,7 @@ fn a_200_mb_output_is_externalized_in_bounded_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
     let fixture = Fixture::new();
-    let echo = fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "");
+    let echo = fixture.plugin("echo", janua_test_guests::PIPELINE_ECHO, "");
     let runtime = fixture
         .runtime(&[echo], |config| {
             config.allowed_tools = vec!["Bash".into(), "Echo".into()];
@@ -632,7 +632,7 @@ async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
     // The settings' toolOutputChars sets a tool's inline limit.
     let narrow = fixture
         .runtime(
-            &[fixture.plugin("echo", warden_test_guests::PIPELINE_ECHO, "")],
+            &[fixture.plugin("echo", janua_test_guests::PIPELINE_ECHO, "")],
             |config| {
                 config.allowed_tools = vec!["Echo".into()];
                 config.settings_json = vec![r#"{"toolOutputChars": {"Echo": 5000}}"#.to_owned()];
@@ -650,16 +650,16 @@ async fn the_output_layer_normalizes_externalizes_and_keeps_the_batch_budget() {
             input: json!({"text": "big", "count": 20_000}),
         })
         .collect();
-    let options = warden::BatchOptions {
+    let options = janua::BatchOptions {
         token_budget: 8_000,
-        ..warden::BatchOptions::default()
+        ..janua::BatchOptions::default()
     };
     let batch = runtime.dispatch_batch_with(calls, &options).await;
     assert_eq!(batch.results[0].block.text().len(), 20_000);
     for moved in &batch.results[1..] {
         let text = moved.block.text();
         assert!(
-            text.starts_with("[warden: this batch's results passed its budget of 8000"),
+            text.starts_with("[janua: this batch's results passed its budget of 8000"),
             "{text}"
         );
         let path = runtime
@@ -732,12 +732,12 @@ fn sigint_during_a_permission_question_ends_the_session() {
     let user = stream.until(is("user"));
     assert_eq!(user["message"]["content"][0]["is_error"], true, "{user}");
     stream.until(|line| line["subtype"] == "session_end");
-    let status = stream.child.wait().expect("warden exits");
+    let status = stream.child.wait().expect("janua exits");
     assert_eq!(status.code(), Some(0));
     assert!(!fixture.workspace().join("x.txt").exists());
 }
 
-/// Load: 10,000 calls through `warden run` at concurrency 64, mixed `Read`s, `Grep`s, a failing
+/// Load: 10,000 calls through `janua run` at concurrency 64, mixed `Read`s, `Grep`s, a failing
 /// `Read` of a missing file, a denied `WebFetch` and a few sandboxed `Bash` commands, in ten
 /// batches. Every `tool_use_id` is answered exactly once with the outcome its kind implies, the
 /// host's peak RSS stays bounded, and no call's temporary directory or child process outlives it.
@@ -890,14 +890,14 @@ fn watch_reloads_a_changed_plugin_while_the_running_call_finishes_on_the_old_one
     assert!(texts[0].contains("from the new component"), "{user}");
     assert!(texts[1].starts_with("unknown_tool"), "{user}");
 
-    std::fs::write(plugin.join("warden.toml"), "[plugin]\nname = ").expect("break manifest");
+    std::fs::write(plugin.join("janua.toml"), "[plugin]\nname = ").expect("break manifest");
     let failed = stream.until(|line| line["subtype"] == "tools_reload_failed");
     assert_eq!(failed["tools"], json!(["Echo", "Picky"]), "{failed}");
     assert!(
         failed["error"]
             .as_str()
             .unwrap_or("")
-            .contains("warden.toml"),
+            .contains("janua.toml"),
         "{failed}"
     );
     stream.send(assistant(vec![tool_use(

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use janua::{Dispatch, Runtime, RuntimeConfig, ToolUse};
 use serde_json::Value;
 use tempfile::TempDir;
-use warden::{Dispatch, Runtime, RuntimeConfig, ToolUse};
 
 /// Compiled components shared by every test (and by the binary in CLI tests).
 pub(crate) fn cache_dir() -> PathBuf {
@@ -41,7 +41,7 @@ impl Fixture {
         std::fs::canonicalize(self.root.path().join("outside")).expect("canonical outside")
     }
 
-    /// `$XDG_CONFIG_HOME` for binaries the tests run: user settings live in `warden/` under it.
+    /// `$XDG_CONFIG_HOME` for binaries the tests run: user settings live in `janua/` under it.
     pub(crate) fn config_home(&self) -> PathBuf {
         self.root.path().join("config")
     }
@@ -67,7 +67,7 @@ impl Fixture {
         std::fs::create_dir_all(&dir).expect("create plugin dir");
         std::fs::copy(guest, dir.join("tool.wasm")).expect("copy guest");
         std::fs::write(
-            dir.join("warden.toml"),
+            dir.join("janua.toml"),
             format!(
                 "[plugin]\nname = \"{name}\"\n\n[[tool]]\ncomponent = \"tool.wasm\"\n{extra}\n"
             ),
@@ -83,7 +83,7 @@ impl Fixture {
         std::fs::create_dir_all(&dir).expect("create plugin dir");
         std::fs::copy(guest, dir.join("ext.wasm")).expect("copy guest");
         std::fs::write(
-            dir.join("warden.toml"),
+            dir.join("janua.toml"),
             format!("[plugin]\nname = \"{name}\"\n\n{body}\n"),
         )
         .expect("write manifest");
@@ -155,7 +155,7 @@ pub(crate) fn ok_text(dispatch: &Dispatch) -> String {
 }
 
 /// Asserts `dispatch` failed with `kind` and returns its text.
-pub(crate) fn error_text(dispatch: &Dispatch, kind: warden::ErrorKind) -> String {
+pub(crate) fn error_text(dispatch: &Dispatch, kind: janua::ErrorKind) -> String {
     assert!(
         dispatch.block.is_error,
         "expected {kind}, got success: {:?}",
@@ -168,6 +168,6 @@ pub(crate) fn error_text(dispatch: &Dispatch, kind: warden::ErrorKind) -> String
 }
 
 /// The path of the built binary.
-pub(crate) fn warden_bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_warden"))
+pub(crate) fn janua_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_janua"))
 }

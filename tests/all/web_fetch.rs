@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use janua::{ErrorKind, PermissionMode, ProxySettings, RuntimeConfig};
 use serde_json::json;
-use warden::{ErrorKind, PermissionMode, ProxySettings, RuntimeConfig};
 
 use crate::support::{Fixture, call, error_text, ok_text};
 
@@ -123,7 +123,7 @@ async fn runtime(
     fixture: &Fixture,
     allowed: &str,
     configure: impl FnOnce(&mut RuntimeConfig),
-) -> warden::Runtime {
+) -> janua::Runtime {
     fixture
         .runtime(&[], |c| {
             c.allowed_tools = vec![allowed.to_owned()];
@@ -158,7 +158,7 @@ async fn fetches_a_granted_host_and_converts_html_to_markdown() {
     );
     assert!(text.contains("Status: 200"), "{text}");
     assert!(
-        text.contains("Prompt (echoed; warden runs no model): what is on the page?"),
+        text.contains("Prompt (echoed; janua runs no model): what is on the page?"),
         "{text}"
     );
     // A same-host redirect is followed; each hop is a request the host checked.

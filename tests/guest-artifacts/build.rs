@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = warden_guest_build::workspace_root(&manifest_dir, 2);
-    let guests = warden_guest_build::guests_in(&root.join("tests").join("guests"));
-    let paths = warden_guest_build::build_guests(&root, &guests);
+    let root = janua_guest_build::workspace_root(&manifest_dir, 2);
+    let guests = janua_guest_build::guests_in(&root.join("tests").join("guests"));
+    let paths = janua_guest_build::build_guests(&root, &guests);
 
     let mut generated = String::new();
     let mut idents = Vec::new();

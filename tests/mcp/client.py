@@ -282,7 +282,7 @@ async def main(steps_path: str, command: list[str] | None, url: str | None = Non
         wire = Tap(write, "out")
         # elicitation_callback=None => the SDK does not advertise the capability.
         async with ClientSession(Tap(read, "in"), wire, elicitation_callback=on_elicit if advertise else None,
-                                 client_info=types.Implementation(name="warden-mcp-test-client", version="1")) as session:
+                                 client_info=types.Implementation(name="janua-mcp-test-client", version="1")) as session:
             driver = Driver(session, wire, elicit)
             try:
                 with anyio.fail_after(30):

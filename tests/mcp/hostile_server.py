@@ -1,4 +1,4 @@
-"""A hostile MCP stdio server for warden's client tests: python3 hostile_server.py MODE.
+"""A hostile MCP stdio server for janua's client tests: python3 hostile_server.py MODE.
 
 Modes (each misbehaves in one way; everything else is a plain, correct server with one tool
 `ok` that answers "fine"):

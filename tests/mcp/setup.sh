@@ -71,7 +71,7 @@ run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import Cli
 # Reference servers (own package.json so npm does not walk up to a parent project).
 mkdir -p "$DIR/npm"
 if [ ! -f "$DIR/npm/package.json" ]; then
-    echo '{"name":"warden-mcp-test-servers","private":true}' >"$DIR/npm/package.json"
+    echo '{"name":"janua-mcp-test-servers","private":true}' >"$DIR/npm/package.json"
 fi
 run npm install --prefix "$DIR/npm" --no-audit --no-fund --no-update-notifier \
     --loglevel=error --save-exact \

@@ -10,10 +10,10 @@
 
 mod render;
 
+use janua_sdk::process::{self, Command};
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::process::{self, Command};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// The shell every command runs in (what the built-in grant names).
 const SHELL: &str = "/bin/bash";
@@ -95,7 +95,7 @@ impl Tool for Bash {
     }
 }
 
-impl warden_sdk::Validate for Bash {
+impl janua_sdk::Validate for Bash {
     fn validate(input: &BashInput, _ctx: &Context) -> Result<(), String> {
         if input.command.trim().is_empty() {
             return Err("command is empty".to_owned());
@@ -179,4 +179,4 @@ impl Tool for TaskStop {
 }
 
 #[cfg(target_family = "wasm")]
-warden_sdk::export!(Bash, TaskOutput, TaskStop);
+janua_sdk::export!(Bash, TaskOutput, TaskStop);

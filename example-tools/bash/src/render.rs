@@ -2,9 +2,9 @@
 //! rules: a success up to [`INLINE_CHARS`] inline, else the output file's path and a preview; a
 //! failure as a head-and-tail excerpt of at most [`FAILURE_CHARS`].
 
+use janua_sdk::process::{Finished, TaskStatus};
+use janua_sdk::{Output, ToolError};
 use serde_json::json;
-use warden_sdk::process::{Finished, TaskStatus};
-use warden_sdk::{Output, ToolError};
 
 /// Characters of a successful command's output returned inline.
 pub(crate) const INLINE_CHARS: usize = 30_000;

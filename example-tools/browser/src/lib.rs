@@ -10,9 +10,9 @@
 // Native builds exist only for unit tests and do not export the component.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Longest URL accepted, in bytes.
 const MAX_URL_BYTES: usize = 8192;
@@ -143,7 +143,7 @@ impl Tool for Browser {
     }
 }
 
-impl warden_sdk::Validate for Browser {
+impl janua_sdk::Validate for Browser {
     fn validate(input: &BrowserInput, _ctx: &Context) -> Result<(), String> {
         check(input)
     }
@@ -219,13 +219,13 @@ impl Report {
 
 #[cfg(target_arch = "wasm32")]
 fn run(input: BrowserInput) -> Result<Output, ToolError> {
-    use warden_sdk::{Content, browser};
+    use janua_sdk::{Content, browser};
 
     let timeout = input.timeout_ms.unwrap_or(DEFAULT_STEP_TIMEOUT_MS);
     let page = browser::open(&input.url, timeout)?;
     let mut report = Report::default();
     for (index, action) in input.actions.iter().enumerate() {
-        if warden_sdk::cancelled() {
+        if janua_sdk::cancelled() {
             return Err(ToolError::new("cancelled", "the call was cancelled"));
         }
         let result = perform(action, timeout, &mut report);
@@ -302,8 +302,8 @@ fn perform(
     action: &Action,
     timeout: u64,
     report: &mut Report,
-) -> Result<String, warden_sdk::browser::BrowserError> {
-    use warden_sdk::browser;
+) -> Result<String, janua_sdk::browser::BrowserError> {
+    use janua_sdk::browser;
 
     let settle = || {
         // What a click or keystroke started (a fetch, a render) gets a moment to land.
@@ -350,7 +350,7 @@ fn run(_input: BrowserInput) -> Result<Output, ToolError> {
 }
 
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(Browser);
+janua_sdk::export!(Browser);
 
 #[cfg(test)]
 mod tests {

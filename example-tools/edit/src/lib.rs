@@ -13,10 +13,10 @@
 
 use std::borrow::Cow;
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Lines of unchanged context shown before and after the change.
 const CONTEXT_LINES: usize = 4;
@@ -83,7 +83,7 @@ impl Tool for Edit {
     }
 }
 
-impl warden_sdk::Validate for Edit {
+impl janua_sdk::Validate for Edit {
     fn validate(input: &EditInput, ctx: &Context) -> Result<(), String> {
         let path = ctx.resolve_path(&input.file_path);
         prepare(input, &path)
@@ -94,7 +94,7 @@ impl warden_sdk::Validate for Edit {
 
 // Natively (unit tests) the rlib is enough; the component exports only link for wasm.
 #[cfg(target_family = "wasm")]
-warden_sdk::export!(Edit);
+janua_sdk::export!(Edit);
 
 /// What a call will do, once every check passed.
 enum Prepared {

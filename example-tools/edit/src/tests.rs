@@ -352,7 +352,7 @@ fn input(old: &str, new: &str, replace_all: bool) -> EditInput {
 
 fn output_text(output: &Output) -> &str {
     match output.content.as_slice() {
-        [warden_sdk::Content::Text(text)] => text,
+        [janua_sdk::Content::Text(text)] => text,
         other => panic!("expected one text part, got {other:?}"),
     }
 }

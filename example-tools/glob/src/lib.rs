@@ -17,10 +17,10 @@ use std::time::{Instant, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Files returned at most; the rest are counted, not listed.
 const MAX_RESULTS: usize = 100;
@@ -72,13 +72,13 @@ impl Tool for Glob {
             &search_dir,
             &pattern,
             input.no_ignore,
-            &warden_sdk::cancelled,
+            &janua_sdk::cancelled,
         )?;
         Ok(render(found, started))
     }
 }
 
-impl warden_sdk::Validate for Glob {
+impl janua_sdk::Validate for Glob {
     fn validate(input: &GlobInput, ctx: &Context) -> Result<(), String> {
         if let Some(path) = &input.path
             && path.trim().is_empty()
@@ -93,7 +93,7 @@ impl warden_sdk::Validate for Glob {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script, so the native cdylib would not link.
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(Glob);
+janua_sdk::export!(Glob);
 
 fn search_dir(input: &GlobInput, ctx: &Context) -> String {
     match &input.path {
@@ -132,7 +132,7 @@ fn relative_pattern(pattern: &str, search_dir: &str) -> Result<String, String> {
         return Err("pattern is empty; give a glob such as **/*.rs".to_owned());
     }
     let mut relative = if pattern.starts_with('/') {
-        let normalized = warden_sdk::files::normalize(pattern);
+        let normalized = janua_sdk::files::normalize(pattern);
         let prefix = if search_dir == "/" {
             "/".to_owned()
         } else {

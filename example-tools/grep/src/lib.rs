@@ -24,10 +24,10 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkBuilder;
 use ignore::types::{Types, TypesBuilder};
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Output lines (or entries) held for one call; more are counted but not returned.
 const MAX_OUTPUT_LINES: usize = 100_000;
@@ -142,11 +142,11 @@ impl Tool for Grep {
     const RULE_FIELD: Option<&'static str> = Some("path");
 
     fn call(input: GrepInput, ctx: &Context) -> Result<Output, ToolError> {
-        grep(input, ctx, &warden_sdk::cancelled)
+        grep(input, ctx, &janua_sdk::cancelled)
     }
 }
 
-impl warden_sdk::Validate for Grep {
+impl janua_sdk::Validate for Grep {
     fn validate(input: &GrepInput, _ctx: &Context) -> Result<(), String> {
         check_input(input)?;
         build_matcher(&input.pattern, input.case_insensitive, input.multiline)?;
@@ -163,7 +163,7 @@ impl warden_sdk::Validate for Grep {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script, so the native cdylib would not link.
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(Grep);
+janua_sdk::export!(Grep);
 
 /// Performs a call. `cancelled` is the host's flag, passed in so unit tests can search real
 /// directories natively.
@@ -1268,7 +1268,7 @@ mod tests {
     /// Runs a call natively; returns the text with `root/` shortened to `./` for readability.
     fn run(root: &str, value: Value) -> (String, Value) {
         let output = grep(input(value), &context(root), &|| false).unwrap();
-        let [warden_sdk::Content::Text(text)] = output.content.as_slice() else {
+        let [janua_sdk::Content::Text(text)] = output.content.as_slice() else {
             panic!("one text part expected: {output:?}");
         };
         (

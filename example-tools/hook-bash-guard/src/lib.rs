@@ -12,9 +12,9 @@
 mod guard;
 mod shell;
 
+use janua_sdk::hook::{self, Hook};
 use serde::Deserialize;
 use serde_json::Value;
-use warden_sdk::hook::{self, Hook};
 
 use crate::guard::Protected;
 
@@ -54,7 +54,7 @@ impl Hook for BashGuard {
 }
 
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export_hook!(BashGuard);
+janua_sdk::export_hook!(BashGuard);
 
 fn answer(event: Value) -> Result<Value, String> {
     let event: Event =

@@ -10,9 +10,9 @@
 
 mod git;
 
+use janua_sdk::hook::{self, Hook};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use warden_sdk::hook::{self, Hook};
 
 /// The timeout cap when the manifest gives none: Claude Code's default Bash timeout.
 const DEFAULT_MAX_TIMEOUT_MS: u64 = 120_000;
@@ -53,7 +53,7 @@ impl Hook for InputRewriter {
 }
 
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export_hook!(InputRewriter);
+janua_sdk::export_hook!(InputRewriter);
 
 fn answer(event: Value) -> Result<Value, String> {
     let event: Event =

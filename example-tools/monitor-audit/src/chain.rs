@@ -8,9 +8,9 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
+use janua_sdk::files::digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use warden_sdk::files::digest;
 
 /// `prev` of the first line.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";

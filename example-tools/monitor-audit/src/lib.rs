@@ -17,9 +17,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write as _};
 use std::sync::Mutex;
 
+use janua_sdk::monitor::{self, Monitor};
 use serde::Deserialize;
 use serde_json::Value;
-use warden_sdk::monitor::{self, Monitor};
 
 use crate::chain::{Chain, read_tail};
 
@@ -77,7 +77,7 @@ impl Monitor for Audit {
 }
 
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export_monitor!(Audit);
+janua_sdk::export_monitor!(Audit);
 
 /// Resumes the chain of the log at `path`, or starts one when the log is missing or empty.
 fn open(path: &str) -> Result<Log, String> {
@@ -165,7 +165,7 @@ mod tests {
             if index > 0 {
                 assert_eq!(
                     record["prev"],
-                    json!(warden_sdk::files::digest(raw[index - 1].as_bytes()))
+                    json!(janua_sdk::files::digest(raw[index - 1].as_bytes()))
                 );
             }
         }

@@ -12,9 +12,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use janua_sdk::monitor::{self, Monitor};
 use serde::Deserialize;
 use serde_json::Value;
-use warden_sdk::monitor::{self, Monitor};
 
 /// The length of the sliding window.
 const WINDOW_MS: u64 = 60_000;
@@ -116,7 +116,7 @@ impl Monitor for RateLimit {
 }
 
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export_monitor!(RateLimit);
+janua_sdk::export_monitor!(RateLimit);
 
 #[cfg(test)]
 mod tests {

@@ -2,10 +2,10 @@
 //! splitting, cell-type conversion and serialization. No I/O, so every rule is unit tested natively
 //! and `validate` can run the very same edit as a dry run.
 
+use janua_sdk::files;
 use serde::Serialize as _;
 use serde_json::ser::PrettyFormatter;
 use serde_json::{Map, Value, json};
-use warden_sdk::files;
 
 /// Ids listed when a cell is not found.
 const MAX_LISTED_IDS: usize = 10;

@@ -15,10 +15,10 @@
 
 mod edit;
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 use crate::edit::{Applied, Edit, EditMode};
 
@@ -119,7 +119,7 @@ impl Tool for NotebookEdit {
     }
 }
 
-impl warden_sdk::Validate for NotebookEdit {
+impl janua_sdk::Validate for NotebookEdit {
     fn validate(input: &NotebookEditInput, ctx: &Context) -> Result<(), String> {
         // The same steps as call, short of writing: each failure becomes validation_failed.
         let path = ctx.resolve_path(&input.notebook_path);
@@ -139,7 +139,7 @@ impl warden_sdk::Validate for NotebookEdit {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script, so the native cdylib would not link.
 #[cfg(target_family = "wasm")]
-warden_sdk::export!(NotebookEdit);
+janua_sdk::export!(NotebookEdit);
 
 /// NotebookEdit edits notebooks only; other files go through Edit.
 fn check_extension(path: &str) -> Result<(), ToolError> {

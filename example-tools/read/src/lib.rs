@@ -20,11 +20,11 @@ mod text;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read as _};
 
+use janua_sdk::files::{self, ContentDigest};
+use janua_sdk::{CapabilityClass, Content, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::files::{self, ContentDigest};
-use warden_sdk::{CapabilityClass, Content, Context, Output, Tool, ToolError};
 
 use crate::magic::{ImageFormat, Sniffed};
 
@@ -107,7 +107,7 @@ impl Tool for Read {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script, so the native cdylib would not link.
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(Read);
+janua_sdk::export!(Read);
 
 /// A reader that digests every byte read through it, so the whole-file digest comes for free
 /// while streaming.

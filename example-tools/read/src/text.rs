@@ -6,8 +6,8 @@
 
 use std::io::{BufRead, ErrorKind};
 
+use janua_sdk::Output;
 use serde_json::json;
-use warden_sdk::Output;
 
 /// Characters kept of one line; the rest is replaced by a marker.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;

@@ -1,8 +1,8 @@
 //! The network half of WebFetch: GET requests through `wasi:http`, same-host redirects, the body
 //! read until it ends or the host cuts it. Every request is checked by the host first.
 
+use janua_sdk::ToolError;
 use url::{Position, Url};
-use warden_sdk::ToolError;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
     ErrorCode, Fields, IncomingBody, IncomingResponse, Method, OutgoingRequest, Scheme,
@@ -15,8 +15,8 @@ use crate::page::{Fetched, Hop, next_hop, quote};
 /// Bytes asked for per read of the body.
 const READ_CHUNK: u64 = 64 * 1024;
 /// The trailer the host adds when it cut the body at its size cap (value: the cap in bytes).
-const CUT_TRAILER: &str = "warden-body-cut";
-const USER_AGENT: &str = "warden-webfetch/0.1";
+const CUT_TRAILER: &str = "janua-body-cut";
+const USER_AGENT: &str = "janua-webfetch/0.1";
 const ACCEPT: &str =
     "text/html, application/xhtml+xml, text/markdown;q=0.9, text/plain;q=0.8, */*;q=0.5";
 

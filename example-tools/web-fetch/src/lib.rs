@@ -7,7 +7,7 @@
 //! (see the host's `sandbox/http.rs`). Same-host redirects are followed here, at most
 //! [`MAX_REDIRECTS`]; a redirect to another host is not followed but reported.
 //!
-//! There is no model in warden, so `prompt` is not applied to the page: it is echoed as context
+//! There is no model in janua, so `prompt` is not applied to the page: it is echoed as context
 //! above the converted page, and the host's output budget bounds what the model sees.
 
 // Native builds exist only for unit tests and do not export the component (see `export!` below),
@@ -18,9 +18,9 @@
 mod fetch;
 mod page;
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Redirects followed (same host only) before the tool gives up.
 pub const MAX_REDIRECTS: usize = 10;
@@ -35,7 +35,7 @@ const MAX_PROMPT_CHARS: usize = 4000;
 struct FetchInput {
     /// The URL to fetch: `http://` or `https://`.
     url: String,
-    /// What to look for in the page. Echoed above the page as context: warden runs no model.
+    /// What to look for in the page. Echoed above the page as context: janua runs no model.
     prompt: String,
 }
 
@@ -45,7 +45,7 @@ impl Tool for WebFetch {
     type Input = FetchInput;
     const NAME: &'static str = "WebFetch";
     const DESCRIPTION: &'static str = "Fetches a URL (http or https) and returns its content: HTML \
-        converted to Markdown, other text as is. warden runs no model, so `prompt` is not applied \
+        converted to Markdown, other text as is. janua runs no model, so `prompt` is not applied \
         to the page: it is echoed above the page as context, and long pages are cut to the output \
         budget (the full text is saved where the result says). Redirects on the same host are \
         followed; a redirect to another host is not followed, and the result names where it \
@@ -65,7 +65,7 @@ impl Tool for WebFetch {
     }
 }
 
-impl warden_sdk::Validate for WebFetch {
+impl janua_sdk::Validate for WebFetch {
     fn validate(input: &FetchInput, _ctx: &Context) -> Result<(), String> {
         page::parse_url(&input.url).map(|_| ())
     }
@@ -88,4 +88,4 @@ fn run(_url: url::Url, _prompt: &str) -> Result<Output, ToolError> {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script, so the native cdylib would not link.
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(WebFetch);
+janua_sdk::export!(WebFetch);

@@ -189,9 +189,7 @@ pub(crate) fn render(fetched: &Fetched, prompt: &str) -> String {
             quote(target)
         ));
         if !prompt.is_empty() {
-            out.push_str(&format!(
-                "Prompt (echoed; warden runs no model): {prompt}\n"
-            ));
+            out.push_str(&format!("Prompt (echoed; janua runs no model): {prompt}\n"));
         }
         return out;
     }
@@ -213,9 +211,7 @@ pub(crate) fn render(fetched: &Fetched, prompt: &str) -> String {
         ));
     }
     if !prompt.is_empty() {
-        out.push_str(&format!(
-            "\nPrompt (echoed; warden runs no model): {prompt}"
-        ));
+        out.push_str(&format!("\nPrompt (echoed; janua runs no model): {prompt}"));
     }
     if let Some(cap) = fetched.cut_at {
         out.push_str(&format!(
@@ -369,7 +365,7 @@ mod tests {
         page.cut_at = Some(5);
         let text = render(&page, "find x");
         assert!(
-            text.contains("Prompt (echoed; warden runs no model): find x"),
+            text.contains("Prompt (echoed; janua runs no model): find x"),
             "{text}"
         );
         assert!(text.contains("cut at 5 bytes"), "{text}");

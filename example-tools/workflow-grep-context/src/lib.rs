@@ -1,12 +1,12 @@
 //! `GrepContext`: an example workflow tool built on `delegate`. It calls Grep for the pattern,
 //! then Read for the lines around each of the first matches, and returns one report. Each step is
-//! a full warden call: the operator's hooks, rules and permission decision apply to it, and it
-//! holds at most this tool's own grants (see `warden.toml`).
+//! a full janua call: the operator's hooks, rules and permission decision apply to it, and it
+//! holds at most this tool's own grants (see `janua.toml`).
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `GrepContext`.
 #[derive(Deserialize, JsonSchema)]
@@ -34,7 +34,7 @@ pub struct Match {
 }
 
 /// The matches in Grep's content output (`path:line:text` lines), in order. Grep's own format is
-/// fixed by warden's Grep tool, so a small scan is enough; a path holding `:<digits>:` is read
+/// fixed by janua's Grep tool, so a small scan is enough; a path holding `:<digits>:` is read
 /// at its first such spot.
 pub fn parse_matches(output: &str) -> Vec<Match> {
     output
@@ -89,7 +89,7 @@ impl Tool for GrepContext {
         if let Some(glob) = &input.glob {
             grep["glob"] = json!(glob);
         }
-        let found = warden_sdk::delegate::call("Grep", &grep);
+        let found = janua_sdk::delegate::call("Grep", &grep);
         if found.is_error {
             return Err(ToolError::new(
                 found.error_kind.as_deref().unwrap_or("grep_failed"),
@@ -107,7 +107,7 @@ impl Tool for GrepContext {
         let mut report = Vec::new();
         for found in matches.iter().take(max_matches as usize) {
             let offset = found.line.saturating_sub(context).max(1);
-            let read = warden_sdk::delegate::call(
+            let read = janua_sdk::delegate::call(
                 "Read",
                 &json!({
                     "file_path": found.path,
@@ -140,7 +140,7 @@ impl Tool for GrepContext {
 // Only wasm builds export the component: natively (unit tests) the exported symbol names, which
 // contain `:`, cannot go into a linker version script.
 #[cfg(target_arch = "wasm32")]
-warden_sdk::export!(GrepContext);
+janua_sdk::export!(GrepContext);
 
 #[cfg(test)]
 mod tests {

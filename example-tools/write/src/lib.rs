@@ -10,10 +10,10 @@
 
 use std::io::{ErrorKind, Read as _};
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError, files};
 
 /// Input of `Write`.
 #[derive(Deserialize, JsonSchema)]
@@ -54,7 +54,7 @@ impl Tool for Write {
     }
 }
 
-impl warden_sdk::Validate for Write {
+impl janua_sdk::Validate for Write {
     fn validate(input: &WriteInput, ctx: &Context) -> Result<(), String> {
         check(input, ctx).map(drop).map_err(|error| error.message)
     }
@@ -62,7 +62,7 @@ impl warden_sdk::Validate for Write {
 
 // Natively (unit tests) the rlib is enough; the component exports only link for wasm.
 #[cfg(target_family = "wasm")]
-warden_sdk::export!(Write);
+janua_sdk::export!(Write);
 
 /// Every check that can fail before anything is written; returns the resolved path and whether a
 /// file is there now.
@@ -181,7 +181,7 @@ mod tests {
             let out = output("/ws/f", content, existed);
             assert_eq!(
                 out.content,
-                vec![warden_sdk::Content::Text(expected.to_owned())]
+                vec![janua_sdk::Content::Text(expected.to_owned())]
             );
         }
         let out = output("/ws/f", "é\n", true);

@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
+use janua::{Runtime, ToolUse};
 use serde_json::Value;
-use warden::{Runtime, ToolUse};
 
-/// Runs `benchmark` on a two-worker tokio runtime, as the `warden` binary does.
+/// Runs `benchmark` on a two-worker tokio runtime, as the `janua` binary does.
 pub fn block_on(benchmark: impl std::future::Future<Output = ()>) {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -35,16 +35,16 @@ pub fn small_file(workspace: &std::path::Path) {
 pub fn echo_plugin(root: &std::path::Path) -> std::path::PathBuf {
     let plugin = root.join("echo");
     std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::copy(warden_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
+    std::fs::copy(janua_test_guests::PIPELINE_ECHO, plugin.join("echo.wasm")).expect("copy guest");
     std::fs::write(
-        plugin.join("warden.toml"),
+        plugin.join("janua.toml"),
         "[plugin]\nname = \"echo\"\n\n[[tool]]\ncomponent = \"echo.wasm\"\n",
     )
     .expect("manifest");
     plugin
 }
 
-/// Adds the flags that keep a `warden` child to the benchmark's own directories: the workspace,
+/// Adds the flags that keep a `janua` child to the benchmark's own directories: the workspace,
 /// state and compile cache given, and no user settings.
 pub fn isolated<'c>(
     command: &'c mut std::process::Command,
@@ -63,7 +63,7 @@ pub fn isolated<'c>(
 }
 
 /// Dispatches one call of `tool`.
-pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::Dispatch {
+pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> janua::Dispatch {
     runtime
         .dispatch(ToolUse {
             id: "toolu_bench".to_owned(),
@@ -73,10 +73,10 @@ pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> warden::D
         .await
 }
 
-/// Runs `tool` once to warm up, then `iterations` times (or `WARDEN_BENCH_ITERATIONS`, for
+/// Runs `tool` once to warm up, then `iterations` times (or `JANUA_BENCH_ITERATIONS`, for
 /// profiling one row), and prints a row of the timings.
 pub async fn bench(runtime: &Runtime, label: &str, tool: &str, input: &Value, iterations: usize) {
-    let iterations = std::env::var("WARDEN_BENCH_ITERATIONS")
+    let iterations = std::env::var("JANUA_BENCH_ITERATIONS")
         .ok()
         .and_then(|count| count.parse().ok())
         .unwrap_or(iterations);

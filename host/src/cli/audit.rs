@@ -1,11 +1,11 @@
-//! `warden audit verify FILE`: checks the hash chain of the example audit monitor's log.
+//! `janua audit verify FILE`: checks the hash chain of the example audit monitor's log.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-/// Arguments of `warden audit`.
+/// Arguments of `janua audit`.
 #[derive(Debug, Args)]
 pub(crate) struct AuditArgs {
     #[command(subcommand)]
@@ -24,7 +24,7 @@ enum AuditCommand {
 /// Runs the subcommand.
 pub(crate) fn run(args: &AuditArgs) -> ExitCode {
     match &args.command {
-        AuditCommand::Verify { file } => match warden::verify_audit_log(file) {
+        AuditCommand::Verify { file } => match janua::verify_audit_log(file) {
             Ok(summary) => {
                 println!(
                     "{}: chain intact, {} lines; last line SHA-256 {}",

@@ -1,4 +1,4 @@
-//! `warden cache {info,clear,prewarm}`: the on-disk cache of compiled components.
+//! `janua cache {info,clear,prewarm}`: the on-disk cache of compiled components.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-/// Arguments of `warden cache`.
+/// Arguments of `janua cache`.
 #[derive(Debug, Args)]
 pub(crate) struct CacheArgs {
     #[command(subcommand)]
@@ -38,12 +38,12 @@ impl CacheArgs {
 pub(crate) fn run_offline(args: &CacheArgs, dir: Option<&Path>) -> anyhow::Result<ExitCode> {
     let Some(dir) = dir else {
         anyhow::bail!(
-            "no compile cache: --no-cache was given, or no cache directory is known (set WARDEN_CACHE_DIR or --cache-dir)"
+            "no compile cache: --no-cache was given, or no cache directory is known (set JANUA_CACHE_DIR or --cache-dir)"
         );
     };
     match args.action {
         CacheAction::Info => {
-            let info = warden::cache_info(dir)?;
+            let info = janua::cache_info(dir)?;
             if args.json {
                 println!("{}", serde_json::to_string(&info)?);
             } else {
@@ -59,14 +59,14 @@ pub(crate) fn run_offline(args: &CacheArgs, dir: Option<&Path>) -> anyhow::Resul
                 );
                 if info.stale_dirs > 0 {
                     println!(
-                        "stale:         {} directories of other versions (warden cache clear removes them)",
+                        "stale:         {} directories of other versions (janua cache clear removes them)",
                         info.stale_dirs
                     );
                 }
             }
         }
         CacheAction::Clear => {
-            let removed = warden::clear_cache(dir)?;
+            let removed = janua::clear_cache(dir)?;
             if args.json {
                 println!("{}", json!({"removed": removed}));
             } else {
@@ -79,7 +79,7 @@ pub(crate) fn run_offline(args: &CacheArgs, dir: Option<&Path>) -> anyhow::Resul
 }
 
 /// `prewarm`: compiles what the runtime has not loaded yet.
-pub(crate) fn prewarm(runtime: &warden::Runtime, args: &CacheArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn prewarm(runtime: &janua::Runtime, args: &CacheArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let loaded = runtime.prewarm()?;
     let tools = runtime.tools().len();

@@ -1,4 +1,4 @@
-//! `warden call TOOL [--input JSON | --input -]` and `warden call --resume-deferred ID`.
+//! `janua call TOOL [--input JSON | --input -]` and `janua call --resume-deferred ID`.
 //!
 //! The call is a session's whole life in one process: SessionStart hooks, the call as a batch of
 //! one (so PostToolBatch hooks run and a PreToolUse `defer` counts), SessionEnd hooks. What hooks
@@ -12,9 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use clap::Args;
 
-use warden::{BatchDispatch, ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse};
+use janua::{BatchDispatch, ErrorKind, Failure, ResultContent, Runtime, ToolResultBlock, ToolUse};
 
-/// Arguments of `warden call`.
+/// Arguments of `janua call`.
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
     /// The tool name as a model would write it.
@@ -62,10 +62,10 @@ pub(crate) fn read_input_arg(input: Option<&str>) -> anyhow::Result<String> {
 pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> ExitCode {
     let started = runtime.start_session().await;
     for text in started.system_messages.iter().chain(&started.warnings) {
-        eprintln!("warden: {text}");
+        eprintln!("janua: {text}");
     }
     for context in &started.additional_context {
-        eprintln!("warden: SessionStart context: {context}");
+        eprintln!("janua: SessionStart context: {context}");
     }
     if let Some(reason) = &started.stop {
         // A SessionStart hook ended the session before the call: the call gets its result.
@@ -85,7 +85,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
         println!("{}", serde_json::to_value(&block).unwrap_or_default());
         let ended = runtime.end_session("other").await;
         for warning in &ended.warnings {
-            eprintln!("warden: warning: {warning}");
+            eprintln!("janua: warning: {warning}");
         }
         return ExitCode::from(1);
     }
@@ -100,7 +100,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
                     .map(|call| call.id)
                     .collect();
                 eprintln!(
-                    "warden: session {} holds no deferred call {id:?} (deferred calls: {})",
+                    "janua: session {} holds no deferred call {id:?} (deferred calls: {})",
                     runtime.session().id(),
                     if waiting.is_empty() {
                         "none".to_owned()
@@ -115,7 +115,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CallArgs, input: String) -> Exi
     };
     let ended = runtime.end_session("other").await;
     for warning in &ended.warnings {
-        eprintln!("warden: warning: {warning}");
+        eprintln!("janua: warning: {warning}");
     }
     code
 }
@@ -168,13 +168,13 @@ fn print_batch(batch: &BatchDispatch, outcome: bool) -> ExitCode {
         .iter()
         .chain(&batch.system_messages)
     {
-        eprintln!("warden: {text}");
+        eprintln!("janua: {text}");
     }
     for warning in dispatch.outcome.warnings.iter().chain(&batch.warnings) {
-        eprintln!("warden: warning: {warning}");
+        eprintln!("janua: warning: {warning}");
     }
     if let Some(stop) = &batch.stop {
-        eprintln!("warden: stop: {stop}");
+        eprintln!("janua: stop: {stop}");
     }
     let json = if outcome {
         serde_json::json!({
@@ -187,7 +187,7 @@ fn print_batch(batch: &BatchDispatch, outcome: bool) -> ExitCode {
         })
     } else {
         for context in &batch.additional_context {
-            eprintln!("warden: PostToolBatch context: {context}");
+            eprintln!("janua: PostToolBatch context: {context}");
         }
         serde_json::to_value(&dispatch.block).unwrap_or_default()
     };
@@ -204,5 +204,5 @@ fn generated_id() -> String {
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_nanos())
         .unwrap_or(0);
-    format!("toolu_warden_{nanos:x}{:x}", std::process::id())
+    format!("toolu_janua_{nanos:x}{:x}", std::process::id())
 }

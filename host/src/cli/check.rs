@@ -1,13 +1,13 @@
-//! `warden check TOOL --input JSON`: the decision the rules reach, without running the tool.
+//! `janua check TOOL --input JSON`: the decision the rules reach, without running the tool.
 
 use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{Value, json};
 
-use warden::{Runtime, ToolUse};
+use janua::{Runtime, ToolUse};
 
-/// Arguments of `warden check`.
+/// Arguments of `janua check`.
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
     /// The tool name as a model would write it.
@@ -42,7 +42,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CheckArgs, input: String) -> Ex
     let report = runtime
         .check(
             ToolUse {
-                id: "toolu_warden_check".to_owned(),
+                id: "toolu_janua_check".to_owned(),
                 name: args.tool.clone(),
                 input,
             },

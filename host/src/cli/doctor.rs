@@ -1,4 +1,4 @@
-//! `warden doctor [--json]`: what this machine supports for confining child processes, and
+//! `janua doctor [--json]`: what this machine supports for confining child processes, and
 //! whether the Browser tool has a browser.
 
 use std::process::ExitCode;
@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use warden::KernelSupport;
+use janua::KernelSupport;
 
-/// Arguments of `warden doctor`.
+/// Arguments of `janua doctor`.
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
     /// Print a JSON object instead of text.
@@ -21,8 +21,14 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
     let support = KernelSupport::probe();
     let shell = std::path::Path::new("/bin/bash").exists();
     let missing = support.missing();
-    let browser = warden::find_browser();
+    let browser = janua::find_browser();
     let browser_version = browser.as_ref().ok().and_then(|path| version_of(path));
+    // Which Chromium the Browser tool will start, and why that one.
+    let chosen_by = if std::env::var_os("JANUA_BROWSER").is_some_and(|path| !path.is_empty()) {
+        "named by JANUA_BROWSER"
+    } else {
+        "the first installed of the standard paths"
+    };
     if args.json {
         println!(
             "{}",
@@ -35,6 +41,7 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
                 "missing": missing,
                 "browser": browser.as_ref().ok(),
                 "browser_version": browser_version,
+                "browser_chosen_by": browser.is_ok().then_some(chosen_by),
                 "browser_error": browser.as_ref().err(),
             })
         );
@@ -55,10 +62,13 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
         );
         match (&browser, &browser_version) {
             (Ok(path), Some(version)) => {
-                println!("browser:             {version} ({})", path.display());
+                println!(
+                    "browser:             {version} ({}, {chosen_by})",
+                    path.display()
+                );
             }
             (Ok(path), None) => println!(
-                "browser:             {} (it did not say its version)",
+                "browser:             {} ({chosen_by}; it did not say its version)",
                 path.display()
             ),
             (Err(error), _) => println!(

@@ -1,4 +1,4 @@
-//! `warden example [NAME DIR]`: writes a shipped example hook or monitor as a plugin directory
+//! `janua example [NAME DIR]`: writes a shipped example hook or monitor as a plugin directory
 //! (without arguments: lists them).
 
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-/// Arguments of `warden example`.
+/// Arguments of `janua example`.
 #[derive(Debug, Args)]
 pub(crate) struct ExampleArgs {
     /// The example, e.g. hook-bash-guard or monitor-audit; omit to list them.
@@ -20,12 +20,12 @@ pub(crate) struct ExampleArgs {
 /// Lists or writes an example.
 pub(crate) fn run(args: &ExampleArgs) -> anyhow::Result<ExitCode> {
     let (Some(name), Some(dir)) = (&args.name, &args.dir) else {
-        for name in warden::example_names() {
+        for name in janua::example_names() {
             println!("{name}");
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let manifest = warden::write_example(name, dir)
+    let manifest = janua::write_example(name, dir)
         .with_context(|| format!("cannot write the example {name} to {}", dir.display()))?;
     println!(
         "wrote {}; load it with --plugins {}",

@@ -1,15 +1,15 @@
-//! `warden hooks [--json]`: every loaded hook and monitor with its source, events, matcher (and
+//! `janua hooks [--json]`: every loaded hook and monitor with its source, events, matcher (and
 //! the tools it selects), `if` rule, timeout, failure policy and grants, and every configured one
 //! that was NOT loaded, with the reason. Users of other runtimes report hooks silently not firing;
-//! this is where warden says why.
+//! this is where janua says why.
 
 use std::process::ExitCode;
 
 use clap::Args;
 
-use warden::{ExtensionsReport, Runtime};
+use janua::{ExtensionsReport, Runtime};
 
-/// Arguments of `warden hooks`.
+/// Arguments of `janua hooks`.
 #[derive(Debug, Args)]
 pub(crate) struct HooksArgs {
     /// Print the report as JSON.
@@ -65,8 +65,8 @@ fn print_report(report: &ExtensionsReport) {
             "    timeout:  {} ms; on error: {}",
             hook.timeout_ms,
             match hook.on_error {
-                warden::OnError::Deny => "deny the call",
-                warden::OnError::Ignore => "ignore",
+                janua::OnError::Deny => "deny the call",
+                janua::OnError::Ignore => "ignore",
             }
         );
         println!("    grants:   {}", hook.grants);

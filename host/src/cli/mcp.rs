@@ -1,13 +1,13 @@
-//! `warden mcp serve`: the effective registry as an MCP server on stdio (docs/MCP.md).
+//! `janua mcp serve`: the effective registry as an MCP server on stdio (docs/MCP.md).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use warden::{HttpServe, McpServeOptions, Runtime};
+use janua::{HttpServe, McpServeOptions, Runtime};
 
-/// Arguments of `warden mcp`.
+/// Arguments of `janua mcp`.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     #[command(subcommand)]
@@ -60,17 +60,17 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
                 let token = http.token.clone();
                 let shutdown = super::shutdown_signal()?;
                 let ready = Box::new(move |bound: std::net::SocketAddr| {
-                    eprintln!("warden: MCP server listening on http://{bound}/mcp");
-                    eprintln!("warden: bearer token: {token}");
+                    eprintln!("janua: MCP server listening on http://{bound}/mcp");
+                    eprintln!("janua: bearer token: {token}");
                 });
-                warden::serve_mcp_http(runtime, options, http, ready, shutdown)
+                janua::serve_mcp_http(runtime, options, http, ready, shutdown)
                     .await
                     .map_err(anyhow::Error::msg)?;
                 return Ok(ExitCode::SUCCESS);
             }
             let input = Box::new(std::io::BufReader::new(std::io::stdin()));
             let output = Box::new(std::io::stdout());
-            warden::serve_mcp(runtime, options, input, output).await;
+            janua::serve_mcp(runtime, options, input, output).await;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,8 +1,8 @@
-//! `warden plugin new|build|check|approve`: the plugin author's and approver's loop.
+//! `janua plugin new|build|check|approve`: the plugin author's and approver's loop.
 //!
 //! `new` writes a crate from the templates beside this file; `build` runs cargo for
-//! `wasm32-wasip2` and places the component where `warden.toml` names it; `check` and `approve`
-//! are library calls ([`warden::check_plugin`], [`warden::approve_plugin`]).
+//! `wasm32-wasip2` and places the component where `janua.toml` names it; `check` and `approve`
+//! are library calls ([`janua::check_plugin`], [`janua::approve_plugin`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -21,7 +21,7 @@ const MONITOR_MANIFEST: &str = include_str!("plugin/monitor.toml.in");
 /// The target every component is built for.
 const WASM_TARGET: &str = "wasm32-wasip2";
 
-/// Arguments of `warden plugin`.
+/// Arguments of `janua plugin`.
 #[derive(Debug, Args)]
 pub(crate) struct PluginArgs {
     #[command(subcommand)]
@@ -30,9 +30,9 @@ pub(crate) struct PluginArgs {
 
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
-    /// Create a plugin crate (Cargo.toml, src/lib.rs, warden.toml) that builds and checks as is.
+    /// Create a plugin crate (Cargo.toml, src/lib.rs, janua.toml) that builds and checks as is.
     New(NewArgs),
-    /// Build a plugin crate for wasm32-wasip2 and place the component next to warden.toml.
+    /// Build a plugin crate for wasm32-wasip2 and place the component next to janua.toml.
     Build(BuildArgs),
     /// Load every component of a plugin directory, list its specs and grants, and lint it.
     Check(CheckArgs),
@@ -40,7 +40,7 @@ enum PluginCommand {
     Approve(ApproveArgs),
 }
 
-/// What `warden plugin new` creates.
+/// What `janua plugin new` creates.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Kind {
     Tool,
@@ -58,7 +58,7 @@ struct NewArgs {
     /// The directory to create (default: ./NAME); it must not exist or be empty.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// The warden-sdk crate to build against (default: the one this warden was built with).
+    /// The janua-sdk crate to build against (default: the one this janua was built with).
     #[arg(long, value_name = "DIR")]
     sdk: Option<PathBuf>,
 }
@@ -88,16 +88,16 @@ struct ApproveArgs {
     settings_file: Option<PathBuf>,
 }
 
-/// Runs `warden plugin ...`; `base` is the runtime configuration the global flags describe.
+/// Runs `janua plugin ...`; `base` is the runtime configuration the global flags describe.
 pub(crate) async fn run(
     args: &PluginArgs,
-    base: impl FnOnce() -> anyhow::Result<warden::RuntimeConfig>,
+    base: impl FnOnce() -> anyhow::Result<janua::RuntimeConfig>,
 ) -> anyhow::Result<ExitCode> {
     match &args.command {
         PluginCommand::New(args) => new(args),
         PluginCommand::Build(args) => build(&args.dir),
         PluginCommand::Check(args) => {
-            let report = warden::check_plugin(&args.dir, base()?).await;
+            let report = janua::check_plugin(&args.dir, base()?).await;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -135,7 +135,7 @@ fn new(args: &NewArgs) -> anyhow::Result<ExitCode> {
     };
     let sdk = sdk.canonicalize().with_context(|| {
         format!(
-            "the warden-sdk crate is not at {}; pass --sdk with the guest-sdk directory of a warden checkout",
+            "the janua-sdk crate is not at {}; pass --sdk with the guest-sdk directory of a janua checkout",
             sdk.display()
         )
     })?;
@@ -168,14 +168,14 @@ fn new(args: &NewArgs) -> anyhow::Result<ExitCode> {
     for (file, text) in [
         ("Cargo.toml", fill(CARGO_TEMPLATE)),
         ("src/lib.rs", fill(source)),
-        ("warden.toml", fill(manifest)),
+        ("janua.toml", fill(manifest)),
         (".gitignore", "/target\n".to_owned()),
     ] {
         let path = dir.join(file);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     println!(
-        "created {} ({} {type_name}); next: warden plugin build {0} && warden plugin check {0}",
+        "created {} ({} {type_name}); next: janua plugin build {0} && janua plugin check {0}",
         dir.display(),
         match args.kind {
             Kind::Tool => "tool",
@@ -190,11 +190,11 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
     let cargo_toml = dir.join("Cargo.toml");
     if !cargo_toml.is_file() {
         bail!(
-            "{} has no Cargo.toml; `warden plugin new NAME` creates a plugin crate",
+            "{} has no Cargo.toml; `janua plugin new NAME` creates a plugin crate",
             dir.display()
         );
     }
-    let components = warden::manifest_components(dir)?;
+    let components = janua::manifest_components(dir)?;
     check_target_installed(dir)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(cargo)
@@ -247,7 +247,7 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
             .or_else(|| (components.len() == 1 && artifacts.len() == 1).then(|| &components[0]))
             .with_context(|| {
                 format!(
-                    "warden.toml names no component {}; add a [[tool]], [[hooks]] or [[monitors]] entry with component = \"{}\"",
+                    "janua.toml names no component {}; add a [[tool]], [[hooks]] or [[monitors]] entry with component = \"{}\"",
                     file_name.to_string_lossy(),
                     file_name.to_string_lossy()
                 )
@@ -267,7 +267,7 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
             "built {}: {} bytes, sha256 {}",
             destination.display(),
             bytes.len(),
-            warden::component_digest(&bytes)
+            janua::component_digest(&bytes)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -292,7 +292,7 @@ fn check_target_installed(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_report(dir: &Path, report: &warden::PluginReport) {
+fn print_report(dir: &Path, report: &janua::PluginReport) {
     println!(
         "plugin {} ({})",
         report.plugin.as_deref().unwrap_or("?"),
@@ -345,11 +345,11 @@ fn print_report(dir: &Path, report: &warden::PluginReport) {
     let mut warnings = 0;
     for finding in &report.findings {
         match finding.severity {
-            warden::Severity::Error => {
+            janua::Severity::Error => {
                 errors += 1;
                 println!("error: {}", finding.message);
             }
-            warden::Severity::Warning => {
+            janua::Severity::Warning => {
                 warnings += 1;
                 println!("warning: {}", finding.message);
             }
@@ -361,11 +361,11 @@ fn print_report(dir: &Path, report: &warden::PluginReport) {
 fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let settings = match &args.settings_file {
         Some(file) => file.clone(),
-        None => warden::user_settings_path().context(
+        None => janua::user_settings_path().context(
             "no user settings file: set HOME or XDG_CONFIG_HOME, or pass --settings-file",
         )?,
     };
-    let approval = warden::approve_plugin(&args.dir, &settings)?;
+    let approval = janua::approve_plugin(&args.dir, &settings)?;
     println!(
         "approved plugin {} ({}) in {}",
         approval.plugin,

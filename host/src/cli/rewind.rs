@@ -1,4 +1,4 @@
-//! `warden rewind [--list | --to N | --last]`: lists the session's checkpoints, or restores the
+//! `janua rewind [--list | --to N | --last]`: lists the session's checkpoints, or restores the
 //! workspace to the state before one of them.
 
 use std::path::Path;
@@ -8,9 +8,9 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use warden::{Checkpoint, FileState, MAX_CHECKPOINTS, Session};
+use janua::{Checkpoint, FileState, MAX_CHECKPOINTS, Session};
 
-/// Arguments of `warden rewind`.
+/// Arguments of `janua rewind`.
 #[derive(Debug, Args)]
 pub(crate) struct RewindArgs {
     /// List the checkpoints (the default).
@@ -38,7 +38,7 @@ pub(crate) fn run(
         .with_context(|| format!("cannot open the workspace {}", workspace.display()))?;
     let (session, warnings) = Session::open(state_dir, &workspace, session_id)?;
     for warning in warnings {
-        eprintln!("warden: warning: {warning}");
+        eprintln!("janua: warning: {warning}");
     }
     let checkpoints = session.checkpoints();
     let list = checkpoints.list()?;
@@ -60,7 +60,7 @@ pub(crate) fn run(
             _ => "no checkpoints".to_owned(),
         };
         anyhow::bail!(
-            "session {} has no checkpoint {number} (it has {known}); see `warden rewind --list`",
+            "session {} has no checkpoint {number} (it has {known}); see `janua rewind --list`",
             session.id()
         );
     }
@@ -115,7 +115,7 @@ fn print_list(list: &[Checkpoint], storage_bytes: u64, as_json: bool) {
     }
     println!(
         "{} checkpoint(s) (the newest {MAX_CHECKPOINTS} are kept), {storage_bytes} bytes of storage. \
-         Undo with `warden rewind --to N` or `--last`.",
+         Undo with `janua rewind --to N` or `--last`.",
         list.len()
     );
 }

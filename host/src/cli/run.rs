@@ -1,4 +1,4 @@
-//! `warden run`: a long-lived session over newline-delimited JSON on stdin and stdout
+//! `janua run`: a long-lived session over newline-delimited JSON on stdin and stdout
 //! (docs/PROTOCOL.md). SIGINT and SIGTERM interrupt the calls in flight, write their results and
 //! end the session cleanly.
 
@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use warden::{Runtime, StreamOptions};
+use janua::{Runtime, StreamOptions};
 
-/// Arguments of `warden run`.
+/// Arguments of `janua run`.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Most concurrency-safe calls of a batch running at once.
@@ -49,6 +49,6 @@ pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<Exit
     let shutdown = super::shutdown_signal()?;
     let input = Box::new(std::io::BufReader::new(std::io::stdin()));
     let output = Box::new(std::io::stdout());
-    warden::serve_stream(runtime, options, input, output, shutdown).await;
+    janua::serve_stream(runtime, options, input, output, shutdown).await;
     Ok(ExitCode::SUCCESS)
 }

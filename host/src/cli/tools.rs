@@ -1,13 +1,13 @@
-//! `warden tools [--format table|anthropic|openai|mcp]`.
+//! `janua tools [--format table|anthropic|openai|mcp]`.
 
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
-use warden::{DefinitionFormat, Runtime, tool_definitions};
+use janua::{DefinitionFormat, Runtime, tool_definitions};
 
-/// Arguments of `warden tools`.
+/// Arguments of `janua tools`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
     /// Output format.
@@ -45,7 +45,7 @@ pub(crate) fn run(runtime: &Runtime, args: &ToolsArgs) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(tools: &[warden::ToolInfo]) {
+fn print_table(tools: &[janua::ToolInfo]) {
     if tools.is_empty() {
         println!("(no tools)");
         return;

@@ -1,4 +1,4 @@
-//! The Agent tool: warden has no model, so an Agent call hands its request to the embedder's
+//! The Agent tool: janua has no model, so an Agent call hands its request to the embedder's
 //! [`AgentRunner`] together with a [`SubSession`](super::SubSession) narrowed to the tools the
 //! call names. Rules `Agent(name)` (or `Task(name)`, the accepted alias) match `subagent_type`.
 
@@ -50,7 +50,7 @@ pub struct AgentReport {
 #[error("{0}")]
 pub struct AgentError(pub String);
 
-/// Runs sub-agents. warden calls it for every Agent call with the request and a sub-session
+/// Runs sub-agents. janua calls it for every Agent call with the request and a sub-session
 /// whose tools, rules and grants are the parent's, narrowed; every tool call the runner makes
 /// must go through that sub-session.
 pub trait AgentRunner: Send + Sync {

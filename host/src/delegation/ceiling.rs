@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn environment_is_kept_only_by_name_the_ceiling_holds() {
         let ceiling = Ceiling {
-            env: vec!["HOME".to_owned(), "WARDEN_*".to_owned()],
+            env: vec!["HOME".to_owned(), "JANUA_*".to_owned()],
             ..Ceiling::default()
         };
         let narrowed = ceiling.narrow(ResolvedGrants {
@@ -302,11 +302,11 @@ mod tests {
             env: vec![
                 ("HOME".to_owned(), "/h".to_owned()),
                 ("SECRET".to_owned(), "x".to_owned()),
-                ("WARDEN_X".to_owned(), "1".to_owned()),
+                ("JANUA_X".to_owned(), "1".to_owned()),
             ],
         });
         let names: Vec<&str> = narrowed.env.iter().map(|(name, _)| name.as_str()).collect();
-        assert_eq!(names, ["HOME", "WARDEN_X"]);
+        assert_eq!(names, ["HOME", "JANUA_X"]);
     }
 
     #[test]

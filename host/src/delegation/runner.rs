@@ -1,7 +1,7 @@
 //! The CLI's agent runner: a configured external command, started per Agent call under the
 //! process sandbox, speaking newline-delimited JSON (docs/DELEGATION.md):
 //!
-//! - warden writes one `{"type":"agent_request", ...}` line (an [`AgentRequest`]);
+//! - janua writes one `{"type":"agent_request", ...}` line (an [`AgentRequest`]);
 //! - the runner writes `{"type":"tool_use","id","name","input"}` lines; each is dispatched through
 //!   the sub-session and answered with a `{"type":"tool_result","tool_use_id","content",
 //!   "is_error","error_kind"}` line;
@@ -22,7 +22,7 @@ use crate::sandbox::process::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSan
 
 /// The longest line a runner may write.
 const MAX_LINE: usize = 4 << 20;
-/// Lines queued in either direction between warden and the runner.
+/// Lines queued in either direction between janua and the runner.
 const QUEUED_LINES: usize = 16;
 /// Characters of the runner's stderr quoted when it fails.
 const STDERR_TAIL: usize = 2000;
@@ -139,7 +139,7 @@ impl AgentRunner for CommandRunner {
                 });
             }
             // Bounded both ways: a runner that floods requests waits for their answers, and one
-            // that stops reading its answers fails the call instead of growing warden's memory.
+            // that stops reading its answers fails the call instead of growing janua's memory.
             let (lines, mut said) = tokio::sync::mpsc::channel(QUEUED_LINES);
             let stdout = pipes.stdout;
             std::thread::spawn(move || {

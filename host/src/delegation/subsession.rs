@@ -119,7 +119,7 @@ impl<'r> SubSession<'r> {
         }
     }
 
-    /// Dispatches a call a runner made, under an id warden gives it (`<Agent call id>.<n>`).
+    /// Dispatches a call a runner made, under an id janua gives it (`<Agent call id>.<n>`).
     pub(crate) async fn dispatch_nested(&self, mut call: ToolUse) -> Dispatch {
         let caller = self
             .scope

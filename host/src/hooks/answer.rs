@@ -114,7 +114,7 @@ pub struct RequestAnswer {
     pub updated_input: Option<Value>,
     /// Allow rules to add to the session, as rule text (`Bash(git status)`).
     pub add_rules: Vec<String>,
-    /// Updates warden does not apply, described for a warning.
+    /// Updates janua does not apply, described for a warning.
     pub ignored_updates: Vec<String>,
     /// The deny message for the model.
     pub message: Option<String>,
@@ -272,7 +272,7 @@ impl RequestAnswer {
                 let destination = update.destination.as_deref().unwrap_or("session");
                 if update.kind != "addRules" || behavior != "allow" {
                     request.ignored_updates.push(format!(
-                        "{} ({behavior}): warden applies only addRules with behavior allow",
+                        "{} ({behavior}): janua applies only addRules with behavior allow",
                         update.kind
                     ));
                     continue;

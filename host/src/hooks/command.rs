@@ -125,10 +125,10 @@ impl CommandHook {
             env.push(("PATH".to_owned(), DEFAULT_PATH.to_owned()));
         }
         let project = workspace.to_string_lossy().into_owned();
-        env.push(("WARDEN_PROJECT_DIR".to_owned(), project.clone()));
+        env.push(("JANUA_PROJECT_DIR".to_owned(), project.clone()));
         // Scripts written for Claude Code find the project the same way.
         env.push(("CLAUDE_PROJECT_DIR".to_owned(), project));
-        env.push(("WARDEN_HOOK_EVENT".to_owned(), event.as_str().to_owned()));
+        env.push(("JANUA_HOOK_EVENT".to_owned(), event.as_str().to_owned()));
         env
     }
 }

@@ -1,6 +1,6 @@
 //! The example hooks and monitors built from `example-tools/hook-*` and `example-tools/monitor-*`
-//! ship inside the binary, so `warden example NAME DIR` can write a ready plugin directory
-//! (component plus `warden.toml`) without a Rust toolchain.
+//! ship inside the binary, so `janua example NAME DIR` can write a ready plugin directory
+//! (component plus `janua.toml`) without a Rust toolchain.
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,7 @@ pub fn write_example(name: &str, dir: &Path) -> Result<PathBuf, std::io::Error> 
     }
     let created = !dir.exists();
     std::fs::create_dir_all(dir)?;
-    let manifest_path = dir.join("warden.toml");
+    let manifest_path = dir.join("janua.toml");
     let written = crate::session::write_atomically(&dir.join(artifact), wasm)
         .and_then(|()| crate::session::write_atomically(&manifest_path, manifest.as_bytes()));
     if let Err(error) = written {

@@ -70,7 +70,7 @@ impl CommandGrants {
     }
 }
 
-/// A loaded hook, as `warden hooks` lists it.
+/// A loaded hook, as `janua hooks` lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookInfo {
     /// Its name in decisions and warnings.
@@ -101,7 +101,7 @@ pub struct HookInfo {
     pub command: Option<String>,
 }
 
-/// A loaded monitor, as `warden hooks` lists it.
+/// A loaded monitor, as `janua hooks` lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct MonitorInfo {
     /// Its name.
@@ -241,7 +241,7 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
         }
         let Some(event) = HookEvent::parse(&setting.event) else {
             loaded.skipped.push(skip(format!(
-                "warden has no {} event; its hook events are {}",
+                "janua has no {} event; its hook events are {}",
                 setting.event,
                 HookEvent::names()
             )));
@@ -249,7 +249,7 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
         };
         if setting.kind != "command" {
             loaded.skipped.push(skip(format!(
-                "warden runs command hooks (and WASM hooks from plugins), not {} hooks",
+                "janua runs command hooks (and WASM hooks from plugins), not {} hooks",
                 setting.kind
             )));
             continue;
@@ -300,7 +300,7 @@ fn settings_source(hook: &SettingsHook) -> String {
 
 fn manifest_error(extension: &Extension, message: String) -> Error {
     Error::Registry(RegistryError::Manifest(ManifestError::at(
-        &extension.dir.join("warden.toml"),
+        &extension.dir.join("janua.toml"),
         message,
     )))
 }
@@ -571,7 +571,7 @@ fn expand_config(
     Ok(Some(value))
 }
 
-/// How `warden hooks` lists `entry`; `tools` are the registered tool names.
+/// How `janua hooks` lists `entry`; `tools` are the registered tool names.
 pub(crate) fn describe(entry: &HookEntry, tools: &[&str]) -> HookInfo {
     let command = match &entry.handler {
         Handler::Command(command) => Some(command.command.clone()),

@@ -6,7 +6,7 @@
 //! - anything else: an unanchored, case-sensitive regular expression (`Edit.*` also selects
 //!   `NotebookEdit`; write `^Edit$` for one tool).
 //!
-//! `warden hooks` prints which registered tools each matcher selects, so the regex reading never
+//! `janua hooks` prints which registered tools each matcher selects, so the regex reading never
 //! surprises anyone silently.
 
 use std::fmt;

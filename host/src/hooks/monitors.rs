@@ -60,7 +60,7 @@ pub(crate) fn monitor_input(input: &Value) -> Value {
         return input.clone();
     }
     json!({
-        "warden_truncated": true,
+        "janua_truncated": true,
         "bytes": text.len(),
         "sha256": crate::sandbox::hex(&sha2::Sha256::digest(text.as_bytes())),
     })
@@ -244,7 +244,7 @@ impl Monitors {
                 controls: Arc::clone(controls),
             };
             let started = std::thread::Builder::new()
-                .name(format!("warden-monitor-{}", spec.name))
+                .name(format!("janua-monitor-{}", spec.name))
                 .spawn(move || {
                     worker.serve(receiver);
                     let _ = finished.send(());

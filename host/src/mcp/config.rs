@@ -168,7 +168,7 @@ pub(crate) fn read(
                 }
                 (Some(other), _, _) if !matches!(other, "stdio" | "http") => {
                     return Err(problem(&format!(
-                        "unknown type {other:?} (warden supports \"stdio\" and \"http\")"
+                        "unknown type {other:?} (janua supports \"stdio\" and \"http\")"
                     )));
                 }
                 _ => {

@@ -24,7 +24,7 @@ use crate::sandbox::process::server::{Pipes, ServerProcess};
 const MAX_LINE: usize = 64 << 20;
 /// Lines waiting for the server to read them; a server that lets more pile up is killed.
 const MAX_QUEUED_LINES: usize = 1024;
-/// The protocol revisions warden accepts from a server.
+/// The protocol revisions janua accepts from a server.
 pub(crate) use crate::protocol::MCP_REVISIONS as SERVER_VERSIONS;
 /// Bytes of the server's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -387,7 +387,7 @@ impl Connection {
                 return Err(RequestError::new(
                     ErrorKind::ToolFailed,
                     format!(
-                        "the server is down ({reason}); warden restarts it in {:.1} s",
+                        "the server is down ({reason}); janua restarts it in {:.1} s",
                         (*retry_at - now).as_secs_f64()
                     ),
                 ));
@@ -434,7 +434,7 @@ impl Connection {
                 &json!({
                     "protocolVersion": "2025-06-18",
                     "capabilities": {"roots": {"listChanged": false}},
-                    "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
+                    "clientInfo": {"name": "janua", "version": env!("CARGO_PKG_VERSION")},
                 }),
                 deadline,
                 &AtomicBool::new(false),
@@ -446,7 +446,7 @@ impl Connection {
                 if !SERVER_VERSIONS.contains(&version) {
                     live.kill();
                     return Err(format!(
-                        "it speaks MCP revision {version:?}; warden speaks {}",
+                        "it speaks MCP revision {version:?}; janua speaks {}",
                         SERVER_VERSIONS.join(", ")
                     ));
                 }
@@ -512,7 +512,7 @@ fn wire(
     let pending: Arc<Mutex<HashMap<u64, tokio::sync::oneshot::Sender<Answer>>>> = Arc::default();
     let alive = Arc::new(AtomicBool::new(true));
     let stderr: Arc<Mutex<VecDeque<u8>>> = Arc::default();
-    let thread = |role: &str| std::thread::Builder::new().name(format!("warden-mcp-{role}"));
+    let thread = |role: &str| std::thread::Builder::new().name(format!("janua-mcp-{role}"));
     {
         let alive = Arc::clone(&alive);
         let mut stdin = stdin;
@@ -590,7 +590,7 @@ fn wire(
                                 _ => jsonrpc::error_response(
                                     &id,
                                     code::METHOD_NOT_FOUND,
-                                    &format!("warden does not offer {method} to MCP servers"),
+                                    &format!("janua does not offer {method} to MCP servers"),
                                 ),
                             };
                             // A server flooding requests without reading the answers fills

@@ -107,7 +107,7 @@ impl HttpSession {
             &json!({
                 "protocolVersion": SERVER_VERSIONS[1],
                 "capabilities": {},
-                "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
+                "clientInfo": {"name": "janua", "version": env!("CARGO_PKG_VERSION")},
             }),
         );
         let sent = tokio::select! {
@@ -126,7 +126,7 @@ impl HttpSession {
             .to_owned();
         if !SERVER_VERSIONS.contains(&version.as_str()) {
             return Err(failed(&format!(
-                "it speaks MCP revision {version:?}; warden speaks {}",
+                "it speaks MCP revision {version:?}; janua speaks {}",
                 SERVER_VERSIONS.join(", ")
             )));
         }
@@ -297,7 +297,7 @@ async fn read_all(body: &mut hyper::body::Incoming) -> Result<Vec<u8>, String> {
 }
 
 /// Reads server-sent events until the response to `expect` (other messages on the stream are
-/// the server's notifications and requests, which warden does not take).
+/// the server's notifications and requests, which janua does not take).
 async fn read_events(
     body: &mut hyper::body::Incoming,
     expect: Option<u64>,

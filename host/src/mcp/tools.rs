@@ -1,4 +1,4 @@
-//! An MCP server's tools as warden tools: canonical names, specs, and results as content parts.
+//! An MCP server's tools as janua tools: canonical names, specs, and results as content parts.
 //!
 //! What a server says about its tools is a claim: `readOnlyHint` only lets calls run side by side,
 //! it never makes a tool read-only for the permission decision (DESIGN §1: the model asking, or a
@@ -102,7 +102,7 @@ pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), Str
     ))
 }
 
-/// A `CallToolResult`'s content as warden content parts, its structured content, and whether the
+/// A `CallToolResult`'s content as janua content parts, its structured content, and whether the
 /// server reported an error.
 pub(crate) struct Converted {
     pub(crate) content: Vec<WitContent>,
@@ -110,7 +110,7 @@ pub(crate) struct Converted {
     pub(crate) is_error: bool,
 }
 
-/// Converts `result`; parts warden cannot show become text saying what they were.
+/// Converts `result`; parts janua cannot show become text saying what they were.
 pub(crate) fn convert(result: &Value) -> Converted {
     let parts = result["content"].as_array().map_or(&[][..], Vec::as_slice);
     let content = parts.iter().map(part).collect();
@@ -162,7 +162,7 @@ fn part(part: &Value) -> WitContent {
             WitContent::Text(format!("[audio ({}), not shown]", text(&part["mimeType"])))
         }
         other => WitContent::Text(format!(
-            "[a content part of type {} warden does not show]",
+            "[a content part of type {} janua does not show]",
             other.unwrap_or("(none)")
         )),
     }

@@ -31,7 +31,7 @@ pub(crate) fn head_and_tail(text: &str, limit: usize) -> (String, Option<Truncat
     let head: String = text.chars().take(head_chars).collect();
     let tail: String = text.chars().skip(total - tail_chars).collect();
     let out = format!(
-        "[warden: output truncated: kept the first {head_chars} and last {tail_chars} of {total} characters; {cut} characters were cut]\n{head}\n[... {cut} characters cut ...]\n{tail}"
+        "[janua: output truncated: kept the first {head_chars} and last {tail_chars} of {total} characters; {cut} characters were cut]\n{head}\n[... {cut} characters cut ...]\n{tail}"
     );
     (
         out,
@@ -58,7 +58,7 @@ mod tests {
         let (out, cut) = head_and_tail(&text, 1000);
         let cut = cut.unwrap();
         assert_eq!(cut.kept_chars + cut.cut_chars, 2000);
-        assert!(out.starts_with("[warden: output truncated"));
+        assert!(out.starts_with("[janua: output truncated"));
         assert!(out.ends_with(&"z".repeat(300)));
         assert!(out.chars().count() <= 1000);
         assert!(!out.contains('m'));

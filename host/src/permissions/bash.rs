@@ -1,5 +1,5 @@
 //! Bash rule specifiers: Claude Code's text patterns (`git * main`, `ls *`, legacy `ls:*`) and
-//! warden's argv patterns (`argv:rm -r -f`), and the forms of a subcommand each rule kind sees.
+//! janua's argv patterns (`argv:rm -r -f`), and the forms of a subcommand each rule kind sees.
 //!
 //! Allow rules see one form: wrappers stripped, and only known-safe leading assignments. Deny and
 //! ask rules see every form: as written, each wrapper peeled, the program's base name, and past
@@ -47,7 +47,7 @@ pub(crate) enum CommandPattern {
         /// The pattern, `:*` rewritten to ` *`.
         pattern: String,
     },
-    /// warden's argv pattern.
+    /// janua's argv pattern.
     Argv(ArgvPattern),
 }
 

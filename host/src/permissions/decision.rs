@@ -95,7 +95,7 @@ pub enum DecidedBy {
 }
 
 impl DecidedBy {
-    /// The source label `warden check` prints: a rule's scope, `mode`, `hook`, `grant` or
+    /// The source label `janua check` prints: a rule's scope, `mode`, `hook`, `grant` or
     /// `default`.
     pub fn source_label(&self) -> &str {
         match self {

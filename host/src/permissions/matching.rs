@@ -422,22 +422,22 @@ mod tests {
         };
         let cases = [
             (
-                RuleSource::User("/home/u/.config/warden/settings.json".into()),
-                "/home/u/.config/warden/secrets/k",
+                RuleSource::User("/home/u/.config/janua/settings.json".into()),
+                "/home/u/.config/janua/secrets/k",
                 true,
             ),
             (
-                RuleSource::User("/home/u/.config/warden/settings.json".into()),
+                RuleSource::User("/home/u/.config/janua/settings.json".into()),
                 "/ws/secrets/k",
                 false,
             ),
             (
-                RuleSource::Project("/ws/.warden/settings.json".into()),
+                RuleSource::Project("/ws/.janua/settings.json".into()),
                 "/ws/secrets/k",
                 true,
             ),
             (
-                RuleSource::Local("/ws/.warden/settings.local.json".into()),
+                RuleSource::Local("/ws/.janua/settings.local.json".into()),
                 "/ws/secrets/k",
                 true,
             ),

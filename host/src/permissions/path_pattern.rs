@@ -173,7 +173,7 @@ mod tests {
         let anchors = Anchors {
             cwd: Path::new("/ws/project"),
             home: Some(Path::new("/home/alice")),
-            scope_root: Path::new("/home/alice/.config/warden"),
+            scope_root: Path::new("/home/alice/.config/janua"),
         };
         PathPattern::compile(specifier, broad, &anchors)
             .unwrap()
@@ -208,7 +208,7 @@ mod tests {
             (
                 "/secrets/**",
                 false,
-                "/home/alice/.config/warden/secrets/k",
+                "/home/alice/.config/janua/secrets/k",
                 true,
             ),
             ("/secrets/**", false, "/secrets/k", false),

@@ -99,7 +99,7 @@ impl Prompter for TtyPrompter {
         for _attempt in 0..3 {
             let written = writeln!(
                 output,
-                "\nwarden: {tool} wants to run\n{shown_input}\nwhy it asks: {reason}\n  1 allow once\n  {always}\n  3 deny\nanswer [1/2/3]: ",
+                "\njanua: {tool} wants to run\n{shown_input}\nwhy it asks: {reason}\n  1 allow once\n  {always}\n  3 deny\nanswer [1/2/3]: ",
                 tool = request.tool,
                 reason = request.reason,
             )

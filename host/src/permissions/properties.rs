@@ -103,8 +103,8 @@ proptest! {
         let scopes = [
             RuleSource::CommandLine,
             RuleSource::User("/u/settings.json".into()),
-            RuleSource::Project("/ws/.warden/settings.json".into()),
-            RuleSource::Local("/ws/.warden/settings.local.json".into()),
+            RuleSource::Project("/ws/.janua/settings.json".into()),
+            RuleSource::Local("/ws/.janua/settings.local.json".into()),
             RuleSource::Settings(None),
         ];
         let mut policy = Policy::new(context());

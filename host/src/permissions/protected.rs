@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 /// Directories whose contents are protected wherever they appear.
 const DIRECTORIES: &[&str] = &[
     ".git",
-    ".warden",
+    ".janua",
     ".claude",
     ".vscode",
     ".idea",
@@ -78,7 +78,7 @@ mod tests {
             ("/ws/.git/config", true),
             ("/ws/.git", true),
             ("/ws/sub/.git/hooks/pre-commit", true),
-            ("/ws/.warden/settings.json", true),
+            ("/ws/.janua/settings.json", true),
             ("/ws/.claude/settings.json", true),
             ("/ws/.claude/worktrees/x/file.rs", false),
             ("/home/u/.config/git/config", true),

@@ -1,6 +1,6 @@
 //! Permission rules in Claude Code's grammar: `Tool`, `Tool(*)` (the same as bare) and
 //! `Tool(specifier)`, with tool-name globs (`*`, `mcp__*`), `Tool(param:value)`, `domain:` and
-//! warden's `argv:` form. Parsing is purely syntactic plus the compilation of path patterns against
+//! janua's `argv:` form. Parsing is purely syntactic plus the compilation of path patterns against
 //! the rule's anchors; what a specifier means for a call is decided in `matching`.
 
 use std::fmt;
@@ -43,9 +43,9 @@ pub enum RuleSource {
     CommandLine,
     /// The user's settings file.
     User(PathBuf),
-    /// The project's `.warden/settings.json`.
+    /// The project's `.janua/settings.json`.
     Project(PathBuf),
-    /// The project's `.warden/settings.local.json`.
+    /// The project's `.janua/settings.local.json`.
     Local(PathBuf),
     /// `--settings FILE` (a path) or `--settings JSON` (none).
     Settings(Option<PathBuf>),
@@ -54,7 +54,7 @@ pub enum RuleSource {
 }
 
 impl RuleSource {
-    /// The label `warden check` prints: `cli`, `user`, `project`, `local`, `settings`, `session`.
+    /// The label `janua check` prints: `cli`, `user`, `project`, `local`, `settings`, `session`.
     pub fn label(&self) -> &'static str {
         match self {
             RuleSource::CommandLine => "cli",

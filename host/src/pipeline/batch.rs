@@ -63,7 +63,7 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
         let notice = match saved {
             Ok(path) => {
                 let notice = format!(
-                    "[warden: this batch's results passed its budget of {budget} estimated tokens, so this result ({} characters, {} lines, about {tokens} tokens) was saved to {}; read it with Read, using offset and limit]",
+                    "[janua: this batch's results passed its budget of {budget} estimated tokens, so this result ({} characters, {} lines, about {tokens} tokens) was saved to {}; read it with Read, using offset and limit]",
                     text.chars().count(),
                     text.lines().count(),
                     path.display()

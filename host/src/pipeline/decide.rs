@@ -31,7 +31,7 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) ceiling: Option<&'a crate::delegation::Ceiling>,
 }
 
-/// Decides without asking anyone: the verdict may be `Ask`. (`warden check` stops here.)
+/// Decides without asking anyone: the verdict may be `Ask`. (`janua check` stops here.)
 pub(crate) fn evaluate(
     context: &DecideContext<'_>,
     tool: &RegisteredTool,
@@ -223,7 +223,7 @@ async fn request_hooks(
                 match ran.hook.on_error {
                     OnError::Deny => {
                         denial.get_or_insert_with(|| deny(name, format!(
-                            "the PermissionRequest hook {name} failed ({problem}); warden denies calls whose policy hooks fail"
+                            "the PermissionRequest hook {name} failed ({problem}); janua denies calls whose policy hooks fail"
                         )));
                     }
                     OnError::Ignore => decided.warnings.push(format!(
@@ -275,7 +275,7 @@ async fn request_hooks(
                     Some((first, earlier)) if earlier.updated_input != answer.updated_input => {
                         denial.get_or_insert_with(|| {
                             deny(name, format!(
-                                "the PermissionRequest hooks {first} and {name} allowed different inputs; warden denies the call rather than choose one"
+                                "the PermissionRequest hooks {first} and {name} allowed different inputs; janua denies the call rather than choose one"
                             ))
                         });
                     }

@@ -303,7 +303,7 @@ pub(super) async fn run_agent(
     let Some(runner) = stages.agent_runner else {
         return Err(Failure::new(
             ErrorKind::ToolFailed,
-            "no agent runner is configured (warden run --agent-runner COMMAND, or Runtime::set_agent_runner)",
+            "no agent runner is configured (janua run --agent-runner COMMAND, or Runtime::set_agent_runner)",
         ));
     };
     let tools: Option<Vec<String>> = input.get("tools").and_then(Value::as_array).map(|list| {

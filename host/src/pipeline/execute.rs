@@ -170,7 +170,7 @@ pub(crate) async fn run(
         return Err((failure, Vec::new()));
     }
     let tmp = if component.grants.uses_tmp() {
-        match tempfile::Builder::new().prefix("warden-call-").tempdir() {
+        match tempfile::Builder::new().prefix("janua-call-").tempdir() {
             Ok(dir) => Some(dir),
             Err(error) => {
                 let failure = Failure::new(
@@ -386,7 +386,7 @@ fn net_failure(net: &NetOutcome, kind: &str, message: &str) -> Option<Failure> {
         return Some(Failure {
             kind: ErrorKind::PermissionDenied,
             message: format!(
-                "the request was refused by warden's network policy: {reason} (the tool said: {kind}: {message})"
+                "the request was refused by janua's network policy: {reason} (the tool said: {kind}: {message})"
             ),
             tool_error_kind: Some(kind.to_owned()),
         });

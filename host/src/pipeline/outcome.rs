@@ -46,7 +46,7 @@ pub enum ErrorKind {
     ResourceExhausted,
     /// A delegated call or sub-session would nest deeper than the delegation depth limit.
     DelegationDepthExceeded,
-    /// warden itself failed.
+    /// janua itself failed.
     Internal,
 }
 
@@ -149,14 +149,14 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Wall-clock time of the dispatch in milliseconds.
     pub duration_ms: u64,
-    /// The checkpoint saved before the tool changed a file (`warden rewind --to N`).
+    /// The checkpoint saved before the tool changed a file (`janua rewind --to N`).
     pub checkpoint: Option<u64>,
     /// Messages hooks addressed to the user (`systemMessage`), never shown to the model.
     pub system_messages: Vec<String>,
     /// A hook or monitor asked to stop the agent after this call, with this reason.
     pub stop: Option<String>,
     /// The call a PreToolUse hook deferred, stored in the session for
-    /// `warden call --resume-deferred ID`.
+    /// `janua call --resume-deferred ID`.
     pub deferred: Option<DeferredCall>,
 }
 

@@ -125,7 +125,7 @@ pub(crate) fn success(
         let cut_chars = total_chars - kept_chars;
         blocks.push(ContentBlock::Text {
             text: format!(
-                "[warden: output truncated: kept the first {kept_chars} of {total_chars} characters; {cut_chars} characters were cut{note}]"
+                "[janua: output truncated: kept the first {kept_chars} of {total_chars} characters; {cut_chars} characters were cut{note}]"
             ),
         });
         Truncation {
@@ -243,7 +243,7 @@ mod tests {
         let rendered = super::failure("t", &failure, 30_000, &[]);
         let text = rendered.block.text();
         assert!(text.chars().count() <= FAILURE_CHARS);
-        assert!(text.starts_with("[warden: output truncated"));
+        assert!(text.starts_with("[janua: output truncated"));
         assert!(text.ends_with('t'));
     }
 }

@@ -88,7 +88,7 @@ pub(crate) async fn run(
                     kind: VoteKind::Deny,
                     hook: name.clone(),
                     reason: Some(format!(
-                        "the PreToolUse hook {name} failed ({problem}); warden denies calls whose policy hooks fail (declare the hook on-error = \"ignore\" to let such calls through)"
+                        "the PreToolUse hook {name} failed ({problem}); janua denies calls whose policy hooks fail (declare the hook on-error = \"ignore\" to let such calls through)"
                     )),
                 },
             ),
@@ -170,7 +170,7 @@ pub(crate) async fn run(
             return Err(Failure::new(
                 ErrorKind::HookConflict,
                 format!(
-                    "the PreToolUse hooks {first} and {other} rewrote the input differently; warden denies the call rather than choose one"
+                    "the PreToolUse hooks {first} and {other} rewrote the input differently; janua denies the call rather than choose one"
                 ),
             ));
         }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::registry::ToolSpec;
 
-/// MCP's behaviour hints, from what warden knows of the tool: read-only tools change nothing
+/// MCP's behaviour hints, from what janua knows of the tool: read-only tools change nothing
 /// (and repeat without effect); write and process tools may destroy; network, MCP and external
 /// tools reach beyond the machine.
 fn annotations(spec: &ToolSpec) -> Value {

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// JSON-RPC's error codes that warden sends or reads.
+/// JSON-RPC's error codes that janua sends or reads.
 pub(crate) mod code {
     /// The line is not JSON.
     pub(crate) const PARSE_ERROR: i64 = -32700;

@@ -1,16 +1,16 @@
-//! `warden mcp serve`: the effective registry served to any MCP client over stdio.
+//! `janua mcp serve`: the effective registry served to any MCP client over stdio.
 //!
 //! `tools/list` is answered from a listing built at start (and again after each `--watch` reload,
 //! announced with `notifications/tools/list_changed`). Every `tools/call` runs the whole
 //! pipeline (coerce, schema, validate-input, hooks, the central decision, the sandbox, the output
 //! budget) and comes back as a `CallToolResult`; failures are results with `isError: true` and
-//! warden's `error_kind`, never protocol errors. Permission questions go to the client as MCP
+//! janua's `error_kind`, never protocol errors. Permission questions go to the client as MCP
 //! elicitations when it offers them and are denied otherwise. `notifications/cancelled` stops a
 //! call; a call sent with a `progressToken` gets `notifications/progress` while it runs. When the
 //! input ends, calls in flight are cancelled, the session ends and the server returns.
 //!
 //! Nothing but JSON-RPC is ever written to the output: guests' stdout and stderr are captured by
-//! the sandbox, and warden's own diagnostics go to stderr.
+//! the sandbox, and janua's own diagnostics go to stderr.
 
 mod http;
 mod peer;
@@ -43,7 +43,7 @@ const MAX_MESSAGE: usize = 16 << 20;
 /// How long the server waits for calls to finish after the input ended (they are cancelled).
 const DRAIN: Duration = Duration::from_secs(5);
 
-/// How `warden mcp serve` behaves.
+/// How `janua mcp serve` behaves.
 #[derive(Debug, Clone)]
 pub struct McpServeOptions {
     /// Most calls running at once (default 10); concurrency-safe calls share the slots, any
@@ -134,7 +134,7 @@ pub async fn serve_mcp(
         }
     };
     if let Err(error) = std::thread::Builder::new()
-        .name("warden-mcp-input".into())
+        .name("janua-mcp-input".into())
         .spawn(reader)
     {
         tracing::error!("cannot start the MCP input thread: {error}");
@@ -276,7 +276,7 @@ impl Server {
             "prompts/list" => Ok(json!({"prompts": []})),
             _ => Err((
                 code::METHOD_NOT_FOUND,
-                format!("warden does not serve the method {method:?}"),
+                format!("janua does not serve the method {method:?}"),
             )),
         };
         let line = match result {
@@ -289,7 +289,7 @@ impl Server {
     fn initialize(&self, params: &Value) -> Value {
         self.peer.set_client(params);
         let asked = params["protocolVersion"].as_str().unwrap_or_default();
-        // A client asking for a revision warden does not speak gets the newest, as the
+        // A client asking for a revision janua does not speak gets the newest, as the
         // specification prescribes; it may then disconnect.
         let version = super::MCP_REVISIONS
             .iter()
@@ -302,16 +302,16 @@ impl Server {
                 "tools": { "listChanged": true },
             },
             "serverInfo": {
-                "name": "warden",
+                "name": "janua",
                 "version": env!("CARGO_PKG_VERSION"),
             },
-            "instructions": "Tools run in warden's sandbox; every call passes warden's permission rules, hooks and output limits. Error results carry _meta[\"warden/error_kind\"].",
+            "instructions": "Tools run in janua's sandbox; every call passes janua's permission rules, hooks and output limits. Error results carry _meta[\"janua/error_kind\"].",
         })
     }
 
     fn notification(&self, method: &str, params: &Value) {
         if method != "notifications/cancelled" {
-            // `notifications/initialized` and the rest need nothing from warden.
+            // `notifications/initialized` and the rest need nothing from janua.
             return;
         }
         let key = params["requestId"].to_string();

@@ -1,5 +1,5 @@
-//! The stream-json lines of `warden run`: parsing what the agent loop sends, and building what
-//! warden answers. Shapes follow Claude Code's SDK messages where one exists; every line is
+//! The stream-json lines of `janua run`: parsing what the agent loop sends, and building what
+//! janua answers. Shapes follow Claude Code's SDK messages where one exists; every line is
 //! described by `docs/protocol.schema.json`.
 
 use serde_json::{Value, json};
@@ -89,7 +89,7 @@ fn control_response(value: &Value) -> Result<Inbound, String> {
         Some("success") => {
             let inner = &response["response"];
             match inner["behavior"].as_str() {
-                // An edited input is not run: warden's decision covered the input as asked, and
+                // An edited input is not run: janua's decision covered the input as asked, and
                 // an edit would skip the schema, hooks and rules. The model is told to call again.
                 Some("allow") if inner.get("updatedInput").is_some() => {
                     PromptAnswer::Deny(format!(

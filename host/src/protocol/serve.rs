@@ -1,4 +1,4 @@
-//! `warden run`: one session driven over newline-delimited JSON (docs/PROTOCOL.md).
+//! `janua run`: one session driven over newline-delimited JSON (docs/PROTOCOL.md).
 //!
 //! A thread reads the input: batches go to the batch worker in order, while `control_response`,
 //! `cancel` and `interrupt` lines act at once (a batch waiting for a permission answer must not
@@ -19,7 +19,7 @@ use super::prompter::{LineWriter, StreamPrompter};
 use crate::pipeline::ToolUse;
 use crate::runtime::{BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
 
-/// How `warden run` behaves.
+/// How `janua run` behaves.
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
     /// Most concurrency-safe calls running at once (default 10).
@@ -479,7 +479,7 @@ fn spawn_reader(
         prompter.close();
     };
     if let Err(error) = std::thread::Builder::new()
-        .name("warden-stream-input".into())
+        .name("janua-stream-input".into())
         .spawn(read)
     {
         tracing::error!("cannot start the input thread: {error}");

@@ -1,4 +1,4 @@
-//! Plugin approvals: what `warden plugin approve` records about a plugin directory (its component
+//! Plugin approvals: what `janua plugin approve` records about a plugin directory (its component
 //! digests and its grants in words) and the check that keeps a changed plugin asking for more out
 //! of the registry until it is approved again.
 //!
@@ -48,7 +48,7 @@ impl PluginApproval {
 
     /// `Err` with the difference when `current` may not load under this approval: it asks for a
     /// grant that was not approved. The issue asks this of changed components; an unchanged
-    /// component whose manifest was widened is refused too, or editing `warden.toml` alone would
+    /// component whose manifest was widened is refused too, or editing `janua.toml` alone would
     /// get around the approval. A rebuilt component asking for nothing new loads: rebuilding a
     /// tool must not need a new approval.
     pub(crate) fn admits(&self, current: &Self) -> Result<(), String> {
@@ -88,7 +88,7 @@ impl PluginApproval {
             )
         };
         Err(format!(
-            "{changed} now asks for more than was approved:{diff}\nrun `warden plugin approve` on the directory to load it"
+            "{changed} now asks for more than was approved:{diff}\nrun `janua plugin approve` on the directory to load it"
         ))
     }
 }

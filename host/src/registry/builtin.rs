@@ -1,4 +1,4 @@
-//! The built-in tool set: components embedded in the binary at build time, with the grants warden
+//! The built-in tool set: components embedded in the binary at build time, with the grants janua
 //! declares for them.
 
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use crate::sandbox::{ComponentKind, LoadedComponent, Sandbox, Wasm};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
-/// The grants warden gives the embedded component built from `example-tools/<crate_dir>`.
+/// The grants janua gives the embedded component built from `example-tools/<crate_dir>`.
 fn grants_for(crate_dir: &str) -> Grants {
     let workspace = |access| Grants {
         fs: vec![FsGrant::new("${WORKSPACE}", access).expect("valid built-in grant")],
@@ -162,7 +162,7 @@ pub(crate) fn compile_all(
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if show {
                         eprint!(
-                            "\rwarden: compiling components ({finished}/{total}, first run or new version)"
+                            "\rjanua: compiling components ({finished}/{total}, first run or new version)"
                         );
                         if finished == total {
                             eprintln!();
@@ -184,7 +184,7 @@ pub(crate) fn compile_all(
 }
 
 /// The example hooks and monitors shipped in the binary: (crate directory name, artifact file name,
-/// component bytes, `warden.toml`).
+/// component bytes, `janua.toml`).
 pub(crate) fn example_extensions()
 -> &'static [(&'static str, &'static str, &'static [u8], &'static str)] {
     EMBEDDED_EXTENSIONS

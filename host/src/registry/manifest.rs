@@ -1,4 +1,4 @@
-//! `warden.toml`: a plugin directory's manifest. Parsed strictly (unknown fields are errors) and every
+//! `janua.toml`: a plugin directory's manifest. Parsed strictly (unknown fields are errors) and every
 //! error names the file and, where the parser knows it, the line.
 //!
 //! ```toml
@@ -38,7 +38,7 @@ use crate::sandbox::grants::Grants;
 use crate::sandbox::limits::DeclaredLimits;
 
 /// The manifest file name in a plugin directory.
-pub(crate) const MANIFEST_FILE: &str = "warden.toml";
+pub(crate) const MANIFEST_FILE: &str = "janua.toml";
 
 /// The longest timeout a hook or monitor may declare, in seconds (Claude Code's hook ceiling).
 const MAX_EXTENSION_TIMEOUT_SECONDS: f64 = 600.0;
@@ -200,7 +200,7 @@ impl Manifest {
         paths
     }
 
-    /// Reads and checks `dir/warden.toml`.
+    /// Reads and checks `dir/janua.toml`.
     pub(crate) fn read(dir: &Path) -> Result<Self, ManifestError> {
         let path = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&path).map_err(|error| {
@@ -348,7 +348,7 @@ impl Manifest {
             for event in &hook.events {
                 if crate::hooks::HookEvent::parse(event).is_none() {
                     return Err(at(format!(
-                        "unknown hook event {event:?}; warden's events are {}",
+                        "unknown hook event {event:?}; janua's events are {}",
                         crate::hooks::HookEvent::names()
                     )));
                 }
@@ -405,7 +405,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Manifest, ManifestError> {
-        Manifest::parse(Path::new("/p/warden.toml"), text)
+        Manifest::parse(Path::new("/p/janua.toml"), text)
     }
 
     #[test]
@@ -496,7 +496,7 @@ limits = { memory_mib = 64 }
         ];
         for (text, expected) in cases {
             let message = parse(text).unwrap_err().to_string();
-            assert!(message.starts_with("/p/warden.toml: "), "{message}");
+            assert!(message.starts_with("/p/janua.toml: "), "{message}");
             assert!(message.contains(expected), "{text:?}: {message}");
         }
     }

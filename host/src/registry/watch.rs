@@ -59,13 +59,13 @@ mod tests {
     fn a_changed_file_changes_the_fingerprint_and_target_does_not() {
         let dir = tempfile::tempdir().expect("temp dir");
         let dirs = [dir.path().to_path_buf()];
-        std::fs::write(dir.path().join("warden.toml"), "a").expect("write");
+        std::fs::write(dir.path().join("janua.toml"), "a").expect("write");
         let before = fingerprint(&dirs);
         assert_eq!(before, fingerprint(&dirs), "stable while nothing changes");
         std::fs::create_dir_all(dir.path().join("target/release")).expect("mkdir");
         std::fs::write(dir.path().join("target/release/x.wasm"), "build").expect("write");
         assert_eq!(before, fingerprint(&dirs), "target/ is ignored");
-        std::fs::write(dir.path().join("warden.toml"), "ab").expect("write");
+        std::fs::write(dir.path().join("janua.toml"), "ab").expect("write");
         assert_ne!(before, fingerprint(&dirs), "a resized file is a change");
         let resized = fingerprint(&dirs);
         std::fs::write(dir.path().join("tool.wasm"), "x").expect("write");

@@ -95,7 +95,7 @@ impl Runtime {
 
     /// [`Runtime::dispatch_batch_with`] for a shared runtime: every call of a parallel group is
     /// a task of its own, so the whole pipeline of each (not only its guest) spreads over the
-    /// worker threads. `warden run` dispatches this way.
+    /// worker threads. `janua run` dispatches this way.
     pub async fn dispatch_batch_spread(
         self: &Arc<Self>,
         calls: Vec<ToolUse>,
@@ -122,7 +122,7 @@ impl Runtime {
                         &unanswered,
                         pipeline::Failure::new(
                             pipeline::ErrorKind::Internal,
-                            format!("warden failed while running this call: {error}"),
+                            format!("janua failed while running this call: {error}"),
                         ),
                     ),
                 }

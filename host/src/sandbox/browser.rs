@@ -73,6 +73,8 @@ pub(crate) struct BrowserConfig {
     pub(crate) file_roots: Vec<PathBuf>,
     /// The operator's process-sandbox mode.
     pub(crate) sandbox: ProcessSandbox,
+    /// The embedder's browser; `None`: [`find_browser`] at each start.
+    pub(crate) executable: Option<PathBuf>,
 }
 
 /// A running browser: killed, profile removed, when the last holder drops it.
@@ -104,7 +106,7 @@ impl RunningBrowser {
             && error.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!(
-                target: "warden::browser",
+                target: "janua::browser",
                 "cannot remove the browser profile {}: {error}",
                 self.profile.display()
             );
@@ -152,7 +154,7 @@ impl BrowserService {
             // Without the namespace the browser's own network (WebSockets, WebRTC, prefetches
             // the interception does not see) would reach the host's; no browser rather than that.
             return Err(BrowserError::Unavailable(
-                "the browser runs only under the process sandbox (warden doctor); it is off here"
+                "the browser runs only under the process sandbox (janua doctor); it is off here"
                     .to_owned(),
             ));
         }
@@ -176,7 +178,16 @@ impl BrowserService {
         if let Some(dead) = running.take() {
             dead.stop();
         }
-        let executable = find_browser().map_err(BrowserError::Unavailable)?;
+        let executable = match &self.config.executable {
+            Some(path) if path.is_file() => path.clone(),
+            Some(path) => {
+                return Err(BrowserError::Unavailable(format!(
+                    "the configured browser {} is not a file",
+                    path.display()
+                )));
+            }
+            None => find_browser().map_err(BrowserError::Unavailable)?,
+        };
         let number = self.started.fetch_add(1, Ordering::Relaxed);
         let profile = self
             .config
@@ -184,7 +195,7 @@ impl BrowserService {
             .join("browser")
             .join(format!("profile-{}-{number}", std::process::id()));
         let scratch = tempfile::Builder::new()
-            .prefix("warden-browser-")
+            .prefix("janua-browser-")
             .tempdir()
             .map_err(|error| {
                 BrowserError::Unavailable(format!(
@@ -206,7 +217,7 @@ impl BrowserService {
                 return Err(BrowserError::Unavailable(error));
             }
         };
-        tracing::info!(target: "warden::browser", "browser started (pid {})", process.pid());
+        tracing::info!(target: "janua::browser", "browser started (pid {})", process.pid());
         let browser = Arc::new(RunningBrowser {
             process: Mutex::new(process),
             connection,
@@ -303,7 +314,7 @@ impl BrowserLink<'_> {
     fn access(&mut self) -> Result<&mut BrowserAccess, BrowserError> {
         self.access.as_deref_mut().ok_or_else(|| {
             BrowserError::NotGranted(
-                "this component's grants do not include the browser (`browser = true` in warden.toml)"
+                "this component's grants do not include the browser (`browser = true` in janua.toml)"
                     .to_owned(),
             )
         })

@@ -17,7 +17,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// The first bytes of an artifact; the SHA-256 of the rest follows.
-const MAGIC: &[u8; 8] = b"warden\x01\n";
+const MAGIC: &[u8; 7] = b"janua\x01\n";
 const HEADER: usize = MAGIC.len() + 32;
 /// File name endings of the two kinds of entry.
 const ARTIFACT: &str = "cwasm";
@@ -31,7 +31,7 @@ pub(crate) struct ComponentCache {
     dir: Option<PathBuf>,
 }
 
-/// What `warden cache info` reports.
+/// What `janua cache info` reports.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct CacheInfo {
     /// The directory holding this engine's entries (`None`: caching is off).
@@ -42,7 +42,7 @@ pub struct CacheInfo {
     pub descriptions: usize,
     /// Bytes of every entry, this engine's and stale ones.
     pub bytes: u64,
-    /// Directories left by other warden or wasmtime versions (`warden cache clear` removes them).
+    /// Directories left by other janua or wasmtime versions (`janua cache clear` removes them).
     pub stale_dirs: usize,
 }
 
@@ -87,7 +87,7 @@ impl ComponentCache {
                 // SAFETY: the bytes were produced by `Component::serialize` for an engine with the
                 // same compatibility hash (it is in the directory name), they hash to the digest
                 // written beside them (so they are whole and unchanged since), and the directory
-                // and the file belong to the user running warden, nobody else can write the
+                // and the file belong to the user running janua, nobody else can write the
                 // directory (`private_dir`, `read_ours`).
                 Some(code) => match unsafe { Component::deserialize(engine, code) } {
                     Ok(component) => return Ok(component),
@@ -142,7 +142,7 @@ impl ComponentCache {
         }
     }
 
-    /// Counts the entries (for `warden cache info`).
+    /// Counts the entries (for `janua cache info`).
     pub(crate) fn info(&self) -> CacheInfo {
         let Some(dir) = &self.dir else {
             return CacheInfo::default();
@@ -181,7 +181,7 @@ impl ComponentCache {
         let mut removed = 0;
         for engine_dir in std::fs::read_dir(&root)?.flatten() {
             let path = engine_dir.path();
-            // Only what warden writes: hex-named engine directories of entries.
+            // Only what janua writes: hex-named engine directories of entries.
             let name = engine_dir.file_name().to_string_lossy().into_owned();
             if !path.is_dir() || name.len() != 16 || !name.chars().all(|c| c.is_ascii_hexdigit()) {
                 continue;

@@ -419,19 +419,19 @@ impl Host for CallState {
         let label = &self.label;
         match level {
             LogLevel::Trace => {
-                tracing::trace!(target: "warden::guest", component = %label, "{message}")
+                tracing::trace!(target: "janua::guest", component = %label, "{message}")
             }
             LogLevel::Debug => {
-                tracing::debug!(target: "warden::guest", component = %label, "{message}")
+                tracing::debug!(target: "janua::guest", component = %label, "{message}")
             }
             LogLevel::Info => {
-                tracing::info!(target: "warden::guest", component = %label, "{message}")
+                tracing::info!(target: "janua::guest", component = %label, "{message}")
             }
             LogLevel::Warn => {
-                tracing::warn!(target: "warden::guest", component = %label, "{message}")
+                tracing::warn!(target: "janua::guest", component = %label, "{message}")
             }
             LogLevel::Error => {
-                tracing::error!(target: "warden::guest", component = %label, "{message}")
+                tracing::error!(target: "janua::guest", component = %label, "{message}")
             }
         }
     }
@@ -845,7 +845,7 @@ fn invoke(
     match pre {
         ComponentPre::Tool { sync: pre, .. } => {
             let instance = pre.instantiate(&mut *store)?;
-            let tool = instance.warden_plugin_tool();
+            let tool = instance.janua_plugin_tool();
             Ok(match request {
                 GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store)?),
                 GuestRequest::Validate {
@@ -874,7 +874,7 @@ fn invoke(
             };
             let instance = pre.instantiate(&mut *store)?;
             let answer = instance
-                .warden_plugin_hook()
+                .janua_plugin_hook()
                 .call_handle(&mut *store, &event)?;
             Ok(GuestReply::Answered(answer))
         }
@@ -893,7 +893,7 @@ async fn invoke_inline(
     match pre {
         ComponentPre::Tool { inline: pre, .. } => {
             let instance = pre.instantiate_async(&mut *store).await?;
-            let tool = instance.warden_plugin_tool();
+            let tool = instance.janua_plugin_tool();
             Ok(match request {
                 GuestRequest::Describe => GuestReply::Specs(tool.call_describe(&mut *store).await?),
                 GuestRequest::Validate {
@@ -920,7 +920,7 @@ async fn invoke_inline(
             };
             let instance = pre.instantiate_async(&mut *store).await?;
             let answer = instance
-                .warden_plugin_hook()
+                .janua_plugin_hook()
                 .call_handle(&mut *store, &event)
                 .await?;
             Ok(GuestReply::Answered(answer))

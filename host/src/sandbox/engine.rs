@@ -64,7 +64,7 @@ impl EpochTicker {
             let stop = Arc::clone(&stop);
             let engine = engine.clone();
             std::thread::Builder::new()
-                .name("warden-epoch".to_owned())
+                .name("janua-epoch".to_owned())
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
                         // Parked rather than asleep, so that dropping the ticker wakes it at once.

@@ -1,9 +1,9 @@
-//! The floor the benchmarks measure warden against: one fresh store, instantiate and call of a
-//! component on the calling thread, with warden's own engine (the tuned pooling allocator), linker
+//! The floor the benchmarks measure janua against: one fresh store, instantiate and call of a
+//! component on the calling thread, with janua's own engine (the tuned pooling allocator), linker
 //! and store type, and nothing else: no pipeline, no grants, no thread hand-off, no output layer.
 //!
 //! It lives in the library, not in the benches, so that the floor and the pipeline share every
-//! wasmtime setting: a ratio between them then measures warden's layers and nothing else.
+//! wasmtime setting: a ratio between them then measures janua's layers and nothing else.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

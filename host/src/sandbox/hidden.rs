@@ -231,7 +231,7 @@ impl PathView {
     }
 
     /// True when the write scope allows `mutation` of `path`: the target itself, a temporary
-    /// sibling an atomic replace uses (`.<name>.warden-*.tmp`), or a missing ancestor directory.
+    /// sibling an atomic replace uses (`.<name>.janua-*.tmp`), or a missing ancestor directory.
     fn may_mutate(&self, path: &Path, mutation: Mutation) -> bool {
         let Some(target) = &self.write_scope else {
             return true;
@@ -248,7 +248,7 @@ impl PathView {
         let stem: String = target_name.to_string_lossy().chars().take(64).collect();
         let name = name.to_string_lossy();
         path.parent() == target.parent()
-            && name.starts_with(&format!(".{stem}.warden-"))
+            && name.starts_with(&format!(".{stem}.janua-"))
             && name.ends_with(".tmp")
     }
 

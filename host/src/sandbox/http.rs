@@ -1,5 +1,5 @@
 //! The outgoing-request policy behind `wasi:http`: every request a guest sends (each redirect hop
-//! is a new request) is checked here before any connection, and sent by warden's own sender
+//! is a new request) is checked here before any connection, and sent by janua's own sender
 //! (`http/send.rs`), never by a default client.
 //!
 //! A request passes when, in this order:
@@ -156,7 +156,7 @@ pub(crate) struct NetReport {
 
 impl NetReport {
     fn refuse(report: &Mutex<NetReport>, reason: String) -> HttpError {
-        tracing::info!(target: "warden::net", "request refused: {reason}");
+        tracing::info!(target: "janua::net", "request refused: {reason}");
         if let Ok(mut report) = report.lock()
             && report.refused.len() < MAX_RECORDED
         {

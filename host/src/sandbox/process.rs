@@ -480,7 +480,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         ProcessSandbox::Required => {
             if let Some(missing) = KernelSupport::probe().missing() {
                 return Err(ProcessError::SandboxUnavailable(format!(
-                    "{missing}; run `warden doctor`, or pass --unsandboxed-process to run without the process sandbox"
+                    "{missing}; run `janua doctor`, or pass --unsandboxed-process to run without the process sandbox"
                 )));
             }
             true
@@ -580,7 +580,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             // Reap it, so no zombie is left behind.
             let mut process = process;
             let _ = std::thread::Builder::new()
-                .name("warden-child".into())
+                .name("janua-child".into())
                 .spawn(move || process.wait());
             return Err(spawn_error("output file", error));
         }
@@ -601,7 +601,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
 /// command's leftovers die with it; servers belong in background tasks).
 fn watch(mut process: std::process::Child, child: Arc<Child>) {
     let waited = std::thread::Builder::new()
-        .name("warden-child".into())
+        .name("janua-child".into())
         .spawn({
             let child = Arc::clone(&child);
             move || {
@@ -699,7 +699,7 @@ pub(crate) fn spawn_on_spawner(
     let sender = SPAWNER.get_or_init(|| {
         let (sender, receiver) = mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
-            .name("warden-spawner".into())
+            .name("janua-spawner".into())
             .spawn(move || {
                 for (mut command, reply) in receiver {
                     let _ = reply.send(command.spawn());

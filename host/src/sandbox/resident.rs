@@ -80,7 +80,7 @@ impl Resident {
         store.data_mut().rearm(timeout);
         store.set_epoch_deadline(1);
         match instance
-            .warden_plugin_monitor()
+            .janua_plugin_monitor()
             .call_observe(&mut store, event)
         {
             Ok(answer) => {

@@ -1,5 +1,5 @@
 //! Checkpoints: the prior state of every file a write-class tool changes, saved under the session
-//! directory before the call, so `warden rewind` can put the workspace back.
+//! directory before the call, so `janua rewind` can put the workspace back.
 //!
 //! Layout: `<session>/checkpoints/index.json` lists the checkpoints oldest first; file contents
 //! live once per digest in `<session>/checkpoints/blobs/<sha256>`. The index is written atomically.
@@ -127,7 +127,7 @@ pub struct Checkpoints {
 }
 
 /// Exclusive use of the store: the in-process lock plus an advisory lock on
-/// `checkpoints/index.lock`, so two `warden` processes on one session do not lose updates.
+/// `checkpoints/index.lock`, so two `janua` processes on one session do not lose updates.
 struct Guard<'a> {
     pending: std::sync::MutexGuard<'a, HashMap<String, usize>>,
     _file: Option<std::fs::File>,
@@ -310,7 +310,7 @@ impl Checkpoints {
         }
         if &now != expected {
             return Err(
-                "it was changed by something else after warden's last change; restore it by hand"
+                "it was changed by something else after janua's last change; restore it by hand"
                     .into(),
             );
         }

@@ -38,7 +38,7 @@ pub struct Settings {
     /// `mcpServerPolicy`: each server's sandbox grants and limits (user settings and `--settings`
     /// only).
     pub mcp_server_policy: BTreeMap<String, crate::mcp::McpServerPolicy>,
-    /// `pluginApprovals`: what `warden plugin approve` recorded, by canonical plugin directory
+    /// `pluginApprovals`: what `janua plugin approve` recorded, by canonical plugin directory
     /// (honoured in user settings and `--settings` only).
     pub plugin_approvals: BTreeMap<PathBuf, crate::registry::PluginApproval>,
 }
@@ -214,7 +214,7 @@ impl Settings {
                     settings.plugin_approvals = serde_json::from_value(value.clone()).map_err(
                         |problem| {
                             error(format!(
-                                "pluginApprovals: {problem} (each directory: {{\"plugin\", \"components\", \"grants\"}}, as `warden plugin approve` writes it)"
+                                "pluginApprovals: {problem} (each directory: {{\"plugin\", \"components\", \"grants\"}}, as `janua plugin approve` writes it)"
                             ))
                         },
                     )?;
@@ -235,7 +235,7 @@ impl Settings {
                 }
                 "$schema" => {}
                 other => warnings.push(format!(
-                    "settings {}: unknown key {other:?} ignored (warden reads {})",
+                    "settings {}: unknown key {other:?} ignored (janua reads {})",
                     path.display(),
                     TOP_KEYS[1..].join(", ")
                 )),
@@ -279,7 +279,7 @@ fn permissions(
                 settings.disable_bypass = value.as_str() == Some("disable");
             }
             other => warnings.push(format!(
-                "settings {}: unknown key permissions.{other} ignored (warden reads {})",
+                "settings {}: unknown key permissions.{other} ignored (janua reads {})",
                 path.display(),
                 PERMISSION_KEYS.join(", ")
             )),
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn bad_files_are_errors_and_unknown_keys_warnings() {
-        let path = Path::new("/ws/.warden/settings.json");
+        let path = Path::new("/ws/.janua/settings.json");
         let errors = [
             (r#"{"permissions": "#, "not valid JSON"),
             (r#"[]"#, "must be a JSON object"),

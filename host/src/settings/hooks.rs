@@ -2,7 +2,7 @@
 //!
 //! ```json
 //! { "hooks": { "PreToolUse": [ { "matcher": "Bash", "hooks": [
-//!     { "type": "command", "command": "$WARDEN_PROJECT_DIR/.warden/guard.sh",
+//!     { "type": "command", "command": "$JANUA_PROJECT_DIR/.janua/guard.sh",
 //!       "if": "Bash(rm *)", "timeout": 10, "onError": "deny",
 //!       "grants": { "read": ["~/bin"], "write": [], "env": ["GITHUB_TOKEN"], "network": false } }
 //! ] } ] },
@@ -10,9 +10,9 @@
 //! ```
 //!
 //! Wrong types are errors naming the position (`hooks.PreToolUse[0].hooks[1].timeout`). Handler
-//! types warden does not run (`http`, `prompt`, `agent`, `mcp_tool`) and events it does not have
-//! (`Stop`, `UserPromptSubmit`, ...) are kept as entries so `warden hooks` can say why they were
-//! not loaded. `grants` is warden's own field: what the sandboxed command may touch beyond reading
+//! types janua does not run (`http`, `prompt`, `agent`, `mcp_tool`) and events it does not have
+//! (`Stop`, `UserPromptSubmit`, ...) are kept as entries so `janua hooks` can say why they were
+//! not loaded. `grants` is janua's own field: what the sandboxed command may touch beyond reading
 //! the workspace.
 
 use std::path::Path;
@@ -203,7 +203,7 @@ fn handler_setting(
     for key in handler.keys() {
         if !HANDLER_KEYS.contains(&key.as_str()) {
             warnings.push(format!(
-                "settings {}: {at}.{key} is not supported by warden and is ignored",
+                "settings {}: {at}.{key} is not supported by janua and is ignored",
                 path.display()
             ));
         }

@@ -17,7 +17,7 @@ use crate::permissions::{
 pub struct SettingsInput {
     /// The user settings file (`None`: no user scope).
     pub user_file: Option<PathBuf>,
-    /// Read the project's `.warden/settings.json` and `.warden/settings.local.json`.
+    /// Read the project's `.janua/settings.json` and `.janua/settings.local.json`.
     pub project: bool,
     /// `--settings FILE` values.
     pub files: Vec<PathBuf>,
@@ -69,13 +69,13 @@ pub(crate) struct ScopedHook {
     pub(crate) trusted: bool,
 }
 
-/// `$XDG_CONFIG_HOME/warden/settings.json`, else `~/.config/warden/settings.json`.
+/// `$XDG_CONFIG_HOME/janua/settings.json`, else `~/.config/janua/settings.json`.
 pub fn user_settings_path() -> Option<PathBuf> {
     let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
     if let Some(dir) = non_empty("XDG_CONFIG_HOME") {
-        return Some(PathBuf::from(dir).join("warden/settings.json"));
+        return Some(PathBuf::from(dir).join("janua/settings.json"));
     }
-    non_empty("HOME").map(|home| PathBuf::from(home).join(".config/warden/settings.json"))
+    non_empty("HOME").map(|home| PathBuf::from(home).join(".config/janua/settings.json"))
 }
 
 /// The plugin approvals the operator's scopes hold now: `--settings` files, then inline
@@ -112,7 +112,7 @@ pub(crate) fn plugin_approvals(
 
 /// The project's local settings file, where saved approvals go.
 pub(crate) fn local_settings_path(workspace: &Path) -> PathBuf {
-    workspace.join(".warden/settings.local.json")
+    workspace.join(".janua/settings.local.json")
 }
 
 struct Scope {
@@ -146,7 +146,7 @@ pub(crate) fn load(
     }
     if input.project {
         let local = local_settings_path(workspace);
-        let project = workspace.join(".warden/settings.json");
+        let project = workspace.join(".janua/settings.json");
         for (path, source) in [
             (local.clone(), RuleSource::Local(local)),
             (project.clone(), RuleSource::Project(project)),

@@ -1,9 +1,9 @@
-//! `warden mcp serve --http ADDR`: the MCP server on a loopback port, Streamable HTTP with JSON
+//! `janua mcp serve --http ADDR`: the MCP server on a loopback port, Streamable HTTP with JSON
 //! responses (every POST carries one message; a request is answered in the response body).
 //!
 //! Only loopback addresses are accepted. Every request must carry the bearer token printed at
 //! start, a `Host` naming the bound loopback address (a DNS-rebinding page sends its own host
-//! name) and, when present, an `Origin` on loopback. Without a stream back to the client warden
+//! name) and, when present, an `Origin` on loopback. Without a stream back to the client janua
 //! cannot send it requests, so permission questions are denied (or decided by rules and mode),
 //! and progress notifications are not sent.
 
@@ -37,7 +37,7 @@ impl HttpServe {
     pub fn new(address: SocketAddr) -> Result<Self, String> {
         if !address.ip().is_loopback() {
             return Err(format!(
-                "{address} is not a loopback address: warden's MCP HTTP transport serves this machine only"
+                "{address} is not a loopback address: janua's MCP HTTP transport serves this machine only"
             ));
         }
         let mut bytes = [0u8; 32];
@@ -158,7 +158,7 @@ impl Guard {
         if !same(presented.as_bytes(), self.token.as_bytes()) {
             return Err((
                 StatusCode::UNAUTHORIZED,
-                "a valid Authorization: Bearer token is required (warden printed it at start)"
+                "a valid Authorization: Bearer token is required (janua printed it at start)"
                     .to_owned(),
             ));
         }
@@ -195,7 +195,7 @@ async fn answer(
     if request.method() != Method::POST {
         let mut response = plain(
             StatusCode::METHOD_NOT_ALLOWED,
-            "POST one JSON-RPC message to /mcp; warden opens no event stream".to_owned(),
+            "POST one JSON-RPC message to /mcp; janua opens no event stream".to_owned(),
         );
         response
             .headers_mut()

@@ -1,4 +1,4 @@
-//! The MCP client as the server sees it: the one writer of the output stream, the requests warden
+//! The MCP client as the server sees it: the one writer of the output stream, the requests janua
 //! sends it (elicitations) and their answers, and the prompter that turns permission questions
 //! into elicitations.
 //!
@@ -31,7 +31,7 @@ pub(crate) struct Peer {
     client: OnceLock<Value>,
     closed: AtomicBool,
     answer_timeout: Duration,
-    /// False when warden cannot send the client requests (plain HTTP responses, no stream).
+    /// False when janua cannot send the client requests (plain HTTP responses, no stream).
     can_request: bool,
 }
 
@@ -98,7 +98,7 @@ impl Peer {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
-    /// Delivers the client's answer to a request warden sent; an unknown id is ignored (its
+    /// Delivers the client's answer to a request janua sent; an unknown id is ignored (its
     /// asker gave up waiting).
     pub(crate) fn resolve(&self, id: &Value, answer: Answer) {
         if let Some(sender) = self.pending().remove(&id.to_string()) {
@@ -117,7 +117,7 @@ impl Peer {
     /// it is an async worker). `Err` says why there is no answer.
     fn request_blocking(&self, method: &str, params: &Value) -> Result<Value, String> {
         let id = json!(format!(
-            "warden-{}",
+            "janua-{}",
             self.next_request.fetch_add(1, Ordering::Relaxed)
         ));
         let (sender, answer) = mpsc::channel();
@@ -187,7 +187,7 @@ impl Prompter for ElicitationPrompter {
         let input = serde_json::to_string(&request.input).unwrap_or_default();
         let shown: String = input.chars().take(2000).collect();
         let mut message = format!(
-            "warden asks whether {} may run.\n{}\nInput: {shown}",
+            "janua asks whether {} may run.\n{}\nInput: {shown}",
             request.tool, request.reason
         );
         if !request.suggestions.is_empty() {
@@ -214,7 +214,7 @@ impl Prompter for ElicitationPrompter {
         match self.peer.request_blocking("elicitation/create", &params) {
             Ok(answer) => read_answer(&answer, !request.suggestions.is_empty()),
             Err(problem) => PromptAnswer::Deny(format!(
-                "warden asked the user through the MCP client, and {problem}"
+                "janua asked the user through the MCP client, and {problem}"
             )),
         }
     }

@@ -11,7 +11,7 @@ use crate::pipeline::Dispatch;
 use crate::protocol::jsonrpc;
 
 /// `{"content","isError","structuredContent"?,"_meta"}`: the same text the model would get in a
-/// `tool_result`, with warden's `error_kind` and result file in `_meta`.
+/// `tool_result`, with janua's `error_kind` and result file in `_meta`.
 pub(crate) fn call_result(dispatch: &Dispatch) -> Value {
     let content: Vec<Value> = match &dispatch.block.content {
         ResultContent::Text(text) => vec![json!({"type": "text", "text": text})],
@@ -29,12 +29,12 @@ pub(crate) fn call_result(dispatch: &Dispatch) -> Value {
     };
     let outcome = &dispatch.outcome;
     let mut meta = serde_json::Map::new();
-    meta.insert("warden/tool_use_id".into(), json!(outcome.tool_use_id));
+    meta.insert("janua/tool_use_id".into(), json!(outcome.tool_use_id));
     if let Some(failure) = &outcome.error {
-        meta.insert("warden/error_kind".into(), json!(failure.kind.as_str()));
+        meta.insert("janua/error_kind".into(), json!(failure.kind.as_str()));
     }
     if let Some(path) = &outcome.saved_to {
-        meta.insert("warden/saved_to".into(), json!(path.to_string_lossy()));
+        meta.insert("janua/saved_to".into(), json!(path.to_string_lossy()));
     }
     let mut result = json!({
         "content": content,

@@ -74,7 +74,7 @@ impl Connection {
         });
         let reader = Arc::clone(&connection);
         std::thread::Builder::new()
-            .name("warden-browser-cdp".to_owned())
+            .name("janua-browser-cdp".to_owned())
             .spawn(move || reader.read_loop(from_browser))?;
         Ok(connection)
     }
@@ -214,7 +214,7 @@ impl Connection {
                 }
             }
         };
-        tracing::debug!(target: "warden::browser", "protocol connection closed: {reason}");
+        tracing::debug!(target: "janua::browser", "protocol connection closed: {reason}");
         *self
             .closed
             .lock()

@@ -264,7 +264,7 @@ impl PageStatus {
     }
 
     fn refuse(&self, url: &str, reason: &str, main: bool) {
-        tracing::info!(target: "warden::browser", "request refused: {url}: {reason}");
+        tracing::info!(target: "janua::browser", "request refused: {url}: {reason}");
         self.update(|status| {
             if status.refused.len() < MAX_REFUSALS {
                 status.refused.push(format!("{url}: {reason}"));
@@ -339,7 +339,7 @@ impl Interceptor {
         requests: &mut tokio::task::JoinSet<()>,
         permits: &Arc<tokio::sync::Semaphore>,
     ) {
-        tracing::trace!(target: "warden::browser", "event {}", event.method);
+        tracing::trace!(target: "janua::browser", "event {}", event.method);
         let frame = event.params.get("frameId").and_then(Value::as_str);
         match event.method.as_str() {
             "Fetch.requestPaused" => {
@@ -511,7 +511,7 @@ impl Interceptor {
                     )
                 }
                 Err(FetchError::Failed(reason)) => {
-                    tracing::debug!(target: "warden::browser", "request failed: {url}: {reason}");
+                    tracing::debug!(target: "janua::browser", "request failed: {url}: {reason}");
                     (
                         "Fetch.failRequest",
                         json!({"requestId": id, "errorReason": "Failed"}),

@@ -5,7 +5,7 @@
 //! seccomp, resource limits, its own process group, and a fresh network namespace, so it has no
 //! network at all. Its only way out is the DevTools pipe, over which the host answers every
 //! request it makes (`intercept.rs`). Chromium's own sandbox needs namespaces and setuid helpers
-//! that warden's seccomp filter refuses, so it runs with `--no-sandbox`: warden's confinement is
+//! that janua's seccomp filter refuses, so it runs with `--no-sandbox`: janua's confinement is
 //! the boundary around the whole browser instead of around each renderer.
 
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
@@ -19,7 +19,7 @@ use crate::sandbox::process::{
     piped_command, spawn_on_spawner,
 };
 
-/// Where Chromium is looked for when `WARDEN_BROWSER` does not name it. Debian's `/usr/bin/chromium`
+/// Where Chromium is looked for when `JANUA_BROWSER` does not name it. Debian's `/usr/bin/chromium`
 /// is a shell wrapper; the binary behind it comes first.
 const CANDIDATES: &[&str] = &[
     "/usr/lib/chromium/chromium",
@@ -38,16 +38,16 @@ pub(crate) const VIEWPORT: (u32, u32) = (1280, 800);
 /// Largest file the browser may write (its caches included).
 const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// The browser executable: `WARDEN_BROWSER` when set, else the first present of Debian's
+/// The browser executable: `JANUA_BROWSER` when set, else the first present of Debian's
 /// `/usr/lib/chromium/chromium`, `/usr/bin/chromium`, `chromium-browser` and Google Chrome.
 pub fn find_browser() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("WARDEN_BROWSER").filter(|path| !path.is_empty()) {
+    if let Some(path) = std::env::var_os("JANUA_BROWSER").filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
             Ok(path)
         } else {
             Err(format!(
-                "WARDEN_BROWSER names {}, which is not a file",
+                "JANUA_BROWSER names {}, which is not a file",
                 path.display()
             ))
         };
@@ -58,7 +58,7 @@ pub fn find_browser() -> Result<PathBuf, String> {
         .find(|path| path.is_file())
         .ok_or_else(|| {
             format!(
-                "no Chromium found (looked for {}); install it (Debian: `apt-get install chromium`) or set WARDEN_BROWSER",
+                "no Chromium found (looked for {}); install it (Debian: `apt-get install chromium`) or set JANUA_BROWSER",
                 CANDIDATES.join(", ")
             )
         })
@@ -196,6 +196,7 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
             .iter()
             .cloned()
             .chain(["/proc".into(), "/sys".into()])
+            .chain(install_dir(&config.executable))
             .collect(),
         write_dirs: vec![config.profile.clone(), config.scratch.clone()],
         network: false,
@@ -271,6 +272,14 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         ));
     }
     Ok((process, connection))
+}
+
+/// The directory the browser executable really lives in (links followed), which it reads its
+/// libraries and resources from: a browser outside the system directories (`JANUA_BROWSER`, a
+/// provisioned one) needs it readable; for Debian's it is already under `/usr`.
+fn install_dir(executable: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(executable).ok()?;
+    real.parent().map(Path::to_path_buf)
 }
 
 /// A pipe whose both ends are numbered above 4 (and close on exec), so the child's `dup2` onto

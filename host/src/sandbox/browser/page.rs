@@ -468,7 +468,7 @@ impl Page {
         Ok(value)
     }
 
-    /// Evaluates one of warden's own scripts (side effects allowed: scrolling, focusing).
+    /// Evaluates one of janua's own scripts (side effects allowed: scrolling, focusing).
     fn script(&self, expression: &str, until: Instant) -> Result<Value, BrowserError> {
         let answer = self.command(
             "Runtime.evaluate",

@@ -1,4 +1,4 @@
-//! warden's HTTP/1.1 sender: resolves the host once and checks every address, connects to a
+//! janua's HTTP/1.1 sender: resolves the host once and checks every address, connects to a
 //! checked address (or to the operator's proxy), speaks TLS with the webpki roots, and wraps the
 //! response body so it is cut at the size cap and stopped at the deadline.
 
@@ -22,7 +22,7 @@ use crate::sandbox::grants::NetScheme;
 
 /// Trailer the body carries when the size cap cut it; its value is the cap in bytes. The guest
 /// reads it from `incoming-body.finish`; server trailers never pass, so it cannot be forged.
-pub(crate) const CUT_TRAILER: &str = "warden-body-cut";
+pub(crate) const CUT_TRAILER: &str = "janua-body-cut";
 /// Largest proxy `CONNECT` answer head read.
 const MAX_CONNECT_HEAD: usize = 16 * 1024;
 /// Most addresses tried for one host.

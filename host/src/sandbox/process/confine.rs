@@ -51,7 +51,7 @@ const MIN_LANDLOCK_ABI: i64 = 3;
 /// The newest Landlock ABI this host asks for; older kernels get what they support.
 const LANDLOCK_ABI: ABI = ABI::V6;
 
-/// What the kernel offers for confining children (`warden doctor` prints it).
+/// What the kernel offers for confining children (`janua doctor` prints it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelSupport {
     /// The Landlock ABI version (0: none).
@@ -451,7 +451,7 @@ pub(crate) fn piped_command(
         super::ProcessSandbox::Required => {
             if let Some(missing) = KernelSupport::probe().missing() {
                 return Err(format!(
-                    "{missing}; run `warden doctor`, or pass --unsandboxed-process"
+                    "{missing}; run `janua doctor`, or pass --unsandboxed-process"
                 ));
             }
             true

@@ -68,7 +68,7 @@ pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
         let input = spec.stdin;
         // A program that never reads must not block the host: the writer has its own thread.
         let _ = std::thread::Builder::new()
-            .name("warden-hook-stdin".into())
+            .name("janua-hook-stdin".into())
             .spawn(move || {
                 let _ = stdin.write_all(&input);
             });
@@ -77,7 +77,7 @@ pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
     let stderr = reader(child.stderr.take(), spec.output_cap);
     let (sender, exited) = mpsc::channel();
     let waiter = std::thread::Builder::new()
-        .name("warden-hook-wait".into())
+        .name("janua-hook-wait".into())
         .spawn(move || {
             let _ = sender.send(child.wait());
         });
@@ -121,7 +121,7 @@ fn reader<R: std::io::Read + Send + 'static>(
         return receiver;
     };
     let _ = std::thread::Builder::new()
-        .name("warden-hook-output".into())
+        .name("janua-hook-output".into())
         .spawn(move || {
             let mut kept = Vec::new();
             let mut buffer = [0u8; 8192];

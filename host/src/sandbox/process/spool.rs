@@ -55,7 +55,7 @@ impl Spool {
         });
         let shared = Arc::clone(&spool);
         std::thread::Builder::new()
-            .name("warden-spool".into())
+            .name("janua-spool".into())
             .spawn(move || {
                 let mut reader = reader;
                 let mut on_cap = Some(on_cap);

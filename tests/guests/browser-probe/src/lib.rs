@@ -2,11 +2,11 @@
 //! outcome of every step as data (`{"open": ..., "text": ..., "refused": [...]}`), so a test
 //! sees exactly what the host allowed, whatever the component's grants say.
 
+use janua_sdk::browser::{self, BrowserError};
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use warden_sdk::browser::{self, BrowserError};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `BrowserProbe`.
 #[derive(Deserialize, JsonSchema)]
@@ -52,4 +52,4 @@ impl Tool for BrowserProbe {
     }
 }
 
-warden_sdk::export!(BrowserProbe);
+janua_sdk::export!(BrowserProbe);

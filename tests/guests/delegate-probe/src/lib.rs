@@ -3,10 +3,10 @@
 //! `EnvDump` reports the environment it sees (to show a delegated call holds no more than its
 //! caller).
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `Delegate`.
 #[derive(Deserialize, JsonSchema)]
@@ -17,7 +17,7 @@ struct DelegateInput {
     input: serde_json::Value,
 }
 
-fn report(result: &warden_sdk::delegate::Delegated) -> serde_json::Value {
+fn report(result: &janua_sdk::delegate::Delegated) -> serde_json::Value {
     json!({
         "tool_use_id": result.tool_use_id,
         "is_error": result.is_error,
@@ -37,7 +37,7 @@ impl Tool for Delegate {
     const READ_ONLY: bool = true;
 
     fn call(input: DelegateInput, _ctx: &Context) -> Result<Output, ToolError> {
-        let result = warden_sdk::delegate::call(&input.tool, &input.input);
+        let result = janua_sdk::delegate::call(&input.tool, &input.input);
         let report = report(&result);
         Ok(Output::text(report.to_string()).with_structured(report))
     }
@@ -60,7 +60,7 @@ impl Tool for Recurse {
     const READ_ONLY: bool = true;
 
     fn call(input: RecurseInput, _ctx: &Context) -> Result<Output, ToolError> {
-        let child = warden_sdk::delegate::call("Recurse", &json!({"level": input.level + 1}));
+        let child = janua_sdk::delegate::call("Recurse", &json!({"level": input.level + 1}));
         let nested = if child.is_error {
             report(&child)
         } else {
@@ -93,4 +93,4 @@ impl Tool for EnvDump {
     }
 }
 
-warden_sdk::export!(Delegate, Recurse, EnvDump);
+janua_sdk::export!(Delegate, Recurse, EnvDump);

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `Scribble`.
 #[derive(Deserialize, JsonSchema)]
@@ -83,7 +83,7 @@ fn through_link(target: &str) -> BTreeMap<&'static str, String> {
     );
     results.insert(
         "atomic",
-        report(warden_sdk::files::write_atomically(target, b"replaced\n")),
+        report(janua_sdk::files::write_atomically(target, b"replaced\n")),
     );
     results
 }
@@ -123,7 +123,7 @@ fn repoint(ws: &str) -> BTreeMap<&'static str, String> {
             return results;
         }
     };
-    results.insert("swap", report(root.rename_at(".t.warden-1.tmp", root, "t")));
+    results.insert("swap", report(root.rename_at(".t.janua-1.tmp", root, "t")));
     results.insert(
         "read_through_held",
         match held.open_at(
@@ -148,7 +148,7 @@ fn scope(target: &str, ws: &str) -> BTreeMap<&'static str, String> {
     results.insert("target", report(std::fs::write(target, "allowed\n")));
     results.insert(
         "atomic",
-        report(warden_sdk::files::write_atomically(target, b"replaced\n")),
+        report(janua_sdk::files::write_atomically(target, b"replaced\n")),
     );
     results.insert(
         "sibling",
@@ -182,4 +182,4 @@ fn scope(target: &str, ws: &str) -> BTreeMap<&'static str, String> {
     results
 }
 
-warden_sdk::export!(Scribble);
+janua_sdk::export!(Scribble);

@@ -1,9 +1,9 @@
 //! Test guest: `EnvPeek` reports the environment the guest can see; `FileProbe` is a read-class
 //! path tool for decision tests.
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 
 /// Input of `EnvPeek`.
 #[derive(Deserialize, JsonSchema)]
@@ -54,4 +54,4 @@ impl Tool for FileProbe {
     }
 }
 
-warden_sdk::export!(EnvPeek, FileProbe);
+janua_sdk::export!(EnvPeek, FileProbe);

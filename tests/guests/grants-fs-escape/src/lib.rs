@@ -1,9 +1,9 @@
 //! Hostile guest: `Peek` reads any path it is given, with no rule field, so only the filesystem grant
 //! (the WASI preopens) stands between it and the host's files.
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 
 /// Input of `Peek`.
 #[derive(Deserialize, JsonSchema)]
@@ -46,4 +46,4 @@ impl Tool for Peek {
     }
 }
 
-warden_sdk::export!(Peek);
+janua_sdk::export!(Peek);

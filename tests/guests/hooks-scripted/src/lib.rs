@@ -16,10 +16,10 @@
 //! Whatever the behaviour, a string `config.log` is first written to the host's log (info) and
 //! reported as progress, to test the `host` import from a hook.
 
+use janua_sdk::LogLevel;
+use janua_sdk::hook::{self, Hook};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use warden_sdk::LogLevel;
-use warden_sdk::hook::{self, Hook};
 
 /// The answer text of the `garbage` behaviour.
 const GARBAGE: &str = "this is not json {";
@@ -72,8 +72,8 @@ impl Hook for Scripted {
             .map_err(|error| format!("unexpected event or config: {error}"))?;
         let config = parsed.config.unwrap_or_default();
         if let Some(message) = &config.log {
-            warden_sdk::log(LogLevel::Info, message);
-            warden_sdk::progress(message);
+            janua_sdk::log(LogLevel::Info, message);
+            janua_sdk::progress(message);
         }
         match config.behaviour {
             Behaviour::Answer => Ok(config.answer.unwrap_or_else(hook::no_objection)),
@@ -131,7 +131,7 @@ impl Hook for Scripted {
     }
 }
 
-warden_sdk::export_hook!(Scripted);
+janua_sdk::export_hook!(Scripted);
 
 /// Busy-loops forever; `black_box` keeps the optimizer from proving the loop useless, so only
 /// the host's epoch interruption ends it.

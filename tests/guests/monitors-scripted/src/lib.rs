@@ -18,10 +18,10 @@
 
 use std::io::Write as _;
 
+use janua_sdk::LogLevel;
+use janua_sdk::monitor::{self, Monitor};
 use serde::Deserialize;
 use serde_json::Value;
-use warden_sdk::LogLevel;
-use warden_sdk::monitor::{self, Monitor};
 
 /// `config`, the manifest's table.
 #[derive(Debug, Default, Deserialize)]
@@ -53,8 +53,8 @@ impl Monitor for Scripted {
             .map_err(|error| format!("unexpected event or config: {error}"))?;
         let config = event.config.unwrap_or_default();
         if let Some(message) = &config.log {
-            warden_sdk::log(LogLevel::Info, message);
-            warden_sdk::progress(message);
+            janua_sdk::log(LogLevel::Info, message);
+            janua_sdk::progress(message);
         }
         if let Some(path) = &config.record {
             record(path, &value)?;
@@ -80,7 +80,7 @@ impl Monitor for Scripted {
     }
 }
 
-warden_sdk::export_monitor!(Scripted);
+janua_sdk::export_monitor!(Scripted);
 
 /// Appends `event` and a newline to `path` in one write, so lines never interleave.
 fn record(path: &str, event: &Value) -> Result<(), String> {

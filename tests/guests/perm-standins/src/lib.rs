@@ -1,11 +1,11 @@
-//! Test guest: a stand-in named like Claude Code's `Monitor` (which warden does not have yet), with a
+//! Test guest: a stand-in named like Claude Code's `Monitor` (which janua does not have yet), with a
 //! `command` field and the process class, that only reports what it would watch. Permission tests
 //! load it as a plugin beside the built-in tools (`Write`, `Bash`, `WebFetch` are real), so rules
 //! naming a tool that takes command specifiers are checked against a plugin too.
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `Monitor`.
 #[derive(Deserialize, JsonSchema)]
@@ -29,4 +29,4 @@ impl Tool for Monitor {
     }
 }
 
-warden_sdk::export!(Monitor);
+janua_sdk::export!(Monitor);

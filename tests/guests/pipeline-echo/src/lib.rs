@@ -2,9 +2,9 @@
 //! tool whose `validate-input` rejects upper-case words). Exercises schema coercion, validation and
 //! permission outcomes.
 
+use janua_sdk::{CapabilityClass, Context, LogLevel, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use warden_sdk::{CapabilityClass, Context, LogLevel, Output, Tool, ToolError};
 
 /// Nested object used by coercion tests.
 #[derive(Deserialize, Serialize, JsonSchema)]
@@ -38,9 +38,9 @@ impl Tool for Echo {
     const CLASS: CapabilityClass = CapabilityClass::Write;
 
     fn call(input: EchoInput, ctx: &Context) -> Result<Output, ToolError> {
-        warden_sdk::log(LogLevel::Info, "echo called");
-        warden_sdk::progress("echoing");
-        if warden_sdk::cancelled() {
+        janua_sdk::log(LogLevel::Info, "echo called");
+        janua_sdk::progress("echoing");
+        if janua_sdk::cancelled() {
             return Err(ToolError::new("cancelled", "cancelled before start"));
         }
         // Guest stdio is captured by the host; it must never reach the host's own stdout.
@@ -90,7 +90,7 @@ impl Tool for Picky {
     }
 }
 
-impl warden_sdk::Validate for Picky {
+impl janua_sdk::Validate for Picky {
     fn validate(input: &PickyInput, _ctx: &Context) -> Result<(), String> {
         if input.word.chars().any(char::is_uppercase) {
             return Err(format!("word must be lower case, got {:?}", input.word));
@@ -99,4 +99,4 @@ impl warden_sdk::Validate for Picky {
     }
 }
 
-warden_sdk::export!(Echo, Picky);
+janua_sdk::export!(Echo, Picky);

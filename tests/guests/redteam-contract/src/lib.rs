@@ -1,7 +1,7 @@
 //! Hostile guest against the plugin contract itself, written on the raw bindings so it can break
 //! every promise the SDK keeps.
 //!
-//! `describe` misbehaves as its baked-in mode says: the bytes after `WARDEN-MODE:` in the data
+//! `describe` misbehaves as its baked-in mode says: the bytes after `JANUA-MODE:` in the data
 //! segment, which a test patches in the `.wasm` (same length, so nothing else moves) to pick one of
 //! `ok______` (one valid tool), `panic___`, `slow____` (never returns), `many____` (10,000 tools),
 //! `dup_____` (two tools of one name), `ctrl____` (a name with a control character), `long____` (a
@@ -15,17 +15,17 @@
 
 use std::io::Write as _;
 
-use warden_sdk::__private::bindings::warden::plugin::types::CapabilityClass;
-use warden_sdk::__private::{
+use janua_sdk::__private::bindings::janua::plugin::types::CapabilityClass;
+use janua_sdk::__private::{
     CallContext, ContentRecord, Guest, ToolErrorRecord, ToolOutput, ToolSpec,
 };
 
 /// The mode marker; `black_box` keeps the optimizer from folding the default into the code.
-static MODE: [u8; 20] = *b"WARDEN-MODE:ok______";
+static MODE: [u8; 19] = *b"JANUA-MODE:ok______";
 
 fn mode() -> String {
     let bytes = std::hint::black_box(&MODE);
-    String::from_utf8_lossy(&bytes[12..])
+    String::from_utf8_lossy(&bytes["JANUA-MODE:".len()..])
         .trim_end_matches('_')
         .to_owned()
 }
@@ -129,4 +129,4 @@ impl Guest for Contract {
     }
 }
 
-warden_sdk::__private::export_component!(Contract);
+janua_sdk::__private::export_component!(Contract);

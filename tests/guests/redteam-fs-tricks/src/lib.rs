@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 use wasip2::filesystem::types::{Descriptor, DescriptorFlags, OpenFlags, PathFlags};
 
 /// Input of `Plant`.
@@ -72,7 +72,7 @@ impl Tool for Plant {
         );
         let outside = input.outside.trim_end_matches('/').to_owned();
         let secret = format!("{outside}/secret.txt");
-        let tmp = preopen(&preopens, "warden-call-");
+        let tmp = preopen(&preopens, "janua-call-");
         let data = preopen(&preopens, "plugin-data");
         if let Some((_, path)) = tmp {
             attempts.insert("tmp".to_owned(), path.clone());
@@ -226,4 +226,4 @@ impl Tool for Plant {
     }
 }
 
-warden_sdk::export!(Plant);
+janua_sdk::export!(Plant);

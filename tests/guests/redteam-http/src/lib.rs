@@ -2,9 +2,9 @@
 //! and headers it is given, as often as it is told, and reports each outcome (`status N` or
 //! `error: ...`) instead of failing, so the test can see what the host's policy let through.
 
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{Fields, Method, OutgoingRequest, Scheme};
 
@@ -76,4 +76,4 @@ impl Tool for Probe {
     }
 }
 
-warden_sdk::export!(Probe);
+janua_sdk::export!(Probe);

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::net::ToSocketAddrs as _;
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 use wasip2::sockets::network::{IpAddressFamily, IpSocketAddress, Ipv4SocketAddress};
 
 /// Input of `Dial`.
@@ -192,4 +192,4 @@ impl Tool for Dial {
     }
 }
 
-warden_sdk::export!(Dial);
+janua_sdk::export!(Dial);

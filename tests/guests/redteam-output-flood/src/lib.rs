@@ -2,9 +2,9 @@
 //! content parts, many large images, an image whose media type is a novel, a gigantic error, floods of
 //! log and progress calls, huge stdout/stderr, and unbounded recursion.
 
+use janua_sdk::{Content, Context, LogLevel, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Content, Context, LogLevel, Output, Tool, ToolError};
 
 /// Input of `Flood`.
 #[derive(Deserialize, JsonSchema)]
@@ -51,14 +51,14 @@ impl Tool for Flood {
             "log" => {
                 let line = "l".repeat(size);
                 for _ in 0..count {
-                    warden_sdk::log(LogLevel::Error, &line);
+                    janua_sdk::log(LogLevel::Error, &line);
                 }
                 Ok(Output::text("logged"))
             }
             "progress" => {
                 let line = "p".repeat(size);
                 for _ in 0..count {
-                    warden_sdk::progress(&line);
+                    janua_sdk::progress(&line);
                 }
                 Ok(Output::text("progressed"))
             }
@@ -101,4 +101,4 @@ fn recurse_padded(depth: u64) -> u64 {
     deeper.wrapping_add(pad[usize::try_from(depth % 32).unwrap_or(0)])
 }
 
-warden_sdk::export!(Flood);
+janua_sdk::export!(Flood);

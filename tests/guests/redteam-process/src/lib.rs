@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use janua_sdk::process::{self, Command};
+use janua_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::process::{self, Command};
-use warden_sdk::{CapabilityClass, Context, Output, Tool, ToolError};
 
 /// Input of `Intrude`.
 #[derive(Deserialize, JsonSchema)]
@@ -64,7 +64,7 @@ impl Tool for Intrude {
         with_env.env = vec![("LD_PRELOAD".to_owned(), "/tmp/x.so".to_owned())];
         results.insert("env_not_granted", report(process::run(&with_env)));
         let mut smuggled = command("/bin/echo", &["hi"]);
-        smuggled.env = vec![("LD_PRELOAD=/tmp/x.so:WARDEN_OK".to_owned(), "1".to_owned())];
+        smuggled.env = vec![("LD_PRELOAD=/tmp/x.so:JANUA_OK".to_owned(), "1".to_owned())];
         results.insert("env_smuggled", report(process::run(&smuggled)));
         let mut outside = command("/bin/echo", &["hi"]);
         outside.cwd = Some("/".to_owned());
@@ -74,4 +74,4 @@ impl Tool for Intrude {
     }
 }
 
-warden_sdk::export!(Intrude);
+janua_sdk::export!(Intrude);

@@ -1,8 +1,8 @@
 //! Hostile guest: `Hog` allocates and touches memory until the host's limit stops it.
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 
 /// Input of `Hog`.
 #[derive(Deserialize, JsonSchema)]
@@ -25,4 +25,4 @@ impl Tool for Hog {
     }
 }
 
-warden_sdk::export!(Hog);
+janua_sdk::export!(Hog);

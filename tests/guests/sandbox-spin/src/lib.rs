@@ -1,9 +1,9 @@
 //! Hostile guest: `Spin` loops forever in `call` and `SpinCheck` in `validate-input`, without calling
 //! the host, so only the epoch deadline stops them.
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 
 /// Input of `Spin`.
 #[derive(Deserialize, JsonSchema)]
@@ -43,7 +43,7 @@ impl Tool for SpinCheck {
     }
 }
 
-impl warden_sdk::Validate for SpinCheck {
+impl janua_sdk::Validate for SpinCheck {
     fn validate(_input: &SpinCheckInput, _ctx: &Context) -> Result<(), String> {
         let mut counter: u64 = 0;
         loop {
@@ -52,4 +52,4 @@ impl warden_sdk::Validate for SpinCheck {
     }
 }
 
-warden_sdk::export!(Spin, SpinCheck);
+janua_sdk::export!(Spin, SpinCheck);

@@ -1,8 +1,8 @@
 //! Hostile guest: `Trap` panics, which aborts the guest (a wasm trap).
 
+use janua_sdk::{Context, Output, Tool, ToolError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warden_sdk::{Context, Output, Tool, ToolError};
 
 /// Input of `Trap`.
 #[derive(Deserialize, JsonSchema)]
@@ -21,4 +21,4 @@ impl Tool for Trap {
     }
 }
 
-warden_sdk::export!(Trap);
+janua_sdk::export!(Trap);
