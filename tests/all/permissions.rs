@@ -860,3 +860,64 @@ fn call_decides_at_every_scope_and_mode() {
         Some(1)
     );
 }
+
+/// Exec wrappers through the binary (issue 30, point 1; Claude Code 2.1.113): a prefix rule does
+/// not run `find -delete` or `setsid rm`, a deny on `rm` stops `find -exec rm` even when every
+/// call is allowed, and an exact rule for the whole command runs it. The marker file says whether
+/// the command ran.
+#[test]
+fn exec_wrappers_need_an_exact_rule_and_deny_rules_see_through_them() {
+    let fixture = Fixture::new();
+    let marker = fixture.write("marker.tmp", "x");
+    let call = |command: &str, args: &[&str]| {
+        let input = bash(command).to_string();
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["call", "Bash", "--input", &input]);
+        let output = janua(&fixture, &all);
+        let block = json_stdout(&output);
+        (
+            output.status.code(),
+            block["content"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+
+    let (code, text) = call(
+        "find . -name marker.tmp -delete",
+        &["--allowedTools", "Bash(find *)"],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.starts_with("permission_denied"), "{text}");
+    assert!(text.contains("`find -delete` deletes files"), "{text}");
+    assert!(marker.exists(), "a prefix rule ran find -delete");
+
+    let (code, text) = call(
+        "setsid rm marker.tmp",
+        &["--allowedTools", "Bash(setsid *)"],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("`setsid` runs the command it is given"),
+        "{text}"
+    );
+    assert!(marker.exists(), "a prefix rule ran setsid rm");
+
+    let (code, text) = call(
+        "find . -name marker.tmp -exec rm {} +",
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "Bash(rm *)",
+        ],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("denied by the rule Bash(rm *)"), "{text}");
+    assert!(marker.exists(), "a deny on rm let find -exec rm run");
+
+    let (code, text) = call(
+        "find . -name marker.tmp -delete",
+        &["--allowedTools", "Bash(find . -name marker.tmp -delete)"],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!marker.exists(), "the exact rule did not run the command");
+}

@@ -113,6 +113,9 @@ impl Form {
 pub(crate) struct SubcommandForms {
     /// The form allow rules see (`None`: no pattern may allow it).
     pub(crate) allow: Option<Form>,
+    /// Why only an exact rule (no `*`, the whole command) may allow `allow`: the command runs
+    /// another command or deletes files through an exec wrapper or `find` action.
+    pub(crate) exact_only: Option<String>,
     /// Every form deny and ask rules see.
     pub(crate) deny: Vec<Form>,
     /// True for a subcommand that only redirects (`> file`).
@@ -122,8 +125,10 @@ pub(crate) struct SubcommandForms {
 impl SubcommandForms {
     /// The forms of `sub`.
     pub(crate) fn new(sub: &Subcommand) -> Self {
+        let allow = allow_form(sub).map(Form::new);
         Self {
-            allow: allow_form(sub).map(Form::new),
+            exact_only: allow.as_ref().and_then(|form| exact_only(&form.words)),
+            allow,
             deny: deny_forms(sub)
                 .into_iter()
                 .filter(|words| !words.is_empty())
@@ -147,9 +152,12 @@ impl CommandPattern {
     }
 
     /// True when the pattern may allow `form`: an argv pattern reads flags, so every argument
-    /// must be a plain word (a brace or `${IFS}` could hide a flag).
-    pub(crate) fn allows_form(&self, form: &Form) -> bool {
+    /// must be a plain word (a brace or `${IFS}` could hide a flag). With `exact_only` only a text
+    /// pattern without `*` that is the whole command allows it.
+    pub(crate) fn allows_form(&self, form: &Form, exact_only: bool) -> bool {
         match self {
+            Self::Text { pattern } if exact_only => !pattern.contains('*') && *pattern == form.text,
+            Self::Argv(_) if exact_only => false,
             Self::Text { pattern } => text_matches(pattern, &form.text),
             Self::Argv(argv) => {
                 form.words.iter().all(|word| word.literal && !word.glob)
@@ -389,6 +397,73 @@ pub(crate) fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
     Some(form)
 }
 
+/// Exec wrappers whose argument command no prefix rule may approve (Claude Code: `watch`,
+/// `setsid`, `ionice`, `flock`; janua adds `xargs` with options, which Claude Code matches as an
+/// `xargs` command: `Bash(xargs *)` would approve whatever program it names).
+const EXACT_ONLY_WRAPPERS: &[&str] = &["watch", "setsid", "ionice", "flock", "xargs"];
+
+/// `find` actions that run a command or delete files.
+const FIND_EXEC_ACTIONS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir", "-delete"];
+
+/// Why only an exact rule may allow the allow form `words` (`None`: a prefix rule may). Claude
+/// Code's exec wrappers (CHANGELOG 2.1.113), and `find` with an action that runs a command or
+/// deletes, or with an argument only known at run time (a glob or expansion could become
+/// `-exec`).
+pub(crate) fn exact_only(words: &[ShellWord]) -> Option<String> {
+    let (program, args) = words.split_first()?;
+    let base = program.text.rsplit('/').next().unwrap_or_default();
+    if EXACT_ONLY_WRAPPERS.contains(&base) {
+        return Some(format!(
+            "`{base}` runs the command it is given, so only an exact rule for the whole command \
+             approves it"
+        ));
+    }
+    if base != "find" {
+        return None;
+    }
+    if let Some(action) = args
+        .iter()
+        .find(|arg| arg.literal && FIND_EXEC_ACTIONS.contains(&arg.text.as_str()))
+    {
+        return Some(format!(
+            "`find {}` {}, so only an exact rule for the whole command approves it",
+            action.text,
+            if action.text == "-delete" {
+                "deletes files"
+            } else {
+                "runs another command"
+            }
+        ));
+    }
+    args.iter().any(|arg| !arg.literal || arg.glob).then(|| {
+        "`find` has an argument only known when it runs (it could become -exec or -delete), so \
+         only an exact rule for the whole command approves it"
+            .to_owned()
+    })
+}
+
+/// The commands `find -exec`, `-execdir`, `-ok` and `-okdir` run: the words after the action up
+/// to its `;` or `+`, or to the end when bash took an unescaped `;` as a command separator.
+fn find_exec_commands(args: &[ShellWord]) -> Vec<Vec<ShellWord>> {
+    let mut commands = Vec::new();
+    let mut rest = args;
+    while let Some(at) = rest
+        .iter()
+        .position(|arg| matches!(arg.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+    {
+        let after = &rest[at + 1..];
+        let end = after
+            .iter()
+            .position(|arg| arg.text == ";" || arg.text == "+")
+            .unwrap_or(after.len());
+        if end > 0 {
+            commands.push(after[..end].to_vec());
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    commands
+}
+
 /// Every form deny and ask rules see.
 pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
     let mut forms: Vec<Vec<ShellWord>> = Vec::new();
@@ -421,6 +496,9 @@ pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
             pending.push(spelled);
         }
         let base = program.text.rsplit('/').next().unwrap_or_default();
+        if base == "find" {
+            pending.extend(find_exec_commands(&words[1..]));
+        }
         if EXEC_WRAPPERS.contains(&base) || STRIPPED_WRAPPERS.contains(&base) {
             // Options of these wrappers vary; every later non-flag word may start the command.
             for (at, word) in words.iter().enumerate().skip(1) {
@@ -574,10 +652,13 @@ mod tests {
         let parsed = split(command);
         parsed.opaque.is_none()
             && !parsed.subcommands.is_empty()
-            && parsed
-                .subcommands
-                .iter()
-                .all(|sub| allow_form(sub).is_some_and(|form| pattern.matches(&form)))
+            && parsed.subcommands.iter().all(|sub| {
+                let forms = SubcommandForms::new(sub);
+                forms
+                    .allow
+                    .as_ref()
+                    .is_some_and(|form| pattern.allows_form(form, forms.exact_only.is_some()))
+            })
     }
 
     fn denied(pattern: &str, command: &str) -> bool {

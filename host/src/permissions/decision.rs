@@ -445,8 +445,9 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             format!("{name} is read-only and stays inside the workspace"),
         );
     }
-    let why = if let Target::Command(command) = input.target {
-        match (&command.parsed.opaque, &command.unresolved_write) {
+    let why =
+        if let Target::Command(command) = input.target {
+            match (&command.parsed.opaque, &command.unresolved_write) {
             (Some(why), _) => format!("needs approval ({why})"),
             (None, Some(target)) => {
                 format!("writes to {target}, which cannot be checked before it runs")
@@ -455,15 +456,18 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 "changes directory out of the workspace, so no pattern rule allows what runs there"
                     .to_owned()
             }
-            _ => "runs a command no allow rule covers".to_owned(),
+            _ => match command.forms.iter().find_map(|forms| forms.exact_only.as_ref()) {
+                Some(exact_only) => format!("runs a command no allow rule covers: {exact_only}"),
+                None => "runs a command no allow rule covers".to_owned(),
+            },
         }
-    } else if !input.tool.read_only {
-        "is not read-only and no allow rule matches".to_owned()
-    } else if input.reads_host_env {
-        "reads host environment variables and no allow rule matches".to_owned()
-    } else {
-        "reads outside the workspace and no allow rule matches".to_owned()
-    };
+        } else if !input.tool.read_only {
+            "is not read-only and no allow rule matches".to_owned()
+        } else if input.reads_host_env {
+            "reads host environment variables and no allow rule matches".to_owned()
+        } else {
+            "reads outside the workspace and no allow rule matches".to_owned()
+        };
     Decision::new(
         Verdict::Ask,
         DecidedBy::DefaultAsk,

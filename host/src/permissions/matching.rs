@@ -73,7 +73,9 @@ pub(crate) fn allowing<'r>(
                         rule.matches_name(call.tool)
                             && value(rule).is_some_and(|value| {
                                 param_reading(value, call).is_none()
-                                    && value.command.as_ref().is_some_and(|p| p.allows_form(form))
+                                    && value.command.as_ref().is_some_and(|p| {
+                                        p.allows_form(form, forms.exact_only.is_some())
+                                    })
                             })
                     })?;
                     used.push(*rule);
