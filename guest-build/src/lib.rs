@@ -298,6 +298,11 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
+    /// Held by each test that writes a script and runs it: a child forked by another test
+    /// while a script's write descriptor is open would hold it, and the exec would fail with
+    /// ETXTBSY ("Text file busy").
+    static SPAWNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A stand-in `rustup`: a shell script with `body`, in a fresh directory.
     fn fake_rustup(body: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -309,6 +314,7 @@ mod tests {
 
     #[test]
     fn adds_the_guest_target_for_the_named_toolchain_in_the_workspace() {
+        let _spawning = SPAWNING.lock().unwrap_or_else(|poison| poison.into_inner());
         let (dir, rustup) = fake_rustup(r#"echo "$PWD $*" > "$(dirname "$0")/called""#);
         add_target_with_rustup(&rustup, dir.path(), Some("nightly")).expect("added");
         let called = std::fs::read_to_string(dir.path().join("called")).expect("it ran");
@@ -332,6 +338,7 @@ mod tests {
 
     #[test]
     fn a_failing_rustup_reports_its_status_and_last_line() {
+        let _spawning = SPAWNING.lock().unwrap_or_else(|poison| poison.into_inner());
         let (dir, rustup) = fake_rustup(
             "echo 'info: syncing' >&2; echo 'error: toolchain is not installed' >&2; exit 3",
         );

@@ -6,6 +6,7 @@
 //! `decision` runs the fixed order; `prompter` answers `ask`.
 
 mod bash;
+mod critical;
 mod decision;
 mod domain;
 mod matching;

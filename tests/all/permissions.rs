@@ -921,3 +921,59 @@ fn exec_wrappers_need_an_exact_rule_and_deny_rules_see_through_them() {
     assert_eq!(code, Some(0), "{text}");
     assert!(!marker.exists(), "the exact rule did not run the command");
 }
+
+/// Critical paths through the binary (issue 30, point 2; Claude Code's permission-modes page,
+/// §Critical paths): emptying the workspace with a glob is not approved by bypassPermissions or
+/// an allow rule, also inside `$(...)`; with nobody to ask the call is denied naming the path, and
+/// the marker file shows nothing ran. An ordinary removal still runs.
+#[test]
+fn critical_removals_are_never_auto_approved() {
+    let fixture = Fixture::new();
+    let marker = fixture.write("marker.txt", "x");
+    let doomed = fixture.write("build/output.o", "x");
+    let call = |command: &str, args: &[&str]| {
+        let input = bash(command).to_string();
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["call", "Bash", "--input", &input]);
+        let output = janua(&fixture, &all);
+        let block = json_stdout(&output);
+        (
+            output.status.code(),
+            block["content"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    for (command, args) in [
+        (
+            "rm -rf ./*",
+            &["--permission-mode", "bypassPermissions"][..],
+        ),
+        ("rm -rf ./*", &["--allowedTools", "Bash(rm *)"][..]),
+        (
+            r#"echo "$(rm -rf ./*)""#,
+            &["--allowedTools", "Bash(rm *),Bash(echo *)"][..],
+        ),
+        (
+            "rm -rf ./*",
+            &[
+                "--permission-mode",
+                "dontAsk",
+                "--allowedTools",
+                "Bash(rm *)",
+            ][..],
+        ),
+    ] {
+        let (code, text) = call(command, args);
+        assert_eq!(code, Some(1), "{command} {args:?}: {text}");
+        assert!(text.starts_with("permission_denied"), "{text}");
+        assert!(text.contains("a critical path"), "{text}");
+        assert!(
+            text.contains("a glob directly under the workspace"),
+            "{text}"
+        );
+        assert!(marker.exists(), "{command} {args:?} ran");
+    }
+    let (code, text) = call("rm -rf build", &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!doomed.exists(), "the ordinary removal did not run");
+    assert!(marker.exists());
+}

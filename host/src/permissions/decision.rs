@@ -1,5 +1,5 @@
 //! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
-//! ask rule or hook ask -> protected-path write (asks) -> mode -> allow rules or hook allow ->
+//! ask rule or hook ask -> critical-path removal (asks) -> protected-path write (asks) -> mode -> allow rules or hook allow ->
 //! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
 //! never overrides a deny or ask rule. Every decision records what decided it.
 
@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Policy;
+use super::critical::{Roots, critical_removal};
 use super::matching::{CallView, allowing, blocking};
 use super::mode::PermissionMode;
 use super::protected::is_protected;
@@ -79,6 +80,11 @@ pub enum DecidedBy {
         /// The path.
         path: String,
     },
+    /// An `rm`/`rmdir` of a critical path, which no rule, hook or mode approves.
+    CriticalPath {
+        /// The operand as written.
+        path: String,
+    },
     /// The default mode allows read-only tools inside the workspace.
     ReadOnlyInWorkspace,
     /// No rule matched; the default mode asks.
@@ -107,6 +113,7 @@ impl DecidedBy {
             DecidedBy::Mode { .. } => "mode",
             DecidedBy::Prompter => "prompter",
             DecidedBy::ProtectedPath { .. }
+            | DecidedBy::CriticalPath { .. }
             | DecidedBy::ReadOnlyInWorkspace
             | DecidedBy::DefaultAsk
             | DecidedBy::NoPrompter => "default",
@@ -311,6 +318,27 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             vote.reason
                 .clone()
                 .unwrap_or_else(|| format!("the PreToolUse hook {} asks for approval", vote.hook)),
+        );
+    }
+    if let Target::Command(command) = input.target
+        && let Some(removal) = critical_removal(
+            command,
+            &Roots {
+                workspace: &policy.context().cwd,
+                home: policy.context().home.as_deref(),
+                additional: &policy.additional_dirs,
+            },
+        )
+    {
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::CriticalPath {
+                path: removal.operand.clone(),
+            },
+            format!(
+                "{name} removes {} ({}), a critical path: no rule, hook or mode approves that, so it always asks",
+                removal.operand, removal.what
+            ),
         );
     }
     if let Some(path) = protected_write(input) {

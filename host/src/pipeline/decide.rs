@@ -128,9 +128,11 @@ pub(crate) async fn run(
             }),
         );
         let suggestions = suggest_rule(&tool.spec.name, &target);
-        // A write to a protected path needs a human: no hook answers it.
-        let hooks_may_answer =
-            !matches!(decided.decision.decided_by, DecidedBy::ProtectedPath { .. });
+        // A write to a protected path or a critical removal needs a human: no hook answers it.
+        let hooks_may_answer = !matches!(
+            decided.decision.decided_by,
+            DecidedBy::ProtectedPath { .. } | DecidedBy::CriticalPath { .. }
+        );
         let answered = if hooks_may_answer {
             request_hooks(stages, base, tool, &mut decided, &suggestions).await
         } else {
@@ -306,7 +308,12 @@ async fn request_hooks(
         let (again, _) = evaluate(&stages.decide_context(), tool, &decided.input, None);
         match (&again.verdict, &again.decided_by) {
             (Verdict::Deny, _) => return Some(again),
-            (Verdict::Ask, DecidedBy::AskRule { .. } | DecidedBy::ProtectedPath { .. }) => {
+            (
+                Verdict::Ask,
+                DecidedBy::AskRule { .. }
+                | DecidedBy::ProtectedPath { .. }
+                | DecidedBy::CriticalPath { .. },
+            ) => {
                 return None;
             }
             _ => {}
@@ -491,6 +498,10 @@ fn ask(
                 ),
                 (DecidedBy::ProtectedPath { .. }, _) => {
                     "writes to protected paths need a human answer; no rule or mode allows them"
+                        .to_owned()
+                }
+                (DecidedBy::CriticalPath { .. }, _) => {
+                    "removing a critical path needs a human answer; no rule, hook or mode allows it"
                         .to_owned()
                 }
                 (_, Some(rule)) if rule != name => format!(

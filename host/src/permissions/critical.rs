@@ -1,0 +1,308 @@
+//! Critical paths: `rm` and `rmdir` of the filesystem root, a top-level directory, the home
+//! directory, the workspace or a directory above it, an additional directory or one above it, a
+//! glob directly under any of these, or a glob or trailing slash directly under a shell variable
+//! (`rm -rf "$DIR"/*`, which is `/*` when the variable is empty). No allow rule, hook allow or mode
+//! approves such a removal (Claude Code's permission-modes page, §Critical paths); the decision
+//! asks, and `dontAsk` turns that into a denial. A matching deny rule still denies first.
+//!
+//! This module only recognises the removal; the decision order lives in `decision.rs`. Every
+//! spelling deny rules see is read (behind `sudo`, `xargs`, `find -exec`, inside `$(...)`,
+//! backticks and `<(...)`), so a wrapper cannot hide the removal.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::shell::ShellWord;
+use super::target::{CommandTarget, PathCandidates};
+
+/// Where the critical directories of a call are.
+pub(crate) struct Roots<'a> {
+    /// The workspace: it and every directory above it are critical.
+    pub(crate) workspace: &'a Path,
+    /// The user's home directory.
+    pub(crate) home: Option<&'a Path>,
+    /// The additional directories: each and every directory above it are critical.
+    pub(crate) additional: &'a [PathBuf],
+}
+
+/// A removal no rule, hook or mode may approve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CriticalRemoval {
+    /// The operand as written (quotes removed).
+    pub(crate) operand: String,
+    /// What it is, in words: "the filesystem root", "the workspace", ...
+    pub(crate) what: String,
+}
+
+/// The first critical removal in `command`, if any.
+pub(crate) fn critical_removal(
+    command: &CommandTarget,
+    roots: &Roots<'_>,
+) -> Option<CriticalRemoval> {
+    // Relative operands are read from the workspace and from every directory a `cd` of the
+    // line names, since a removal may run after any of them.
+    let mut bases = vec![roots.workspace.to_path_buf()];
+    bases.extend(
+        command
+            .cd_targets
+            .iter()
+            .flatten()
+            .map(|cd| cd.lexical.clone()),
+    );
+    command
+        .forms
+        .iter()
+        .flat_map(|forms| &forms.deny)
+        .filter(|form| {
+            let program = form.words.first().map_or("", |word| word.text.as_str());
+            matches!(program.rsplit('/').next(), Some("rm" | "rmdir"))
+        })
+        .flat_map(|form| operands(&form.words[1..]))
+        .find_map(|operand| critical_operand(operand, &bases, roots))
+}
+
+/// The operands of an `rm`/`rmdir` argument list: words after `--`, and words not starting with
+/// `-` before it.
+fn operands(args: &[ShellWord]) -> Vec<&ShellWord> {
+    let mut found = Vec::new();
+    let mut options_done = false;
+    for arg in args {
+        if !options_done && arg.text == "--" {
+            options_done = true;
+        } else if options_done || !arg.text.starts_with('-') || arg.text == "-" {
+            found.push(arg);
+        }
+    }
+    found
+}
+
+fn critical_operand(
+    word: &ShellWord,
+    bases: &[PathBuf],
+    roots: &Roots<'_>,
+) -> Option<CriticalRemoval> {
+    let found = |what: String| CriticalRemoval {
+        operand: word.text.clone(),
+        what,
+    };
+    if !word.literal {
+        return under_variable(&word.text).map(found);
+    }
+    // A glob removes what it matches: judge the directory the first globbed component lies in.
+    let (directory, globbed) = match glob_parent(&word.text) {
+        Some(parent) if word.glob => (parent, true),
+        _ => (word.text.as_str(), false),
+    };
+    let directory = if directory.is_empty() { "." } else { directory };
+    let bases: &[PathBuf] = if directory.starts_with('/') || word.tilde {
+        &bases[..1]
+    } else {
+        bases
+    };
+    bases.iter().find_map(|base| {
+        let candidates = PathCandidates::new(directory, base, roots.home);
+        let what = candidates
+            .all()
+            .find_map(|path| critical_directory(path, roots))?;
+        Some(found(if globbed {
+            format!("a glob directly under {what}")
+        } else {
+            what
+        }))
+    })
+}
+
+/// `$HOME` itself, or a glob or trailing slash directly under a variable (`$DIR/`, `${DIR}/*`):
+/// with the variable empty or unset, the removal starts at `/`.
+fn under_variable(text: &str) -> Option<String> {
+    let rest = text.strip_prefix('$')?;
+    let (name, after) = match rest.strip_prefix('{') {
+        Some(braced) => {
+            let end = braced.find('}')?;
+            (&braced[..end], &braced[end + 1..])
+        }
+        None => {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    if name.is_empty() {
+        return None;
+    }
+    if name == "HOME" && after.trim_end_matches('/').is_empty() {
+        return Some("the home directory".to_owned());
+    }
+    let tail = after.strip_prefix('/')?;
+    if tail.is_empty() {
+        return Some(format!(
+            "a trailing slash directly under the variable ${name}"
+        ));
+    }
+    (!tail.contains('/') && tail.contains(['*', '?', '[']))
+        .then(|| format!("a glob directly under the variable ${name}"))
+}
+
+/// The directory part before the first component holding a glob character (`""` for a glob in
+/// the first relative component, `/` for one right under the root).
+fn glob_parent(text: &str) -> Option<&str> {
+    let at = text.find(['*', '?', '['])?;
+    match text[..at].rfind('/') {
+        Some(0) => Some("/"),
+        Some(slash) => Some(&text[..slash]),
+        None => Some(""),
+    }
+}
+
+/// What makes `path` (absolute, normalized) critical, if anything.
+fn critical_directory(path: &Path, roots: &Roots<'_>) -> Option<String> {
+    let normal = path
+        .components()
+        .filter(|part| matches!(part, Component::Normal(_)))
+        .count();
+    if normal == 0 {
+        return Some("the filesystem root".to_owned());
+    }
+    if roots.home == Some(path) {
+        return Some("the home directory".to_owned());
+    }
+    if normal == 1 {
+        return Some(format!("the top-level directory {}", path.display()));
+    }
+    if roots.workspace == path {
+        return Some("the workspace".to_owned());
+    }
+    if roots.workspace.starts_with(path) {
+        return Some(format!(
+            "{}, a directory above the workspace",
+            path.display()
+        ));
+    }
+    roots.additional.iter().find_map(|dir| {
+        if dir == path {
+            Some(format!("the additional directory {}", path.display()))
+        } else {
+            dir.starts_with(path).then(|| {
+                format!(
+                    "{}, a directory above the additional directory {}",
+                    path.display(),
+                    dir.display()
+                )
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::permissions::{PermissionMode, Policy, Rule, RuleContext, RuleKind, RuleSource};
+    use crate::registry::{CapabilityClass, ToolSpec};
+
+    fn bash() -> ToolSpec {
+        ToolSpec {
+            name: "Bash".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
+            class: CapabilityClass::Process,
+            read_only: false,
+            concurrency_safe: false,
+            rule_field: Some("command".into()),
+            validates_input: false,
+        }
+    }
+
+    /// Every row of `critical.tsv` through the whole decision (see the file's header).
+    #[test]
+    fn critical_removals_table() {
+        let mut failures = Vec::new();
+        let mut rows = 0;
+        for (index, line) in include_str!("critical.tsv").lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            rows += 1;
+            let at = index + 1;
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [mode, rule, command, verdict, decided_by, source] = fields[..] else {
+                panic!("critical.tsv:{at}: six tab-separated fields expected: {line:?}");
+            };
+            let mut policy = Policy::new(RuleContext {
+                cwd: "/ws/project".into(),
+                home: Some("/home/u".into()),
+            });
+            policy.additional_dirs = vec!["/srv/shared/extra".into()];
+            policy.mode = mode
+                .parse::<PermissionMode>()
+                .unwrap_or_else(|_| panic!("critical.tsv:{at}: unknown mode {mode:?}"));
+            if let Some((kind, text)) = rule.split_once(':') {
+                let kind = match kind {
+                    "allow" => RuleKind::Allow,
+                    "ask" => RuleKind::Ask,
+                    "deny" => RuleKind::Deny,
+                    other => panic!("critical.tsv:{at}: unknown rule kind {other:?}"),
+                };
+                let rule = Rule::parse(text, kind, RuleSource::CommandLine, policy.context())
+                    .unwrap_or_else(|error| panic!("critical.tsv:{at}: {text}: {error}"));
+                policy.add(rule);
+            }
+            let decision = policy.evaluate(&bash(), &serde_json::json!({ "command": command }));
+            let kind = serde_json::to_value(&decision.decided_by).expect("serializable")["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let got_verdict = serde_json::to_value(decision.verdict).expect("serializable");
+            if got_verdict != verdict || kind != decided_by {
+                failures.push(format!(
+                    "critical.tsv:{at}: {mode} {rule} {command:?}: expected {verdict} by {decided_by}, got {got_verdict} by {kind}: {} ({source})",
+                    decision.reason
+                ));
+            }
+        }
+        assert!(rows >= 30, "{rows} rows");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// A PreToolUse hook's allow does not approve a critical removal (PERM §How permissions are
+    /// evaluated: hooks "cannot approve rm/rmdir of a critical path").
+    #[test]
+    fn a_hook_allow_does_not_approve_a_critical_removal() {
+        use crate::permissions::decision::{DecisionInput, HookVote, VoteKind, decide};
+        use crate::permissions::target::Target;
+        let policy = Policy::new(RuleContext {
+            cwd: "/ws/project".into(),
+            home: Some("/home/u".into()),
+        });
+        let tool = bash();
+        let vote = HookVote {
+            kind: VoteKind::Allow,
+            hook: "guard".into(),
+            reason: None,
+        };
+        for (command, verdict) in [
+            ("rm -rf ~", super::super::Verdict::Ask),
+            ("rm -rf build", super::super::Verdict::Allow),
+        ] {
+            let input = serde_json::json!({ "command": command });
+            let target = Target::new(
+                "Bash",
+                Some("command"),
+                false,
+                &input,
+                std::path::Path::new("/ws/project"),
+                Some(std::path::Path::new("/home/u")),
+            );
+            let decision = decide(&DecisionInput {
+                tool: &tool,
+                target: &target,
+                input: &input,
+                within_grants: None,
+                inside_workspace: None,
+                reads_host_env: false,
+                grants: String::new(),
+                vote: Some(&vote),
+                policy: &policy,
+            });
+            assert_eq!(decision.verdict, verdict, "{command}: {decision:?}");
+        }
+    }
+}
