@@ -125,8 +125,9 @@ impl Policy {
         &self.context
     }
 
-    /// Adds `rule` to its list. An allow rule with a broad tool-name glob is not added; the
-    /// returned warning says why.
+    /// Adds `rule` to its list. An allow rule with a broad tool-name glob, or a `Write(<path>)`
+    /// allow (Edit rules decide file edits), is not added; a `Write(<path>)` deny or ask is added
+    /// and applies as the same `Edit(...)` rule. The returned warning says why and what to write.
     pub fn add(&mut self, rule: Rule) -> Option<String> {
         self.path_index.take();
         self.hidden.0.take();
@@ -134,6 +135,40 @@ impl Policy {
             .get_mut()
             .unwrap_or_else(|poison| poison.into_inner())
             .clear();
+        // Claude Code decides every file-editing tool by `Edit(...)` rules and never consults
+        // `Write(<path>)`: such an allow is dropped; a deny or ask still applies, as an Edit rule
+        // would (safer than dropping it), and both say which rule to write instead.
+        let edit_instead = (rule.tool() == "Write" && !rule.is_bare()).then(|| {
+            rule.text()
+                .strip_prefix("Write")
+                .unwrap_or_default()
+                .to_owned()
+        });
+        match (rule.kind(), edit_instead) {
+            (RuleKind::Allow, Some(specifier)) => {
+                return Some(format!(
+                    "ignored allow rule {:?} ({}): Write(<path>) rules are never consulted; Edit rules decide Write, Edit and NotebookEdit, so write Edit{specifier} instead",
+                    rule.text(),
+                    rule.source()
+                ));
+            }
+            (kind, Some(specifier)) => {
+                let warning = format!(
+                    "{} rule {:?} ({}): Claude Code never consults Write(<path>) rules; janua applies it as Edit{specifier} to Write, Edit and NotebookEdit. Write Edit{specifier} instead so both agree",
+                    kind.as_str(),
+                    rule.text(),
+                    rule.source()
+                );
+                self.add_rule(rule);
+                return Some(warning);
+            }
+            _ => {}
+        }
+        self.add_rule(rule)
+    }
+
+    /// Files `rule` under its kind; the warning when an allow rule is dropped.
+    fn add_rule(&mut self, rule: Rule) -> Option<String> {
         match rule.kind() {
             RuleKind::Allow if rule.has_broad_name_glob() => Some(format!(
                 "ignored allow rule {:?} ({}): allow rules may use '*' in the tool name only after a literal mcp__<server>__ prefix",
@@ -542,5 +577,94 @@ mod host_check_tests {
         assert!(fetch("app.test").is_err());
         assert!(fetch("tracker.test").is_err());
         assert!(fetch("cdn.test").is_ok());
+    }
+}
+
+/// Edit rules decide every file-editing tool (issue 30, point 5; PERM §Read and Edit).
+#[cfg(test)]
+mod edit_rule_tests {
+    use super::*;
+    use crate::registry::{CapabilityClass, ToolSpec};
+
+    fn editor(name: &str, field: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object", "properties": {field: {}}}),
+            class: CapabilityClass::Write,
+            read_only: false,
+            concurrency_safe: false,
+            rule_field: Some(field.into()),
+            validates_input: false,
+        }
+    }
+
+    fn policy_with(text: &str, kind: RuleKind) -> (Policy, Option<String>) {
+        let mut policy = Policy::new(RuleContext {
+            cwd: "/ws".into(),
+            home: None,
+        });
+        let rule =
+            Rule::parse(text, kind, RuleSource::CommandLine, policy.context()).expect("valid rule");
+        let warning = policy.add(rule);
+        (policy, warning)
+    }
+
+    fn verdicts(policy: &Policy) -> Vec<Verdict> {
+        [
+            (editor("Write", "file_path"), "file_path", "src/a.rs"),
+            (editor("Edit", "file_path"), "file_path", "src/a.rs"),
+            (
+                editor("NotebookEdit", "notebook_path"),
+                "notebook_path",
+                "src/a.ipynb",
+            ),
+        ]
+        .iter()
+        .map(|(tool, field, path)| {
+            policy
+                .evaluate(tool, &serde_json::json!({ *field: *path }))
+                .verdict
+        })
+        .collect()
+    }
+
+    #[test]
+    fn edit_rules_decide_write_edit_and_notebook_edit() {
+        let (allow, warning) = policy_with("Edit(src/**)", RuleKind::Allow);
+        assert_eq!(warning, None);
+        assert_eq!(verdicts(&allow), vec![Verdict::Allow; 3]);
+        let (deny, _) = policy_with("Edit(src/**)", RuleKind::Deny);
+        assert_eq!(verdicts(&deny), vec![Verdict::Deny; 3]);
+    }
+
+    #[test]
+    fn a_write_path_allow_is_never_consulted_and_its_warning_says_what_to_write() {
+        let (policy, warning) = policy_with("Write(src/**)", RuleKind::Allow);
+        assert_eq!(verdicts(&policy), vec![Verdict::Ask; 3]);
+        let warning = warning.expect("a warning");
+        assert!(warning.contains("\"Write(src/**)\""), "{warning}");
+        assert!(warning.contains("command line"), "{warning}");
+        assert!(warning.contains("write Edit(src/**) instead"), "{warning}");
+    }
+
+    #[test]
+    fn a_write_path_deny_or_ask_still_applies_as_the_edit_rule_and_warns() {
+        let (deny, warning) = policy_with("Write(src/**)", RuleKind::Deny);
+        assert_eq!(verdicts(&deny), vec![Verdict::Deny; 3]);
+        assert!(warning.expect("a warning").contains("Edit(src/**)"));
+        let (ask, warning) = policy_with("Write(src/**)", RuleKind::Ask);
+        assert_eq!(verdicts(&ask), vec![Verdict::Ask; 3]);
+        assert!(warning.is_some());
+    }
+
+    #[test]
+    fn a_bare_write_rule_keeps_its_meaning() {
+        let (policy, warning) = policy_with("Write", RuleKind::Allow);
+        assert_eq!(warning, None);
+        assert_eq!(
+            verdicts(&policy),
+            vec![Verdict::Allow, Verdict::Ask, Verdict::Ask]
+        );
     }
 }

@@ -147,7 +147,7 @@ fn mcp_server_rules_and_modes_decide_without_asking() {
             &fixture,
             &[
                 "--allowedTools",
-                "Write(a.txt)",
+                "Edit(a.txt)",
                 "--disallowedTools",
                 "Read(b.txt)",
             ],
