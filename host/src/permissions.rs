@@ -3,11 +3,14 @@
 //!
 //! Layout: `rules` parses rules; `shell`, `bash`, `path_pattern` and `domain` give specifiers
 //! their meaning per tool; `target` reads what a call presents; `matching` applies rules to it;
-//! `decision` runs the fixed order; `prompter` answers `ask`.
+//! `critical` and `read_only` recognise critical-path removals and the built-in read-only Bash
+//! commands; `decision` runs the fixed order; `prompter` answers `ask`.
 
 mod bash;
 mod critical;
 mod decision;
+#[cfg(test)]
+mod decision_table;
 mod domain;
 mod matching;
 mod mode;
@@ -18,6 +21,7 @@ mod prompter;
 #[cfg(test)]
 mod properties;
 mod protected;
+mod read_only;
 mod rules;
 mod shell;
 mod target;

@@ -294,7 +294,10 @@ fn every_mode_decides_as_documented() {
             "deny",
             "mode",
         ),
-        ("plan", bash("ls"), &[], "deny", "mode"),
+        ("plan", bash("make"), &[], "deny", "mode"),
+        // PERM §Read-only commands: the built-in read-only set runs in every mode.
+        ("plan", bash("ls"), &[], "allow", "default"),
+        ("dontAsk", bash("git status"), &[], "allow", "default"),
         (
             "plan",
             json!({"file_path": "a.txt"}),
@@ -726,7 +729,7 @@ fn the_tty_prompt_asks_and_remembers() {
         "call",
         "Bash",
         "--input",
-        r#"{"command": "echo made"}"#,
+        r#"{"command": "printf made"}"#,
     ];
     let line: Vec<String> = args.iter().map(|arg| shell_quote(arg)).collect();
     let mut child = std::process::Command::new("script")
@@ -742,10 +745,10 @@ fn the_tty_prompt_asks_and_remembers() {
     let shown = String::from_utf8_lossy(&output.stdout);
     assert!(shown.contains("Bash wants to run"), "{shown}");
     assert!(
-        shown.contains("2 allow always (adds Bash(echo made))"),
+        shown.contains("2 allow always (adds Bash(printf made))"),
         "{shown}"
     );
-    assert!(shown.contains("made\\n"), "{shown}");
+    assert!(shown.contains(r#""content":"made""#), "{shown}");
     // No terminal now: the session rule answers.
     let again = janua(
         &fixture,
@@ -755,7 +758,7 @@ fn the_tty_prompt_asks_and_remembers() {
             "call",
             "Bash",
             "--input",
-            r#"{"command": "echo made"}"#,
+            r#"{"command": "printf made"}"#,
         ],
     );
     assert_eq!(

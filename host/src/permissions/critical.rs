@@ -195,71 +195,12 @@ fn critical_directory(path: &Path, roots: &Roots<'_>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::permissions::{PermissionMode, Policy, Rule, RuleContext, RuleKind, RuleSource};
-    use crate::registry::{CapabilityClass, ToolSpec};
+    use super::super::decision_table;
 
-    fn bash() -> ToolSpec {
-        ToolSpec {
-            name: "Bash".into(),
-            description: String::new(),
-            input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
-            class: CapabilityClass::Process,
-            read_only: false,
-            concurrency_safe: false,
-            rule_field: Some("command".into()),
-            validates_input: false,
-        }
-    }
-
-    /// Every row of `critical.tsv` through the whole decision (see the file's header).
+    /// Every row of `critical.tsv` through the whole decision.
     #[test]
     fn critical_removals_table() {
-        let mut failures = Vec::new();
-        let mut rows = 0;
-        for (index, line) in include_str!("critical.tsv").lines().enumerate() {
-            if line.trim().is_empty() || line.starts_with('#') {
-                continue;
-            }
-            rows += 1;
-            let at = index + 1;
-            let fields: Vec<&str> = line.split('\t').collect();
-            let [mode, rule, command, verdict, decided_by, source] = fields[..] else {
-                panic!("critical.tsv:{at}: six tab-separated fields expected: {line:?}");
-            };
-            let mut policy = Policy::new(RuleContext {
-                cwd: "/ws/project".into(),
-                home: Some("/home/u".into()),
-            });
-            policy.additional_dirs = vec!["/srv/shared/extra".into()];
-            policy.mode = mode
-                .parse::<PermissionMode>()
-                .unwrap_or_else(|_| panic!("critical.tsv:{at}: unknown mode {mode:?}"));
-            if let Some((kind, text)) = rule.split_once(':') {
-                let kind = match kind {
-                    "allow" => RuleKind::Allow,
-                    "ask" => RuleKind::Ask,
-                    "deny" => RuleKind::Deny,
-                    other => panic!("critical.tsv:{at}: unknown rule kind {other:?}"),
-                };
-                let rule = Rule::parse(text, kind, RuleSource::CommandLine, policy.context())
-                    .unwrap_or_else(|error| panic!("critical.tsv:{at}: {text}: {error}"));
-                policy.add(rule);
-            }
-            let decision = policy.evaluate(&bash(), &serde_json::json!({ "command": command }));
-            let kind = serde_json::to_value(&decision.decided_by).expect("serializable")["kind"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let got_verdict = serde_json::to_value(decision.verdict).expect("serializable");
-            if got_verdict != verdict || kind != decided_by {
-                failures.push(format!(
-                    "critical.tsv:{at}: {mode} {rule} {command:?}: expected {verdict} by {decided_by}, got {got_verdict} by {kind}: {} ({source})",
-                    decision.reason
-                ));
-            }
-        }
-        assert!(rows >= 30, "{rows} rows");
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        decision_table::run("critical.tsv", include_str!("critical.tsv"), 30);
     }
 
     /// A PreToolUse hook's allow does not approve a critical removal (PERM §How permissions are
@@ -268,20 +209,18 @@ mod tests {
     fn a_hook_allow_does_not_approve_a_critical_removal() {
         use crate::permissions::decision::{DecisionInput, HookVote, VoteKind, decide};
         use crate::permissions::target::Target;
+        use crate::permissions::{Policy, RuleContext, Verdict};
         let policy = Policy::new(RuleContext {
             cwd: "/ws/project".into(),
             home: Some("/home/u".into()),
         });
-        let tool = bash();
+        let tool = decision_table::bash();
         let vote = HookVote {
             kind: VoteKind::Allow,
             hook: "guard".into(),
             reason: None,
         };
-        for (command, verdict) in [
-            ("rm -rf ~", super::super::Verdict::Ask),
-            ("rm -rf build", super::super::Verdict::Allow),
-        ] {
+        for (command, verdict) in [("rm -rf ~", Verdict::Ask), ("rm -rf build", Verdict::Allow)] {
             let input = serde_json::json!({ "command": command });
             let target = Target::new(
                 "Bash",

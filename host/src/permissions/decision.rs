@@ -1,5 +1,6 @@
 //! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
-//! ask rule or hook ask -> critical-path removal (asks) -> protected-path write (asks) -> mode -> allow rules or hook allow ->
+//! ask rule or hook ask -> critical-path removal (asks) -> protected-path write (asks) ->
+//! built-in read-only Bash command (allows) -> mode -> allow rules or hook allow ->
 //! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
 //! never overrides a deny or ask rule. Every decision records what decided it.
 
@@ -11,6 +12,7 @@ use super::critical::{Roots, critical_removal};
 use super::matching::{CallView, allowing, blocking};
 use super::mode::PermissionMode;
 use super::protected::is_protected;
+use super::read_only::{ReadOnly, read_only};
 use super::rules::{Family, Rule, RuleKind};
 use super::target::{PathCandidates, Target};
 use crate::registry::{CapabilityClass, ToolSpec};
@@ -87,6 +89,8 @@ pub enum DecidedBy {
     },
     /// The default mode allows read-only tools inside the workspace.
     ReadOnlyInWorkspace,
+    /// A Bash command line of the built-in read-only set, in every mode.
+    ReadOnlyCommand,
     /// No rule matched; the default mode asks.
     DefaultAsk,
     /// A PermissionRequest hook answered the ask.
@@ -115,6 +119,7 @@ impl DecidedBy {
             DecidedBy::ProtectedPath { .. }
             | DecidedBy::CriticalPath { .. }
             | DecidedBy::ReadOnlyInWorkspace
+            | DecidedBy::ReadOnlyCommand
             | DecidedBy::DefaultAsk
             | DecidedBy::NoPrompter => "default",
         }
@@ -352,6 +357,30 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 "{shown} is a protected path: writes to it always ask, whatever rule or mode would allow them"
             ),
         );
+    }
+    if name == "Bash"
+        && let Target::Command(command) = input.target
+    {
+        match read_only(command, policy) {
+            ReadOnly::Yes(why) => {
+                return Decision::new(Verdict::Allow, DecidedBy::ReadOnlyCommand, why);
+            }
+            ReadOnly::Hidden { rule, path } => {
+                let (text, source, scope) = rule_fields(rule);
+                let reason =
+                    format!("{name} would read {path}, which the rule {text} ({source}) hides");
+                return Decision::new(
+                    Verdict::Deny,
+                    DecidedBy::DenyRule {
+                        rule: text,
+                        source,
+                        scope,
+                    },
+                    reason,
+                );
+            }
+            ReadOnly::No => {}
+        }
     }
     let mode = policy.mode;
     let mode_decided = |verdict, reason: String| {
