@@ -12,6 +12,7 @@ mod decision;
 #[cfg(test)]
 mod decision_table;
 mod domain;
+mod edit_commands;
 mod matching;
 mod mode;
 mod path_index;

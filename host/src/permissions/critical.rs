@@ -98,17 +98,35 @@ fn critical_operand(
     } else {
         bases
     };
+    // The documented glob case is `rm -rf <dir>/*`: a glob that takes everything in a critical
+    // directory. A narrower one (`rm *.o` in the workspace) is an ordinary removal, except under
+    // an additional directory or a directory above one, where the docs name any glob.
+    let takes_everything = globbed
+        && glob_component(&word.text)
+            .chars()
+            .all(|c| matches!(c, '*' | '.'));
     bases.iter().find_map(|base| {
         let candidates = PathCandidates::new(directory, base, roots.home);
-        let what = candidates
-            .all()
-            .find_map(|path| critical_directory(path, roots))?;
-        Some(found(if globbed {
-            format!("a glob directly under {what}")
-        } else {
-            what
-        }))
+        candidates.all().find_map(|path| {
+            let what = critical_directory(path, roots)?;
+            if !globbed {
+                return Some(found(what));
+            }
+            let above_additional = roots.additional.iter().any(|dir| dir.starts_with(path));
+            (takes_everything || above_additional)
+                .then(|| found(format!("a glob directly under {what}")))
+        })
     })
+}
+
+/// The path component that holds the first glob character (`*.o` of `build/*.o/x`).
+fn glob_component(text: &str) -> &str {
+    let Some(at) = text.find(['*', '?', '[']) else {
+        return "";
+    };
+    let start = text[..at].rfind('/').map_or(0, |slash| slash + 1);
+    let end = text[at..].find('/').map_or(text.len(), |slash| at + slash);
+    &text[start..end]
 }
 
 /// `$HOME` itself, or a glob or trailing slash directly under a variable (`$DIR/`, `${DIR}/*`):

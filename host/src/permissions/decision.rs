@@ -1,6 +1,6 @@
 //! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
 //! ask rule or hook ask -> critical-path removal (asks) -> protected-path write (asks) ->
-//! built-in read-only Bash command (allows) -> mode -> allow rules or hook allow ->
+//! built-in read-only Bash command (allows) -> mode (acceptEdits: also its filesystem commands) -> allow rules or hook allow ->
 //! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
 //! never overrides a deny or ask rule. Every decision records what decided it.
 
@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Policy;
 use super::critical::{Roots, critical_removal};
+use super::edit_commands::edit_command;
 use super::matching::{CallView, allowing, blocking};
 use super::mode::PermissionMode;
 use super::protected::is_protected;
@@ -430,6 +431,16 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 Verdict::Allow,
                 format!("acceptEdits mode allows {name} inside the workspace"),
             );
+        }
+        PermissionMode::AcceptEdits if name == "Bash" => {
+            if let Target::Command(command) = input.target
+                && let Some(programs) = edit_command(command, policy)
+            {
+                return mode_decided(
+                    Verdict::Allow,
+                    format!("acceptEdits mode allows {programs} inside the workspace"),
+                );
+            }
         }
         _ => {}
     }

@@ -164,7 +164,11 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
 
 /// The files a read-only program names, or `None` when the program or one of its arguments is
 /// not read-only. `moved`: an earlier `cd` on the line went somewhere other than the workspace.
-fn operands_of<'w>(name: &str, args: &'w [ShellWord], moved: bool) -> Option<Vec<&'w ShellWord>> {
+pub(crate) fn operands_of<'w>(
+    name: &str,
+    args: &'w [ShellWord],
+    moved: bool,
+) -> Option<Vec<&'w ShellWord>> {
     let plain = PLAIN_READERS.contains(&name);
     // A word whose value is only known when it runs could be a flag or a file anywhere.
     let known = |word: &ShellWord| word.literal && (plain || !word.glob);
@@ -238,7 +242,7 @@ fn operands_of<'w>(name: &str, args: &'w [ShellWord], moved: bool) -> Option<Vec
 
 /// The operands of `args` (words not starting with `-`, and every word after `--`), skipping the
 /// value of each flag in `valued`.
-fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w ShellWord> {
+pub(crate) fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w ShellWord> {
     let mut found = Vec::new();
     let mut options_done = false;
     let mut skip_next = false;
@@ -257,7 +261,7 @@ fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w ShellWord> {
 }
 
 /// The part of a name before its first globbed component (the whole name when it has no glob).
-fn glob_directory(word: &ShellWord) -> &str {
+pub(crate) fn glob_directory(word: &ShellWord) -> &str {
     if !word.glob {
         return &word.text;
     }

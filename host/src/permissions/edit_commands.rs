@@ -1,0 +1,224 @@
+//! The filesystem commands `acceptEdits` approves (Claude Code's permission-modes page, modes
+//! table): `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp` and `sed` run without a rule in
+//! `acceptEdits` when every path they name lies inside the workspace or an additional directory,
+//! behind at most safe variable prefixes and the wrappers allow rules look through (`timeout`,
+//! `nice`, `nohup`, ...). Subcommands of the built-in read-only set may sit beside them
+//! (`mkdir -p out && ls out`).
+//!
+//! This module only recognises such a command line; the decision (`decision.rs`) asks it only in
+//! `acceptEdits`, after deny and ask rules, critical-path removals and protected paths, so a path
+//! outside, a critical path or a protected path still asks.
+
+use super::Policy;
+use super::read_only::{files, glob_directory, operands_of};
+use super::shell::ShellWord;
+use super::target::{CommandTarget, PathCandidates};
+
+/// The programs `acceptEdits` approves inside the workspace.
+const EDIT_PROGRAMS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
+
+/// `sed` substitution flags that neither write a file (`w`) nor run a command (`e`).
+const SED_SAFE_FLAGS: &str = "gGiIpPmM0123456789";
+
+/// The edit programs of `command`, joined for the decision's reason, when `acceptEdits` may
+/// approve it; `None` otherwise.
+pub(crate) fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<String> {
+    if command.parsed.opaque.is_some()
+        || command.parsed.subcommands.is_empty()
+        || command.unresolved_write.is_some()
+        || !command
+            .cd_targets
+            .iter()
+            .all(|cd| cd.as_ref().is_some_and(|cd| inside(cd, policy)))
+    {
+        return None;
+    }
+    let workspace = policy.context().cwd.as_path();
+    let home = policy.context().home.as_deref();
+    let mut bases = vec![workspace.to_path_buf()];
+    bases.extend(
+        command
+            .cd_targets
+            .iter()
+            .flatten()
+            .map(|cd| cd.lexical.clone()),
+    );
+    if !command.writes.iter().all(|write| inside(write, policy)) {
+        return None;
+    }
+    let moved = bases[1..].iter().any(|base| base != workspace);
+    let mut programs: Vec<&str> = Vec::new();
+    let mut paths: Vec<ShellWord> = Vec::new();
+    for forms in &command.forms {
+        if forms.redirect_only {
+            continue;
+        }
+        let (program, args) = forms.allow.as_ref()?.words.split_first()?;
+        let name = program.text.as_str();
+        if EDIT_PROGRAMS.contains(&name) {
+            paths.extend(edit_paths(name, args)?);
+            if !programs.contains(&name) {
+                programs.push(name);
+            }
+        } else {
+            paths.extend(operands_of(name, args, moved)?.into_iter().cloned());
+        }
+    }
+    if programs.is_empty() {
+        return None;
+    }
+    for word in &paths {
+        let directory = glob_directory(word);
+        for base in &bases {
+            if !inside(&PathCandidates::new(directory, base, home), policy) {
+                return None;
+            }
+        }
+    }
+    Some(programs.join(", "))
+}
+
+fn inside(path: &PathCandidates, policy: &Policy) -> bool {
+    path.all().all(|spelling| policy.inside_workspace(spelling))
+}
+
+/// Every path an edit program names (its operands, and the value of each `--flag=value`), or
+/// `None` when an argument is only known at run time or `sed` could run or write more than its
+/// files.
+fn edit_paths(name: &str, args: &[ShellWord]) -> Option<Vec<ShellWord>> {
+    if !args.iter().all(|word| word.literal) {
+        return None;
+    }
+    if name == "sed" {
+        return sed_files(args).map(|named| named.into_iter().cloned().collect());
+    }
+    let mut paths: Vec<ShellWord> = files(args, &[]).into_iter().cloned().collect();
+    // `--target-directory=DIR`, `--reference=FILE`, `--suffix=...`: each value is judged as a
+    // path, which at worst asks for a value that is not one.
+    paths.extend(args.iter().filter_map(|word| {
+        let (_, value) = word.text.strip_prefix("--")?.split_once('=')?;
+        Some(ShellWord {
+            text: value.to_owned(),
+            ..word.clone()
+        })
+    }));
+    Some(paths)
+}
+
+/// The files a `sed` edits or reads, when its only scripts are plain substitutions
+/// (`s/a/b/g`); `None` for anything else (`e`, `w`, `r` commands, script files, ...).
+fn sed_files(args: &[ShellWord]) -> Option<Vec<&ShellWord>> {
+    let mut scripts = Vec::new();
+    let mut named = Vec::new();
+    let mut expect_script = false;
+    let mut explicit = false;
+    for word in args {
+        let text = word.text.as_str();
+        if expect_script {
+            scripts.push(text);
+            expect_script = false;
+        } else if text == "-e" || text == "--expression" {
+            expect_script = true;
+            explicit = true;
+        } else if let Some(script) = text.strip_prefix("--expression=") {
+            scripts.push(script);
+            explicit = true;
+        } else if text.starts_with("-f") || text.starts_with("--file") {
+            return None;
+        } else if text.starts_with('-') && text != "-" {
+            // `-i`, `-n`, `-E`, `-i.bak`, `--in-place`, ...: only what is printed or saved.
+            if !(text.starts_with("-i")
+                || text.starts_with("--in-place")
+                || matches!(
+                    text,
+                    "-n" | "-E"
+                        | "-r"
+                        | "-s"
+                        | "-u"
+                        | "-z"
+                        | "--quiet"
+                        | "--silent"
+                        | "--regexp-extended"
+                        | "--separate"
+                        | "--null-data"
+                ))
+            {
+                return None;
+            }
+        } else {
+            named.push(word);
+        }
+    }
+    if !explicit {
+        let (script, rest) = named.split_first()?;
+        scripts.push(script.text.as_str());
+        named = rest.to_vec();
+    }
+    scripts
+        .iter()
+        .all(|script| plain_substitution(script))
+        .then_some(named)
+}
+
+/// `s<d>pattern<d>replacement<d>flags` with only harmless flags.
+fn plain_substitution(script: &str) -> bool {
+    let Some(rest) = script.strip_prefix('s') else {
+        return false;
+    };
+    let Some(delimiter) = rest.chars().next() else {
+        return false;
+    };
+    if delimiter.is_alphanumeric() || delimiter == '\\' || delimiter == '\n' {
+        return false;
+    }
+    let mut parts = 0;
+    let mut escaped = false;
+    let mut flags_at = None;
+    for (at, c) in rest.char_indices().skip(1) {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == delimiter {
+            parts += 1;
+            if parts == 2 {
+                flags_at = Some(at + c.len_utf8());
+                break;
+            }
+        } else if c == '\n' {
+            return false;
+        }
+    }
+    flags_at.is_some_and(|at| rest[at..].chars().all(|flag| SED_SAFE_FLAGS.contains(flag)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::decision_table;
+    use super::plain_substitution;
+
+    /// Every row of `edit_commands.tsv` through the whole decision.
+    #[test]
+    fn accept_edits_commands_table() {
+        decision_table::run("edit_commands.tsv", include_str!("edit_commands.tsv"), 25);
+    }
+
+    #[test]
+    fn only_plain_substitutions_are_plain() {
+        for (script, plain) in [
+            ("s/a/b/", true),
+            ("s/a/b/g", true),
+            ("s|a/b|c|gI", true),
+            (r"s/a\/b/c/", true),
+            ("s/a/b/w out.txt", false),
+            ("s/a/b/e", false),
+            ("s/a/b", false),
+            ("1d", false),
+            ("e rm -rf x", false),
+            ("r /etc/passwd", false),
+            ("sabac", false),
+        ] {
+            assert_eq!(plain_substitution(script), plain, "{script}");
+        }
+    }
+}
