@@ -458,7 +458,15 @@ async fn run(
         None => input,
     };
 
-    let decided = decide::run(stages, &base, &tool, input, pre.vote.as_ref()).await;
+    let decided = decide::run(
+        stages,
+        &base,
+        &tool,
+        input,
+        Some(&hooked_input),
+        pre.vote.as_ref(),
+    )
+    .await;
     outcome.warnings.extend(decided.warnings);
     outcome.system_messages.extend(decided.system_messages);
     if outcome.stop.is_none() {
@@ -693,6 +701,7 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
         );
     }
     let mut vote = None;
+    let hooked_input = input.clone();
     if run_hooks {
         let base = pre_hooks::EventBase {
             session_id: stages.session_id,
@@ -712,8 +721,13 @@ pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -
             Err(failure) => failed(failure, &mut report),
         }
     }
-    let (decision, _target) =
-        decide::evaluate(&stages.decide_context(), &tool, &input, vote.as_ref());
+    let (decision, _target) = decide::evaluate_rewritten(
+        &stages.decide_context(),
+        &tool,
+        &input,
+        Some(&hooked_input),
+        vote.as_ref(),
+    );
     report.decision = Some(decision);
     report.input = Some(input);
     report

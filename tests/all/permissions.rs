@@ -980,3 +980,67 @@ fn critical_removals_are_never_auto_approved() {
     assert!(!doomed.exists(), "the ordinary removal did not run");
     assert!(marker.exists());
 }
+
+/// Rewrites through the binary (issue 30, point 7): a deny or ask rule that matches the input as
+/// the model wrote it still applies after a PreToolUse hook rewrote it into something an allow
+/// rule covers, so a hook cannot launder a denied call; a rewrite of an undenied call runs. The
+/// file the rewritten command would create says whether it ran.
+#[test]
+fn deny_and_ask_rules_see_the_input_before_a_hook_rewrote_it() {
+    let fixture = Fixture::new();
+    let rewrite = r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten.txt"}}}'"#;
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": rewrite, "timeout": 10}
+    ]}]}})
+    .to_string();
+    let created = fixture.workspace().join("rewritten.txt");
+    let call = |command: &str, args: &[&str]| {
+        let input = bash(command).to_string();
+        let mut all = vec![
+            "--settings",
+            settings.as_str(),
+            "--allowedTools",
+            "Bash(touch *)",
+        ];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["call", "Bash", "--input", &input]);
+        let output = janua(&fixture, &all);
+        let block = json_stdout(&output);
+        (
+            output.status.code(),
+            block["content"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+
+    let (code, text) = call("rm -f notes.txt", &["--disallowedTools", "Bash(rm *)"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("denied by the rule Bash(rm *)"), "{text}");
+    assert!(
+        text.contains("before a PreToolUse hook rewrote it"),
+        "{text}"
+    );
+    assert!(!created.exists(), "the rewrite of a denied call ran");
+
+    let (code, text) = call(
+        "rm -f notes.txt",
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--settings",
+            r#"{"permissions": {"ask": ["Bash(rm *)"]}}"#,
+        ],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("the rule Bash(rm *)"), "{text}");
+    assert!(
+        !created.exists(),
+        "the rewrite of an asked call ran without an answer"
+    );
+
+    let (code, text) = call("make", &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        created.exists(),
+        "the rewrite of an undenied call did not run"
+    );
+}

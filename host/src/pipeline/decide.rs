@@ -83,6 +83,39 @@ pub(crate) fn evaluate(
     (decision, target)
 }
 
+/// [`evaluate`] for an input a PreToolUse hook rewrote from `original`: a deny or ask rule that
+/// matches the original input applies as well as one matching the rewrite (a hook cannot launder
+/// a denied call into an allowed one), while allow rules, modes and the read-only set judge only
+/// the rewrite, which is what runs.
+pub(crate) fn evaluate_rewritten(
+    context: &DecideContext<'_>,
+    tool: &RegisteredTool,
+    input: &Value,
+    original: Option<&Value>,
+    vote: Option<&HookVote>,
+) -> (Decision, Target) {
+    let (decision, target) = evaluate(context, tool, input, vote);
+    let Some(original) = original.filter(|original| *original != input) else {
+        return (decision, target);
+    };
+    if decision.verdict == Verdict::Deny {
+        return (decision, target);
+    }
+    let (before, _) = evaluate(context, tool, original, vote);
+    let by_rule = matches!(
+        (&before.verdict, &before.decided_by),
+        (Verdict::Deny, DecidedBy::DenyRule { .. }) | (Verdict::Ask, DecidedBy::AskRule { .. })
+    );
+    if by_rule && decision.decided_by != before.decided_by {
+        let reason = format!(
+            "{} (the input before a PreToolUse hook rewrote it)",
+            before.reason
+        );
+        return (Decision { reason, ..before }, target);
+    }
+    (decision, target)
+}
+
 /// What the decision stage settled.
 pub(crate) struct Decided {
     pub(crate) decision: Decision,
@@ -105,10 +138,11 @@ pub(crate) async fn run(
     base: &EventBase<'_>,
     tool: &RegisteredTool,
     input: Value,
+    original: Option<&Value>,
     vote: Option<&HookVote>,
 ) -> Decided {
     let context = stages.decide_context();
-    let (decision, target) = evaluate(&context, tool, &input, vote);
+    let (decision, target) = evaluate_rewritten(&context, tool, &input, original, vote);
     let mut decided = Decided {
         decision,
         input,
@@ -142,7 +176,7 @@ pub(crate) async fn run(
             Some(decision) => decided.decision = decision,
             None => {
                 let (decision, target) = if decided.rewritten_by.is_some() {
-                    evaluate(&context, tool, &decided.input, vote)
+                    evaluate_rewritten(&context, tool, &decided.input, original, vote)
                 } else {
                     (decided.decision.clone(), target)
                 };
