@@ -835,6 +835,16 @@ fn check_rules(
                     let param_rule = rule.param_name().is_some_and(|name| {
                         tool.spec.input_schema["properties"].get(name).is_some()
                     });
+                    if let Some(param) = rule.param_name()
+                        && tool.spec.name == crate::delegation::AGENT_TOOL
+                        && tool.spec.input_schema["properties"].get(param).is_none()
+                    {
+                        warnings.push(format!(
+                            "the rule {:?} ({}) names the parameter {param:?}, which the Agent tool does not have: it matches nothing (it is not read as a sub-agent name)",
+                            rule.text(),
+                            rule.source()
+                        ));
+                    }
                     if let Some(name) = rule.param_name()
                         && tool.spec.rule_field.as_deref() == Some(name)
                     {

@@ -1044,3 +1044,55 @@ fn deny_and_ask_rules_see_the_input_before_a_hook_rewrote_it() {
         "the rewrite of an undenied call did not run"
     );
 }
+
+/// Input-parameter rules on the Agent tool (issue 30, point 11; PERM §Match by input parameter):
+/// the Agent tool accepts Claude Code's `model` and `isolation`, deny rules on them deny what they
+/// name, and a rule naming a parameter the tool lacks warns at load and matches nothing.
+#[test]
+fn agent_parameter_rules_deny_what_they_name() {
+    let fixture = Fixture::new();
+    let input = json!({
+        "description": "d", "prompt": "p", "subagent_type": "general-purpose",
+        "model": "opus", "isolation": "worktree"
+    })
+    .to_string();
+    let check = |rule: &str| {
+        let output = janua(
+            &fixture,
+            &[
+                "--agent-runner",
+                "true",
+                "--permission-mode",
+                "bypassPermissions",
+                "--disallowedTools",
+                rule,
+                "check",
+                "Agent",
+                "--input",
+                &input,
+            ],
+        );
+        (
+            json_stdout(&output)["decision"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    for rule in [
+        "Agent(model:opus)",
+        "Agent(model:*)",
+        "Agent(isolation:*)",
+        "Agent( model : opus )",
+    ] {
+        assert_eq!(check(rule).0, "deny", "{rule}");
+    }
+    assert_eq!(check("Agent(model:haiku)").0, "allow");
+    let (decision, stderr) = check("Agent(colour:red)");
+    assert_eq!(decision, "allow", "{stderr}");
+    assert!(
+        stderr.contains("names the parameter \"colour\", which the Agent tool does not have"),
+        "{stderr}"
+    );
+}

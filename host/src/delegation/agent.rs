@@ -31,6 +31,12 @@ pub struct AgentRequest {
     pub prompt: String,
     /// Which kind of sub-agent, when the model named one.
     pub subagent_type: Option<String>,
+    /// The model the sub-agent should use (`sonnet`, `opus`, `haiku`, or a model id), if named.
+    pub model: Option<String>,
+    /// A name for the sub-agent, if given.
+    pub name: Option<String>,
+    /// Where the sub-agent should work (`worktree`, `remote`), if asked; the runner decides.
+    pub isolation: Option<String>,
     /// The tools the sub-session holds, as tool definitions (`name`, `description`,
     /// `input_schema`).
     pub tools: Vec<serde_json::Value>,
@@ -76,6 +82,10 @@ pub(crate) fn agent_spec() -> ToolSpec {
                 "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
                 "prompt": {"type": "string", "description": "The task for the sub-agent"},
                 "subagent_type": {"type": "string", "description": "The kind of sub-agent to use"},
+                "model": {"type": "string", "description": "The model the sub-agent uses: sonnet, opus, haiku, or a model id (passed to the runner)"},
+                "name": {"type": "string", "description": "A name for the sub-agent (passed to the runner)"},
+                "isolation": {"type": "string", "enum": ["worktree", "remote"], "description": "Where the sub-agent works (passed to the runner, which decides)"},
+                "run_in_background": {"type": "boolean", "description": "Accepted for compatibility: janua runs every sub-agent to its end before answering"},
                 "tools": {
                     "type": "array",
                     "items": {"type": "string"},

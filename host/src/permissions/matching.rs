@@ -118,9 +118,16 @@ fn value(rule: &Rule) -> Option<&ValueSpecifier> {
 /// tool's schema has a top-level property `name`); the literal input value is compared.
 fn param_reading(value: &ValueSpecifier, call: &CallView<'_>) -> Option<bool> {
     let (name, pattern) = value.param.as_ref()?;
-    call.schema
+    let known = call
+        .schema
         .get("properties")
-        .and_then(|properties| properties.get(name))?;
+        .and_then(|properties| properties.get(name))
+        .is_some();
+    if !known {
+        // `Agent(colour:red)` names a parameter the Agent tool does not have: it matches nothing
+        // rather than being read as a sub-agent name (loading it warns).
+        return (call.tool == crate::delegation::AGENT_TOOL).then_some(false);
+    }
     let matched = match call.input.get(name) {
         Some(Value::String(text)) => wildcard::matches(pattern, text),
         Some(Value::Bool(flag)) => wildcard::matches(pattern, &flag.to_string()),

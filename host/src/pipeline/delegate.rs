@@ -346,6 +346,9 @@ pub(super) async fn run_agent(
         description: input["description"].as_str().unwrap_or_default().to_owned(),
         prompt: input["prompt"].as_str().unwrap_or_default().to_owned(),
         subagent_type: input["subagent_type"].as_str().map(str::to_owned),
+        model: input["model"].as_str().map(str::to_owned),
+        name: input["name"].as_str().map(str::to_owned),
+        isolation: input["isolation"].as_str().map(str::to_owned),
         tools: session.tool_definitions(),
         timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
     };
