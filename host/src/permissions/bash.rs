@@ -36,7 +36,8 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
 /// different privileges or environment).
 pub(crate) const EXEC_WRAPPERS: &[&str] = &[
     "exec", "env", "sudo", "doas", "setsid", "ionice", "chrt", "taskset", "watch", "flock",
-    "unbuffer", "chroot", "runuser", "su", "xargs",
+    "unbuffer", "chroot", "runuser", "su", "xargs", "setarch", "linux32", "linux64", "i386",
+    "x86_64", "prlimit", "setpriv", "choom", "unshare", "numactl", "nsenter", "cgexec",
 ];
 
 /// A parsed Bash rule specifier.
@@ -552,7 +553,7 @@ fn stdin_arguments() -> ShellWord {
 
 /// Strips one wrapper (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `builtin`,
 /// `noglob`, bare `xargs`) with its own options, if the words start with one.
-fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
+pub(crate) fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
     let (first, rest) = words.split_first()?;
     if !first.literal || first.glob {
         return None;

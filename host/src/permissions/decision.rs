@@ -301,6 +301,23 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         );
     }
     if let Target::Command(command) = input.target
+        && let Some(why) = &command.parsed.dynamic
+        && [RuleKind::Deny, RuleKind::Ask]
+            .into_iter()
+            .flat_map(|kind| policy.rules_for(kind, name))
+            .any(|rule| !rule.is_bare() && rule.family().is_none())
+    {
+        // Fail closed on doubt: a program only known when it runs could be any program, so no
+        // deny or ask rule can be checked against it.
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::DefaultAsk,
+            format!(
+                "{name} may run any program ({why}), so its deny and ask rules cannot be checked before it runs"
+            ),
+        );
+    }
+    if let Target::Command(command) = input.target
         && let Some(pattern) = &command.unresolved_read
         && [RuleKind::Deny, RuleKind::Ask]
             .into_iter()

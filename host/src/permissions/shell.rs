@@ -54,6 +54,9 @@ pub(crate) struct ShellCommand {
     pub(crate) subcommands: Vec<Subcommand>,
     /// Why a pattern rule may not allow this command line, if it may not.
     pub(crate) opaque: Option<String>,
+    /// Why the line may run a program only known when it runs (a computed program word,
+    /// `source`, `BASH_ENV`): deny and ask rules cannot be checked against it.
+    pub(crate) dynamic: Option<String>,
 }
 
 /// One simple command: `VAR=x program args... >redirects`.
@@ -125,6 +128,7 @@ pub(crate) fn split(command: &str) -> ShellCommand {
 struct Walker {
     subcommands: Vec<Subcommand>,
     opaque: Option<String>,
+    dynamic: Option<String>,
     /// The source text being walked, innermost last (AST locations index into it).
     sources: Vec<String>,
 }
@@ -132,6 +136,7 @@ struct Walker {
 impl Walker {
     fn finish(self) -> ShellCommand {
         ShellCommand {
+            dynamic: self.dynamic,
             subcommands: self.subcommands,
             opaque: self.opaque,
         }
@@ -708,9 +713,49 @@ impl Walker {
         }
     }
 
+    /// Notes a program only known when it runs (see [`ShellCommand::dynamic`]); such a line is
+    /// opaque too, so no pattern rule allows it.
+    fn dynamic(&mut self, why: String) {
+        self.opaque(why.clone());
+        self.dynamic.get_or_insert(why);
+    }
+
+    /// Programs that run what is only known when they run: a program word built by an expansion
+    /// (`$(echo rm) x`, `r${U}m`, `$c`), behind the wrappers allow rules look through; `source`
+    /// and `.`, which run a file's commands; `BASH_ENV` or `ENV` set for a shell.
+    fn dynamic_program(&mut self, sub: &Subcommand) {
+        let mut words = &sub.words[..];
+        while let Some(rest) = super::bash::strip_one_wrapper(words) {
+            words = rest;
+        }
+        let Some(program) = words.first() else {
+            return;
+        };
+        if !program.literal {
+            self.dynamic(format!(
+                "the program word {} is only known when it runs",
+                program.text
+            ));
+        } else if matches!(program.text.as_str(), "source" | ".") {
+            let file = words.get(1).map_or("", |word| word.text.as_str());
+            self.dynamic(format!("{} runs the commands of {file}", program.text));
+        } else if let Some(name) = sub
+            .assignments
+            .iter()
+            .find(|name| matches!(name.as_str(), "BASH_ENV" | "ENV"))
+        {
+            self.dynamic(format!(
+                "{name} makes a shell run the commands of a file first"
+            ));
+        }
+    }
+
     /// `bash -c 'STRING'`, `sh -c`, `eval STRING` anywhere in the words (behind wrappers too): the
-    /// string is a command line as well. A shell reading its commands from stdin is opaque.
+    /// string is a command line as well, and so are the strings of `script -c`, `env -S`,
+    /// `trap`, an `alias` value and the program `hash -p` binds. A shell reading its commands from
+    /// stdin is opaque.
     fn nested_shell(&mut self, sub: &Subcommand, depth: usize) {
+        self.dynamic_program(sub);
         for (at, word) in sub.words.iter().enumerate() {
             let name = word.text.rsplit('/').next().unwrap_or_default();
             let rest = &sub.words[at + 1..];
@@ -750,10 +795,78 @@ impl Walker {
                         self.opaque("eval runs a command string that cannot be read");
                     }
                 }
+                "script" | "env" | "trap" | "alias" | "hash" => {
+                    for string in code_strings(name, rest) {
+                        match string {
+                            Some(code) => self.program(&code, depth + 1),
+                            None => self.dynamic(format!(
+                                "{name} runs a command string that cannot be read"
+                            )),
+                        }
+                    }
+                }
                 _ => {}
             }
         }
     }
+}
+
+/// The strings `name` runs as command lines: `script -c S` (`--command`), `env -S S`
+/// (`--split-string`), `trap S SIGNAL...`, `alias NAME=S`, and the program path of `hash -p PATH
+/// NAME`. `None` for a string only known when it runs.
+fn code_strings(name: &str, args: &[ShellWord]) -> Vec<Option<String>> {
+    let readable = |word: &ShellWord| word.literal.then(|| word.text.clone());
+    let mut found = Vec::new();
+    match name {
+        "script" | "env" => {
+            let (short, long) = if name == "script" {
+                ("-c", "--command")
+            } else {
+                ("-S", "--split-string")
+            };
+            let letter = short.trim_start_matches('-');
+            for (at, word) in args.iter().enumerate() {
+                let text = word.text.as_str();
+                if text == long {
+                    found.push(args.get(at + 1).and_then(readable));
+                } else if let Some(value) = text.strip_prefix(&format!("{long}=")) {
+                    found.push(word.literal.then(|| value.to_owned()));
+                } else if let Some(bundle) = text.strip_prefix('-').filter(|b| !b.starts_with('-'))
+                    && let Some(position) = bundle.find(letter)
+                {
+                    // `-c S`, `-qc S` (a bundle ending in the letter), `-cS` / `-qcS` (the value
+                    // attached after it).
+                    let attached = &bundle[position + letter.len()..];
+                    if attached.is_empty() {
+                        found.push(args.get(at + 1).and_then(readable));
+                    } else {
+                        found.push(word.literal.then(|| attached.to_owned()));
+                    }
+                }
+            }
+        }
+        "trap" => {
+            if let Some(first) = args.first()
+                && !matches!(first.text.as_str(), "-" | "-p" | "-l" | "--" | "")
+            {
+                found.push(readable(first));
+            }
+        }
+        "alias" => {
+            for word in args {
+                if let Some((_, value)) = word.text.split_once('=') {
+                    found.push(word.literal.then(|| value.to_owned()));
+                }
+            }
+        }
+        "hash" => {
+            if let Some(at) = args.iter().position(|word| word.text == "-p") {
+                found.push(args.get(at + 1).and_then(readable));
+            }
+        }
+        _ => {}
+    }
+    found
 }
 
 /// Runs a brush-parser call so that a panic inside it (its word cache sits behind a lock, and the

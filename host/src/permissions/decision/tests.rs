@@ -346,3 +346,13 @@ fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
         assert_eq!(decision.verdict, expected, "{command}: {decision:?}");
     }
 }
+
+/// Deny and ask rules fail closed on doubt (issue 30, point 9): every row of `fail_closed.tsv`.
+#[test]
+fn fail_closed_table() {
+    crate::permissions::decision_table::run(
+        "fail_closed.tsv",
+        include_str!("../fail_closed.tsv"),
+        30,
+    );
+}
