@@ -310,8 +310,11 @@ fn condition(
     source: RuleSource,
     rules: &RuleContext,
 ) -> Result<Option<Rule>, String> {
+    // Path patterns anchor as allow rules do (Claude Code 2.1.214: `Read(src/**)` means
+    // `<workspace>/src/**`, never `lib/src/**`); the condition still holds when any part of the
+    // call matches, and always when the command cannot be fully read (`permissions::touches`).
     text.map(|text| {
-        Rule::parse(text, RuleKind::Deny, source, rules)
+        Rule::parse(text, RuleKind::Allow, source, rules)
             .map_err(|error| format!("the hook's `if` rule is invalid: {error}"))
     })
     .transpose()
@@ -600,5 +603,62 @@ pub(crate) fn describe(entry: &HookEntry, tools: &[&str]) -> HookInfo {
         on_error: entry.on_error,
         grants: entry.grants.clone(),
         command,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::condition;
+    use crate::permissions::{RuleContext, RuleSource, touches};
+    use crate::registry::{CapabilityClass, ToolSpec};
+
+    fn tool(name: &str, field: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object", "properties": {field: {}}}),
+            class: CapabilityClass::Read,
+            read_only: true,
+            concurrency_safe: true,
+            rule_field: Some(field.into()),
+            validates_input: false,
+        }
+    }
+
+    /// Hook `if` conditions (issue 30, point 6; HOOKS §Common fields, allow-rule anchoring since
+    /// Claude Code 2.1.214): path patterns anchor at the workspace; a command that cannot be fully
+    /// read runs the guard whenever the condition names its tool with more than the name.
+    #[test]
+    fn if_conditions_anchor_paths_and_fail_towards_running_the_guard() {
+        let context = RuleContext {
+            cwd: "/ws".into(),
+            home: Some("/home/u".into()),
+        };
+        let read = tool("Read", "file_path");
+        let bash = tool("Bash", "command");
+        let cases = [
+            ("Read(src/**)", &read, "/ws/src/main.rs", true),
+            ("Read(src/**)", &read, "/ws/lib/src/main.rs", false),
+            ("Read(.env)", &read, "/ws/deep/.env", true),
+            ("Bash(rm *)", &bash, "rm -rf build", true),
+            ("Bash(rm *)", &bash, "ls && rm x", true),
+            ("Bash(rm *)", &bash, "ls -la", false),
+            ("Bash(rm *)", &bash, "$(echo rm) x", true),
+            ("Bash(rm *)", &bash, "ls 'unclosed", true),
+            ("Bash(rm *)", &bash, "eval \"$X\"", true),
+            ("Bash(git push *)", &bash, "sudo git push origin", true),
+        ];
+        for (text, spec, value, expected) in cases {
+            let rule = condition(Some(text), RuleSource::CommandLine, &context)
+                .expect("valid")
+                .expect("a rule");
+            let field = spec.rule_field.as_deref().expect("a field");
+            let input = serde_json::json!({ field: value });
+            assert_eq!(
+                touches(&rule, spec, &input, &context),
+                expected,
+                "{text} on {value}"
+            );
+        }
     }
 }
