@@ -55,6 +55,19 @@ fn decision(fixture: &Fixture, tool: &str, input: Value, args: &[&str]) -> (Stri
     )
 }
 
+/// `janua ARGS... call Bash --input {"command": COMMAND}`: its exit code and the result text.
+fn call_bash(fixture: &Fixture, command: &str, args: &[&str]) -> (Option<i32>, String) {
+    let input = bash(command).to_string();
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["call", "Bash", "--input", &input]);
+    let output = janua(fixture, &all);
+    let block = json_stdout(&output);
+    (
+        output.status.code(),
+        block["content"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
 fn write_json(path: &Path, value: Value) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, value.to_string()).unwrap();
@@ -872,17 +885,7 @@ fn call_decides_at_every_scope_and_mode() {
 fn exec_wrappers_need_an_exact_rule_and_deny_rules_see_through_them() {
     let fixture = Fixture::new();
     let marker = fixture.write("marker.tmp", "x");
-    let call = |command: &str, args: &[&str]| {
-        let input = bash(command).to_string();
-        let mut all = args.to_vec();
-        all.extend_from_slice(&["call", "Bash", "--input", &input]);
-        let output = janua(&fixture, &all);
-        let block = json_stdout(&output);
-        (
-            output.status.code(),
-            block["content"].as_str().unwrap_or_default().to_owned(),
-        )
-    };
+    let call = |command: &str, args: &[&str]| call_bash(&fixture, command, args);
 
     let (code, text) = call(
         "find . -name marker.tmp -delete",
@@ -934,17 +937,7 @@ fn critical_removals_are_never_auto_approved() {
     let fixture = Fixture::new();
     let marker = fixture.write("marker.txt", "x");
     let doomed = fixture.write("build/output.o", "x");
-    let call = |command: &str, args: &[&str]| {
-        let input = bash(command).to_string();
-        let mut all = args.to_vec();
-        all.extend_from_slice(&["call", "Bash", "--input", &input]);
-        let output = janua(&fixture, &all);
-        let block = json_stdout(&output);
-        (
-            output.status.code(),
-            block["content"].as_str().unwrap_or_default().to_owned(),
-        )
-    };
+    let call = |command: &str, args: &[&str]| call_bash(&fixture, command, args);
     for (command, args) in [
         (
             "rm -rf ./*",
@@ -995,7 +988,6 @@ fn deny_and_ask_rules_see_the_input_before_a_hook_rewrote_it() {
     .to_string();
     let created = fixture.workspace().join("rewritten.txt");
     let call = |command: &str, args: &[&str]| {
-        let input = bash(command).to_string();
         let mut all = vec![
             "--settings",
             settings.as_str(),
@@ -1003,13 +995,7 @@ fn deny_and_ask_rules_see_the_input_before_a_hook_rewrote_it() {
             "Bash(touch *)",
         ];
         all.extend_from_slice(args);
-        all.extend_from_slice(&["call", "Bash", "--input", &input]);
-        let output = janua(&fixture, &all);
-        let block = json_stdout(&output);
-        (
-            output.status.code(),
-            block["content"].as_str().unwrap_or_default().to_owned(),
-        )
+        call_bash(&fixture, command, &all)
     };
 
     let (code, text) = call("rm -f notes.txt", &["--disallowedTools", "Bash(rm *)"]);

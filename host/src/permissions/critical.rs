@@ -38,16 +38,7 @@ pub(crate) fn critical_removal(
     command: &CommandTarget,
     roots: &Roots<'_>,
 ) -> Option<CriticalRemoval> {
-    // Relative operands are read from the workspace and from every directory a `cd` of the
-    // line names, since a removal may run after any of them.
-    let mut bases = vec![roots.workspace.to_path_buf()];
-    bases.extend(
-        command
-            .cd_targets
-            .iter()
-            .flatten()
-            .map(|cd| cd.lexical.clone()),
-    );
+    let bases = command.run_directories(roots.workspace);
     command
         .forms
         .iter()

@@ -211,6 +211,21 @@ fn rule_fields(rule: &Rule) -> (String, String, String) {
     )
 }
 
+/// A denial by the deny rule `rule`; `reason` words it from the rule's text and source.
+fn denied_by(rule: &Rule, reason: impl FnOnce(&str, &str) -> String) -> Decision {
+    let (text, source, scope) = rule_fields(rule);
+    let reason = reason(&text, &source);
+    Decision::new(
+        Verdict::Deny,
+        DecidedBy::DenyRule {
+            rule: text,
+            source,
+            scope,
+        },
+        reason,
+    )
+}
+
 /// Decides, before any prompter is consulted. In `dontAsk` mode the verdict is never `Ask`.
 pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
     let decision = decide_in_order(input);
@@ -275,17 +290,9 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         hits: Some(&hits),
     };
     if let Some(rule) = blocking(policy.rules_for(RuleKind::Deny, name), &call) {
-        let (text, source, scope) = rule_fields(rule);
-        let reason = format!("{name} is denied by the rule {text} ({source})");
-        return Decision::new(
-            Verdict::Deny,
-            DecidedBy::DenyRule {
-                rule: text,
-                source,
-                scope,
-            },
-            reason,
-        );
+        return denied_by(rule, |text, source| {
+            format!("{name} is denied by the rule {text} ({source})")
+        });
     }
     if let Some(rule) = blocking(policy.rules_for(RuleKind::Ask, name), &call) {
         let (text, source, scope) = rule_fields(rule);
@@ -384,18 +391,9 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 return Decision::new(Verdict::Allow, DecidedBy::ReadOnlyCommand, why);
             }
             ReadOnly::Hidden { rule, path } => {
-                let (text, source, scope) = rule_fields(rule);
-                let reason =
-                    format!("{name} would read {path}, which the rule {text} ({source}) hides");
-                return Decision::new(
-                    Verdict::Deny,
-                    DecidedBy::DenyRule {
-                        rule: text,
-                        source,
-                        scope,
-                    },
-                    reason,
-                );
+                return denied_by(rule, |text, source| {
+                    format!("{name} would read {path}, which the rule {text} ({source}) hides")
+                });
             }
             ReadOnly::No => {}
         }

@@ -35,14 +35,7 @@ pub(crate) fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<S
     }
     let workspace = policy.context().cwd.as_path();
     let home = policy.context().home.as_deref();
-    let mut bases = vec![workspace.to_path_buf()];
-    bases.extend(
-        command
-            .cd_targets
-            .iter()
-            .flatten()
-            .map(|cd| cd.lexical.clone()),
-    );
+    let bases = command.run_directories(workspace);
     if !command.writes.iter().all(|write| inside(write, policy)) {
         return None;
     }

@@ -105,15 +105,15 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
     let home = policy.context().home.as_deref();
     // Relative names are read from the workspace and from every directory a `cd` names, all of
     // which must lie inside the workspace.
-    let mut bases = vec![workspace.to_path_buf()];
-    for cd in &command.cd_targets {
-        match cd {
-            Some(cd) if cd.all().all(|path| policy.inside_workspace(path)) => {
-                bases.push(cd.lexical.clone());
-            }
-            _ => return ReadOnly::No,
-        }
+    let inside = |cd: &PathCandidates| cd.all().all(|path| policy.inside_workspace(path));
+    if !command
+        .cd_targets
+        .iter()
+        .all(|cd| cd.as_ref().is_some_and(inside))
+    {
+        return ReadOnly::No;
     }
+    let bases = command.run_directories(workspace);
     let moved = bases.len() > 1 && bases[1..].iter().any(|base| base != workspace);
     let mut programs: Vec<&str> = Vec::new();
     let mut paths: Vec<&ShellWord> = Vec::new();

@@ -206,6 +206,19 @@ impl Target {
 }
 
 impl CommandTarget {
+    /// The directories relative names of the line may be read from: `workspace`, then every
+    /// directory a `cd` of the line names (a subcommand may run after any of them).
+    pub(crate) fn run_directories(&self, workspace: &Path) -> Vec<PathBuf> {
+        std::iter::once(workspace.to_path_buf())
+            .chain(
+                self.cd_targets
+                    .iter()
+                    .flatten()
+                    .map(|cd| cd.lexical.clone()),
+            )
+            .collect()
+    }
+
     fn new(command: &str, cwd: &Path, home: Option<&Path>) -> Self {
         let parsed = shell::split(command);
         let forms: Vec<SubcommandForms> = parsed

@@ -317,16 +317,7 @@ fn decision_order_table() {
 /// the repository there would run its own hooks and pager).
 #[test]
 fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
-    let tool = ToolSpec {
-        name: "Bash".into(),
-        description: String::new(),
-        input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
-        class: CapabilityClass::Process,
-        read_only: false,
-        concurrency_safe: false,
-        rule_field: Some("command".into()),
-        validates_input: false,
-    };
+    let tool = crate::permissions::decision_table::bash();
     let patterns = &["Bash(cd *)", "Bash(git status)"][..];
     let cases = [
         (patterns, "cd sub && git status", Verdict::Allow),
