@@ -24,6 +24,7 @@ mod properties;
 mod protected;
 mod read_only;
 mod rules;
+mod sed;
 mod shell;
 mod target;
 #[cfg(test)]

@@ -11,14 +11,12 @@
 
 use super::Policy;
 use super::read_only::{files, glob_directory, operands_of};
+use super::sed::{plain_substitution, sed_scripts};
 use super::shell::ShellWord;
 use super::target::{CommandTarget, PathCandidates};
 
 /// The programs `acceptEdits` approves inside the workspace.
 const EDIT_PROGRAMS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
-
-/// `sed` substitution flags that neither write a file (`w`) nor run a command (`e`).
-const SED_SAFE_FLAGS: &str = "gGiIpPmM0123456789";
 
 /// The edit programs of `command`, joined for the decision's reason, when `acceptEdits` may
 /// approve it; `None` otherwise.
@@ -101,94 +99,17 @@ fn edit_paths(name: &str, args: &[ShellWord]) -> Option<Vec<ShellWord>> {
 /// The files a `sed` edits or reads, when its only scripts are plain substitutions
 /// (`s/a/b/g`); `None` for anything else (`e`, `w`, `r` commands, script files, ...).
 fn sed_files(args: &[ShellWord]) -> Option<Vec<&ShellWord>> {
-    let mut scripts = Vec::new();
-    let mut named = Vec::new();
-    let mut expect_script = false;
-    let mut explicit = false;
-    for word in args {
-        let text = word.text.as_str();
-        if expect_script {
-            scripts.push(text);
-            expect_script = false;
-        } else if text == "-e" || text == "--expression" {
-            expect_script = true;
-            explicit = true;
-        } else if let Some(script) = text.strip_prefix("--expression=") {
-            scripts.push(script);
-            explicit = true;
-        } else if text.starts_with("-f") || text.starts_with("--file") {
-            return None;
-        } else if text.starts_with('-') && text != "-" {
-            // `-i`, `-n`, `-E`, `-i.bak`, `--in-place`, ...: only what is printed or saved.
-            if !(text.starts_with("-i")
-                || text.starts_with("--in-place")
-                || matches!(
-                    text,
-                    "-n" | "-E"
-                        | "-r"
-                        | "-s"
-                        | "-u"
-                        | "-z"
-                        | "--quiet"
-                        | "--silent"
-                        | "--regexp-extended"
-                        | "--separate"
-                        | "--null-data"
-                ))
-            {
-                return None;
-            }
-        } else {
-            named.push(word);
-        }
-    }
-    if !explicit {
-        let (script, rest) = named.split_first()?;
-        scripts.push(script.text.as_str());
-        named = rest.to_vec();
-    }
+    let (scripts, named) = sed_scripts(args)?;
     scripts
         .iter()
         .all(|script| plain_substitution(script))
         .then_some(named)
 }
 
-/// `s<d>pattern<d>replacement<d>flags` with only harmless flags.
-fn plain_substitution(script: &str) -> bool {
-    let Some(rest) = script.strip_prefix('s') else {
-        return false;
-    };
-    let Some(delimiter) = rest.chars().next() else {
-        return false;
-    };
-    if delimiter.is_alphanumeric() || delimiter == '\\' || delimiter == '\n' {
-        return false;
-    }
-    let mut parts = 0;
-    let mut escaped = false;
-    let mut flags_at = None;
-    for (at, c) in rest.char_indices().skip(1) {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == delimiter {
-            parts += 1;
-            if parts == 2 {
-                flags_at = Some(at + c.len_utf8());
-                break;
-            }
-        } else if c == '\n' {
-            return false;
-        }
-    }
-    flags_at.is_some_and(|at| rest[at..].chars().all(|flag| SED_SAFE_FLAGS.contains(flag)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::decision_table;
-    use super::plain_substitution;
+    use super::super::sed::plain_substitution;
 
     /// Every row of `edit_commands.tsv` through the whole decision.
     #[test]
