@@ -75,6 +75,10 @@ fn critical_operand(
         operand: word.text.clone(),
         what,
     };
+    if (word.tilde || !word.literal) && word.text.trim_end_matches('/') == "~+" {
+        // bash expands an unquoted `~+` to `$PWD`.
+        return Some(found("the working directory".to_owned()));
+    }
     if !word.literal {
         return under_variable(&word.text).map(found);
     }
@@ -139,8 +143,13 @@ fn under_variable(text: &str) -> Option<String> {
     if name.is_empty() {
         return None;
     }
-    if name == "HOME" && after.trim_end_matches('/').is_empty() {
-        return Some("the home directory".to_owned());
+    if after.trim_end_matches('/').is_empty() {
+        match name {
+            "HOME" => return Some("the home directory".to_owned()),
+            // The shell's working directory: the workspace or a directory a `cd` chose.
+            "PWD" => return Some("the working directory".to_owned()),
+            _ => {}
+        }
     }
     let tail = after.strip_prefix('/')?;
     if tail.is_empty() {

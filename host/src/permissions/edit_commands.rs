@@ -10,7 +10,7 @@
 //! outside, a critical path or a protected path still asks.
 
 use super::Policy;
-use super::read_only::{files, glob_directory, operands_of};
+use super::read_only::{files, flag_values, glob_directory, operands_of};
 use super::sed::{plain_substitution, sed_scripts};
 use super::shell::ShellWord;
 use super::target::{CommandTarget, PathCandidates};
@@ -52,7 +52,7 @@ pub(crate) fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<S
                 programs.push(name);
             }
         } else {
-            paths.extend(operands_of(name, args, moved)?.into_iter().cloned());
+            paths.extend(operands_of(name, args, moved)?);
         }
     }
     if programs.is_empty() {
@@ -84,15 +84,7 @@ fn edit_paths(name: &str, args: &[ShellWord]) -> Option<Vec<ShellWord>> {
         return sed_files(args).map(|named| named.into_iter().cloned().collect());
     }
     let mut paths: Vec<ShellWord> = files(args, &[]).into_iter().cloned().collect();
-    // `--target-directory=DIR`, `--reference=FILE`, `--suffix=...`: each value is judged as a
-    // path, which at worst asks for a value that is not one.
-    paths.extend(args.iter().filter_map(|word| {
-        let (_, value) = word.text.strip_prefix("--")?.split_once('=')?;
-        Some(ShellWord {
-            text: value.to_owned(),
-            ..word.clone()
-        })
-    }));
+    paths.extend(flag_values(args));
     Some(paths)
 }
 

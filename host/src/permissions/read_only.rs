@@ -116,7 +116,7 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
     let bases = command.run_directories(workspace);
     let moved = bases.len() > 1 && bases[1..].iter().any(|base| base != workspace);
     let mut programs: Vec<&str> = Vec::new();
-    let mut paths: Vec<&ShellWord> = Vec::new();
+    let mut paths: Vec<ShellWord> = Vec::new();
     for forms in &command.forms {
         if forms.redirect_only {
             continue;
@@ -164,11 +164,20 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
 
 /// The files a read-only program names, or `None` when the program or one of its arguments is
 /// not read-only. `moved`: an earlier `cd` on the line went somewhere other than the workspace.
-pub(crate) fn operands_of<'w>(
-    name: &str,
-    args: &'w [ShellWord],
-    moved: bool,
-) -> Option<Vec<&'w ShellWord>> {
+pub(crate) fn operands_of(name: &str, args: &[ShellWord], moved: bool) -> Option<Vec<ShellWord>> {
+    let mut named: Vec<ShellWord> = named_files(name, args, moved)?
+        .into_iter()
+        .cloned()
+        .collect();
+    if PLAIN_READERS.contains(&name) {
+        // `diff --from-file=/etc/passwd`, `du --files0-from=F`: a value may name a file.
+        named.extend(flag_values(args));
+    }
+    Some(named)
+}
+
+/// The operands of a read-only program that name files (see [`operands_of`]).
+fn named_files<'w>(name: &str, args: &'w [ShellWord], moved: bool) -> Option<Vec<&'w ShellWord>> {
     let plain = PLAIN_READERS.contains(&name);
     // A word whose value is only known when it runs could be a flag or a file anywhere.
     let known = |word: &ShellWord| word.literal && (plain || !word.glob);
@@ -212,7 +221,18 @@ pub(crate) fn operands_of<'w>(
             {
                 return None;
             }
-            let starts: Vec<&ShellWord> = args
+            // `find -L / ...`: the options -H, -L, -P, -D LIST and -O<level> come before the
+            // starting points.
+            let mut rest = args;
+            while let Some((first, after)) = rest.split_first() {
+                match first.text.as_str() {
+                    "-H" | "-L" | "-P" => rest = after,
+                    "-D" => rest = after.get(1..).unwrap_or_default(),
+                    text if text.starts_with("-O") => rest = after,
+                    _ => break,
+                }
+            }
+            let starts: Vec<&ShellWord> = rest
                 .iter()
                 .take_while(|word| !word.text.starts_with(['-', '(', '!']))
                 .collect();
@@ -258,6 +278,22 @@ pub(crate) fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w Shell
         }
     }
     found
+}
+
+/// The value of every `--name=value` argument, as a word of its own: such a value may name a file
+/// (`--target-directory=DIR`, `--from-file=FILE`); judged as a path, a value that is not one at worst
+/// makes the command ask.
+pub(crate) fn flag_values(args: &[ShellWord]) -> Vec<ShellWord> {
+    args.iter()
+        .filter_map(|word| {
+            let (_, value) = word.text.strip_prefix("--")?.split_once('=')?;
+            Some(ShellWord {
+                text: value.to_owned(),
+                glob: value.contains(['*', '?', '[']) && word.glob,
+                ..word.clone()
+            })
+        })
+        .collect()
 }
 
 /// The part of a name before its first globbed component (the whole name when it has no glob).

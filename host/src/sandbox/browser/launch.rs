@@ -277,9 +277,15 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
 /// The directory the browser executable really lives in (links followed), which it reads its
 /// libraries and resources from: a browser outside the system directories (`JANUA_BROWSER`, a
 /// provisioned one) needs it readable; for Debian's it is already under `/usr`.
+///
+/// Never a directory that would open much more than a browser: the root, a top-level directory or
+/// the home directory (a browser kept directly there must be moved into a directory of its own).
 fn install_dir(executable: &Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(executable).ok()?;
-    real.parent().map(Path::to_path_buf)
+    let dir = real.parent()?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let too_wide = dir.components().count() <= 2 || home.as_deref() == Some(dir);
+    (!too_wide).then(|| dir.to_path_buf())
 }
 
 /// A pipe whose both ends are numbered above 4 (and close on exec), so the child's `dup2` onto
@@ -318,6 +324,27 @@ fn log_tail(profile: &Path) -> String {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
+
+    /// The browser may read the directory its executable really lives in, never one that opens
+    /// much more than the browser.
+    #[test]
+    fn the_install_directory_is_granted_only_when_it_is_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("chromium").join("chrome");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let expected = std::fs::canonicalize(real.parent().unwrap()).unwrap();
+        assert_eq!(install_dir(&link), Some(expected.clone()));
+        assert_eq!(install_dir(&real), Some(expected));
+        assert_eq!(
+            install_dir(Path::new("/etc/passwd")),
+            None,
+            "a top-level directory"
+        );
+        assert_eq!(install_dir(&dir.path().join("missing")), None);
+    }
 
     /// A stand-in browser (a Python script, run exactly as Chromium would be) reports what its
     /// confinement lets it do, then exits; `launch` returns its report in the error.
