@@ -393,13 +393,23 @@ impl Policy {
         tool: &crate::registry::ToolSpec,
         input: &serde_json::Value,
     ) -> Decision {
+        self.evaluate_in(tool, input, &self.context.cwd)
+    }
+
+    /// [`Policy::evaluate`] for a session whose shell is in `shell_directory`.
+    pub(crate) fn evaluate_in(
+        &self,
+        tool: &crate::registry::ToolSpec,
+        input: &serde_json::Value,
+        shell_directory: &Path,
+    ) -> Decision {
         let path_tool = tool.path_field().is_some();
-        let target = Target::new(
+        let target = Target::in_directories(
             &tool.name,
             tool.rule_field.as_deref(),
             path_tool,
             input,
-            &self.context.cwd,
+            (&self.context.cwd, shell_directory),
             self.context.home.as_deref(),
         );
         let inside_workspace = match &target {

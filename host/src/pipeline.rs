@@ -3,8 +3,10 @@
 //! resolve (alias hop + registry check) -> coerce -> schema -> validate-input -> PreToolUse ->
 //! decide (permission request loop) -> execute -> PostToolUse | PostToolUseFailure -> output.
 //!
-//! A PreToolUse `updatedInput` is checked against the schema again before the decision: the tool
-//! must never receive input its schema rejects, whoever rewrote it.
+//! Everything up to and including the decision is one function, [`reach_decision`], which
+//! `janua check` stops after, so a check and a call cannot decide differently. A PreToolUse
+//! `updatedInput` goes through coercion, the schema and `validate-input` again before the
+//! decision: the tool never receives input it would have rejected, whoever rewrote it.
 
 mod batch;
 mod checkpoint;
@@ -186,6 +188,28 @@ impl<'a> Stages<'a> {
         self.hooks.run(&env, event, None, Some(call), payload).await
     }
 
+    /// The workspace as hooks see it (`cwd`).
+    fn workspace_text(&self) -> String {
+        self.grant_context.workspace.to_string_lossy().into_owned()
+    }
+
+    /// The fields every hook event of call `call_id` to `tool` shares.
+    fn event_base<'b>(
+        &'b self,
+        call_id: &'b str,
+        tool: &'b str,
+        workspace: &'b str,
+    ) -> pre_hooks::EventBase<'b> {
+        pre_hooks::EventBase {
+            session_id: self.session_id,
+            cwd: workspace,
+            permission_mode: self.permission_mode(),
+            tool_use_id: call_id,
+            tool_name: tool,
+            scope: self.scope,
+        }
+    }
+
     /// The `permission_mode` hooks see.
     fn permission_mode(&self) -> &'static str {
         self.policy.mode.as_str()
@@ -199,6 +223,7 @@ impl<'a> Stages<'a> {
             home: self.home,
             on_approval: self.on_approval,
             ceiling: self.scope.ceiling.as_deref(),
+            shell_directory: self.shell.cwd(),
         }
     }
 }
@@ -341,6 +366,195 @@ fn plain<T>(result: Result<T, Failure>) -> StageResult<T> {
     result.map_err(|failure| (failure, Vec::new()))
 }
 
+/// What a failing stage before the decision does: end the sequence (a call), or be recorded
+/// while the decision is still reached for the input as it stands (`janua check`).
+struct StageFailures {
+    keep_going: bool,
+    first: Option<Failure>,
+}
+
+impl StageFailures {
+    /// `Ok(true)` when the stage passed, `Ok(false)` when it failed and the sequence goes on.
+    fn stage(&mut self, result: Result<(), Failure>) -> Result<bool, Failure> {
+        match result {
+            Ok(()) => Ok(true),
+            Err(failure) if self.keep_going => {
+                self.first.get_or_insert(failure);
+                Ok(false)
+            }
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// What the stages up to and including the decision settled for one call.
+struct Reached {
+    tool: Arc<crate::registry::RegisteredTool>,
+    /// The input before PreToolUse hooks: a deferred call stores it, and deny and ask rules
+    /// judge it as well as a rewrite.
+    hooked_input: Value,
+    /// The input the decision judged (a PreToolUse rewrite, checked again).
+    input: Value,
+    vote: Option<crate::permissions::HookVote>,
+    decision: crate::permissions::Decision,
+    target: crate::permissions::Target,
+    /// Context PreToolUse hooks added, for the result.
+    notes: Vec<String>,
+}
+
+/// The one sequence from the `tool_use` block to the central decision, shared by every call
+/// (`janua call`, `run`, `mcp serve`) and by `janua check`, which stops after it: resolve,
+/// admit, coerce, schema, validate-input, absolute paths, PreToolUse hooks, the same checks
+/// again for a rewrite, then the decision before anyone is asked.
+async fn reach_decision(
+    stages: &Stages<'_>,
+    call: ToolUse,
+    cancel: &Arc<AtomicBool>,
+    outcome: &mut Outcome,
+    rules: &mut OutputRules,
+    failures: &mut StageFailures,
+    run_hooks: bool,
+) -> Result<Reached, Failure> {
+    let (tool, hop) = resolve::resolve(&stages.registry, &call.name)?;
+    failures.stage(delegate::admit(stages, &tool))?;
+    outcome.tool = Some(tool.spec.name.clone());
+    outcome.alias = hop;
+    // The tool's limit (manifests only lower the operator's), or the settings' toolOutputChars,
+    // always within the floor and the hard ceiling.
+    rules.limit = stages
+        .output_limits
+        .get(&tool.spec.name)
+        .copied()
+        .unwrap_or(tool.limits().output_chars)
+        .clamp(MIN_OUTPUT_CHARS, MAX_OUTPUT_CHARS);
+    rules.strip_escapes = !tool.keep_escapes();
+
+    let (mut input, coercions) = stages.prepare(&tool, call.input);
+    outcome.coercions = coercions;
+    outcome.input = Some(input.clone());
+    if failures.stage(schema::check(&tool, &input))? {
+        let validated = validate::run(
+            stages,
+            &tool,
+            &input.to_string(),
+            stages.call_context(&call.id, &tool),
+            Arc::clone(cancel),
+        )
+        .await;
+        failures.stage(validated)?;
+    }
+    // Hooks and rules see absolute paths, as Claude Code's hooks do; the tool's own validation
+    // saw the path as the model wrote it.
+    if let Some(field) = tool.path_field() {
+        let workspace = &stages.grant_context.workspace;
+        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, stages.home) {
+            outcome.coercions.push(change);
+            outcome.input = Some(input.clone());
+        }
+    }
+
+    let workspace = stages.workspace_text();
+    let base = stages.event_base(&call.id, &tool.spec.name, &workspace);
+    let mut vote = None;
+    let mut notes = Vec::new();
+    let hooked_input = input.clone();
+    if run_hooks {
+        match pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await {
+            Ok(pre) => {
+                outcome.warnings.extend(pre.warnings);
+                outcome.system_messages.extend(pre.system_messages);
+                notes = pre
+                    .additional_context
+                    .iter()
+                    .map(|(hook, context)| format!("[PreToolUse hook {hook}] {context}"))
+                    .collect();
+                vote = pre.vote;
+                if let Some((rewritten, hook)) = pre.updated_input {
+                    let checked = recheck(stages, &tool, &call.id, rewritten, &hook, cancel).await;
+                    let (rewritten, changes) = match checked {
+                        Ok(checked) => checked,
+                        Err((failure, rewritten)) => {
+                            failures.stage(Err(failure))?;
+                            (rewritten, Vec::new())
+                        }
+                    };
+                    outcome.coercions.extend(changes);
+                    outcome.input = Some(rewritten.clone());
+                    outcome.input_rewritten_by = Some(hook);
+                    input = rewritten;
+                }
+            }
+            Err(failure) => {
+                if failure.kind == ErrorKind::HookStopped {
+                    outcome.stop = Some(failure.message.clone());
+                }
+                failures.stage(Err(failure))?;
+            }
+        }
+    }
+    let (decision, target) = decide::evaluate_rewritten(
+        &stages.decide_context(),
+        &tool,
+        &input,
+        Some(&hooked_input),
+        vote.as_ref(),
+    );
+    Ok(Reached {
+        tool,
+        hooked_input,
+        input,
+        vote,
+        decision,
+        target,
+        notes,
+    })
+}
+
+/// A PreToolUse rewrite goes through what the model's input went through: coercion and the
+/// operator's defaults, the schema, the tool's `validate-input`, then absolute paths. A failure
+/// names the hook and returns the rewrite as it stood.
+async fn recheck(
+    stages: &Stages<'_>,
+    tool: &crate::registry::RegisteredTool,
+    call_id: &str,
+    rewritten: Value,
+    hook: &str,
+    cancel: &Arc<AtomicBool>,
+) -> Result<(Value, Vec<Coercion>), (Failure, Value)> {
+    let (mut rewritten, mut changes) = stages.prepare(tool, rewritten);
+    let named = |mut failure: Failure| {
+        failure.message = format!(
+            "after the PreToolUse hook {hook} rewrote it: {}",
+            failure.message
+        );
+        failure
+    };
+    let checked = match schema::check(tool, &rewritten) {
+        Ok(()) => {
+            validate::run(
+                stages,
+                tool,
+                &rewritten.to_string(),
+                stages.call_context(call_id, tool),
+                Arc::clone(cancel),
+            )
+            .await
+        }
+        Err(failure) => Err(failure),
+    };
+    if let Some(field) = tool.path_field() {
+        let workspace = &stages.grant_context.workspace;
+        if let Some(change) = coerce::absolutize_path(&mut rewritten, field, workspace, stages.home)
+        {
+            changes.push(change);
+        }
+    }
+    match checked {
+        Ok(()) => Ok((rewritten, changes)),
+        Err(failure) => Err((named(failure), rewritten)),
+    }
+}
+
 async fn run(
     stages: &Stages<'_>,
     call: ToolUse,
@@ -361,110 +575,39 @@ async fn run(
         outcome.stop = Some(reason.clone());
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
     }
-    let (tool, hop) = plain(resolve::resolve(&stages.registry, &call.name))?;
-    plain(delegate::admit(stages, &tool))?;
-    outcome.tool = Some(tool.spec.name.clone());
-    outcome.alias = hop;
-    // The tool's limit (manifests only lower the operator's), or the settings' toolOutputChars,
-    // always within the floor and the hard ceiling.
-    rules.limit = stages
-        .output_limits
-        .get(&tool.spec.name)
-        .copied()
-        .unwrap_or(tool.limits().output_chars)
-        .clamp(MIN_OUTPUT_CHARS, MAX_OUTPUT_CHARS);
-    rules.strip_escapes = !tool.keep_escapes();
-
-    let (mut input, coercions) = stages.prepare(&tool, call.input);
-    outcome.coercions = coercions;
-    outcome.input = Some(input.clone());
-    plain(schema::check(&tool, &input))?;
-
-    let workspace = stages
-        .grant_context
-        .workspace
-        .to_string_lossy()
-        .into_owned();
-    let context = || stages.call_context(&call.id, &tool);
-    plain(
-        validate::run(
-            stages,
-            &tool,
-            &input.to_string(),
-            context(),
-            Arc::clone(&cancel),
-        )
-        .await,
-    )?;
-
-    // Hooks and rules see absolute paths, as Claude Code's hooks do; the tool's own validation
-    // saw the path as the model wrote it.
-    if let Some(field) = tool.path_field() {
-        let workspace = &stages.grant_context.workspace;
-        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, stages.home) {
-            outcome.coercions.push(change);
-            outcome.input = Some(input.clone());
-        }
+    let call_id = call.id.clone();
+    let mut failures = StageFailures {
+        keep_going: false,
+        first: None,
+    };
+    let reached =
+        plain(reach_decision(stages, call, &cancel, outcome, rules, &mut failures, true).await)?;
+    let Reached {
+        tool,
+        hooked_input,
+        input,
+        vote,
+        decision,
+        target,
+        mut notes,
+    } = reached;
+    let context = || stages.call_context(&call_id, &tool);
+    let workspace = stages.workspace_text();
+    let base = stages.event_base(&call_id, &tool.spec.name, &workspace);
+    if decision.verdict == Verdict::Ask {
+        outcome.asked = Some(decision.clone());
     }
-
-    let base = pre_hooks::EventBase {
-        session_id: stages.session_id,
-        cwd: &workspace,
-        permission_mode: stages.permission_mode(),
-        tool_use_id: &call.id,
-        tool_name: &tool.spec.name,
-        scope: stages.scope,
-    };
-    let pre = match pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await {
-        Ok(pre) => pre,
-        Err(failure) => {
-            if failure.kind == ErrorKind::HookStopped {
-                outcome.stop = Some(failure.message.clone());
-            }
-            return Err((failure, Vec::new()));
-        }
-    };
-    outcome.warnings.extend(pre.warnings);
-    outcome.system_messages.extend(pre.system_messages);
-    let mut notes: Vec<String> = pre
-        .additional_context
-        .iter()
-        .map(|(hook, context)| format!("[PreToolUse hook {hook}] {context}"))
-        .collect();
-    let hooked_input = input.clone();
-    let input = match pre.updated_input {
-        Some((mut rewritten, hook)) => {
-            schema::check(&tool, &rewritten).map_err(|mut failure| {
-                failure.message = format!(
-                    "after the PreToolUse hook {hook} rewrote it: {}",
-                    failure.message
-                );
-                (failure, Vec::new())
-            })?;
-            // The rewrite's path is made absolute too: what later hooks, rules and monitors see
-            // stays what Claude Code's hooks see. (validate-input is not run again; see the WIT.)
-            if let Some(field) = tool.path_field() {
-                coerce::absolutize_path(
-                    &mut rewritten,
-                    field,
-                    &stages.grant_context.workspace,
-                    stages.home,
-                );
-            }
-            outcome.input = Some(rewritten.clone());
-            outcome.input_rewritten_by = Some(hook);
-            rewritten
-        }
-        None => input,
-    };
-
-    let decided = decide::run(
+    let decided = decide::settle(
         stages,
         &base,
         &tool,
         input,
-        Some(&hooked_input),
-        pre.vote.as_ref(),
+        decide::Evaluated {
+            decision,
+            target,
+            original: Some(&hooked_input),
+            vote: vote.as_ref(),
+        },
     )
     .await;
     outcome.warnings.extend(decided.warnings);
@@ -481,7 +624,7 @@ async fn run(
     stages.emit(
         "decision",
         serde_json::json!({
-            "tool_use_id": call.id,
+            "tool_use_id": call_id,
             "tool_name": tool.spec.name,
             "verdict": decision.verdict,
             "decided_by": decision.decided_by.source_label(),
@@ -492,14 +635,14 @@ async fn run(
         Verdict::Allow => None,
         Verdict::Defer => {
             let deferred = DeferredCall {
-                id: call.id.clone(),
+                id: call_id.clone(),
                 name: tool.spec.name.clone(),
                 input: hooked_input,
             };
             let message = match stages.session.defer(&deferred) {
                 Ok(()) => format!(
                     "{} The call is saved in session {}; resume it with `janua call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
-                    decision.reason, stages.session_id, stages.session_id, call.id
+                    decision.reason, stages.session_id, stages.session_id, call_id
                 ),
                 Err(error) => format!(
                     "{} It could not be saved for resuming: {error}",
@@ -526,7 +669,7 @@ async fn run(
     stages.emit(
         "tool_started",
         serde_json::json!({
-            "tool_use_id": call.id,
+            "tool_use_id": call_id,
             "tool_name": tool.spec.name,
             "tool_input": crate::hooks::monitor_input(&input),
         }),
@@ -544,7 +687,7 @@ async fn run(
     )
     .await;
     if let Some(saved) = saved {
-        match checkpoint::after(stages, saved, &tool.spec.name, &call.id) {
+        match checkpoint::after(stages, saved, &tool.spec.name, &call_id) {
             Ok(number) => outcome.checkpoint = number,
             Err(warning) => outcome.warnings.push(warning),
         }
@@ -648,87 +791,41 @@ pub struct CheckReport {
     pub input: Option<Value>,
 }
 
-/// Runs resolution, coercion, schema, validate-input, PreToolUse hooks (when `run_hooks`) and the
-/// decision, never the tool. A failing stage is recorded and the decision is still reached for
-/// the input as given.
+/// Runs the stages of a call up to and including the decision ([`reach_decision`], PreToolUse
+/// hooks only when `run_hooks`), never the tool. A failing stage is recorded and the decision is
+/// still reached for the input as it stands.
 pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -> CheckReport {
-    let mut report = CheckReport {
-        tool: None,
-        decision: None,
-        stage_error: None,
-        input: None,
+    let mut outcome = Outcome::default();
+    let mut rules = OutputRules {
+        limit: DEFAULT_OUTPUT_CHARS,
+        strip_escapes: true,
     };
-    let tool = match resolve::resolve(&stages.registry, &call.name) {
-        Ok((tool, _hop)) => tool,
-        Err(failure) => {
-            report.stage_error = Some(failure);
-            return report;
-        }
+    let mut failures = StageFailures {
+        keep_going: true,
+        first: None,
     };
-    report.tool = Some(tool.spec.name.clone());
-    let (mut input, _coercions) = stages.prepare(&tool, call.input);
-    let failed = |failure: Failure, report: &mut CheckReport| {
-        if report.stage_error.is_none() {
-            report.stage_error = Some(failure);
-        }
-    };
-    let schema_ok = match schema::check(&tool, &input) {
-        Ok(()) => true,
-        Err(failure) => {
-            failed(failure, &mut report);
-            false
-        }
-    };
-    let workspace = stages
-        .grant_context
-        .workspace
-        .to_string_lossy()
-        .into_owned();
-    if schema_ok {
-        let context = stages.call_context(&call.id, &tool);
-        if let Err(failure) =
-            validate::run(stages, &tool, &input.to_string(), context, Arc::default()).await
-        {
-            failed(failure, &mut report);
-        }
+    let reached = reach_decision(
+        stages,
+        call,
+        &Arc::default(),
+        &mut outcome,
+        &mut rules,
+        &mut failures,
+        run_hooks,
+    )
+    .await;
+    match reached {
+        Ok(reached) => CheckReport {
+            tool: Some(reached.tool.spec.name.clone()),
+            decision: Some(reached.decision),
+            stage_error: failures.first,
+            input: Some(reached.input),
+        },
+        Err(failure) => CheckReport {
+            tool: outcome.tool,
+            decision: None,
+            stage_error: Some(failure),
+            input: outcome.input,
+        },
     }
-    if let Some(field) = tool.path_field() {
-        coerce::absolutize_path(
-            &mut input,
-            field,
-            &stages.grant_context.workspace,
-            stages.home,
-        );
-    }
-    let mut vote = None;
-    let hooked_input = input.clone();
-    if run_hooks {
-        let base = pre_hooks::EventBase {
-            session_id: stages.session_id,
-            cwd: &workspace,
-            permission_mode: stages.permission_mode(),
-            tool_use_id: &call.id,
-            tool_name: &tool.spec.name,
-            scope: stages.scope,
-        };
-        match pre_hooks::run(stages, &base, &tool.spec, &input, true).await {
-            Ok(pre) => {
-                if let Some((rewritten, _hook)) = pre.updated_input {
-                    input = rewritten;
-                }
-                vote = pre.vote;
-            }
-            Err(failure) => failed(failure, &mut report),
-        }
-    }
-    let (decision, _target) = decide::evaluate_rewritten(
-        &stages.decide_context(),
-        &tool,
-        &input,
-        Some(&hooked_input),
-        vote.as_ref(),
-    );
-    report.decision = Some(decision);
-    report.input = Some(input);
-    report
 }

@@ -116,6 +116,51 @@ async fn a_rewrite_that_breaks_the_schema_is_invalid_input() {
     );
 }
 
+/// Issue 30, point 7: a rewrite goes through what the model's input went through — coercion,
+/// the schema and the tool's own `validate-input` — and `janua check` reports the same failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_is_coerced_and_validated_again() {
+    let fixture = Fixture::new();
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &["Echo", "Picky"],
+        &[],
+        ("Picky", "shouter"),
+        json!({"hookSpecificOutput": {"updatedInput": {"word": "LOUD"}}}),
+    )
+    .await;
+    let result = call(&runtime, "Picky", json!({"word": "quiet"})).await;
+    let text = error_text(&result, ErrorKind::ValidationFailed);
+    assert!(
+        text.contains("after the PreToolUse hook shouter rewrote it") && text.contains("LOUD"),
+        "{text}"
+    );
+    let report = runtime
+        .check(
+            janua::ToolUse {
+                id: "toolu_check".to_owned(),
+                name: "Picky".to_owned(),
+                input: json!({"word": "quiet"}),
+            },
+            true,
+        )
+        .await;
+    let stage = report.stage_error.expect("the rewrite fails validation");
+    assert_eq!(stage.kind, ErrorKind::ValidationFailed, "{}", stage.message);
+
+    let runtime = echo_with_pre_hook(
+        &fixture,
+        &["Echo"],
+        &[],
+        ("Echo", "counter"),
+        json!({"hookSpecificOutput": {"updatedInput": {"text": "t", "count": "7"}}}),
+    )
+    .await;
+    let result = call(&runtime, "Echo", json!({"text": "x"})).await;
+    let echoed: Value = serde_json::from_str(&ok_text(&result)).unwrap();
+    assert_eq!(echoed["count"], 7, "the rewrite was coerced: {echoed}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_deny_beats_an_allow_rule() {
     let fixture = Fixture::new();

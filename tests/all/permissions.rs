@@ -1082,3 +1082,43 @@ fn agent_parameter_rules_deny_what_they_name() {
         "{stderr}"
     );
 }
+
+/// The directory a command runs in is the one the decision uses (issue 30, point 10): after a
+/// call `cd`s into `.git`, `touch hooks/pre-commit` changes a protected path, which no mode
+/// approves, even though the same words from the workspace root change an ordinary file that
+/// acceptEdits allows. `janua check` in the same session reaches the same decision; the hook
+/// file proves nothing ran.
+#[test]
+fn the_decision_reads_a_command_from_the_shell_directory_of_the_session() {
+    let fixture = Fixture::new();
+    std::fs::create_dir_all(fixture.workspace().join(".git/hooks")).unwrap();
+    let session = ["--session", "moved", "--permission-mode", "acceptEdits"];
+    let (code, text) = call_bash(&fixture, "cd .git", &session);
+    assert_eq!(code, Some(0), "{text}");
+    let hook = fixture.workspace().join(".git/hooks/pre-commit");
+    let write = "touch hooks/pre-commit";
+    let (code, text) = call_bash(&fixture, write, &session);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("protected path"), "{text}");
+    assert!(!hook.exists(), "the write into .git/hooks ran");
+    let mut all = session.to_vec();
+    let input = bash(write).to_string();
+    all.extend_from_slice(&["check", "Bash", "--input", &input]);
+    let printed = json_stdout(&janua(&fixture, &all));
+    assert_eq!(printed["decision"], "ask", "{printed}");
+    assert!(
+        printed["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains(".git/hooks/pre-commit")),
+        "{printed}"
+    );
+    // From the workspace root (a new session), the same words write an ordinary file.
+    let (code, text) = call_bash(
+        &fixture,
+        &format!("mkdir -p hooks && {write}"),
+        &["--permission-mode", "acceptEdits"],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(fixture.workspace().join("hooks/pre-commit").exists());
+    assert!(!hook.exists());
+}

@@ -38,7 +38,7 @@ pub(crate) fn critical_removal(
     command: &CommandTarget,
     roots: &Roots<'_>,
 ) -> Option<CriticalRemoval> {
-    let bases = command.run_directories(roots.workspace);
+    let bases = command.run_directories();
     command
         .forms
         .iter()

@@ -339,6 +339,21 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             ),
         );
     }
+    if let Target::Command(command) = input.target
+        && let Some(pattern) = &command.unresolved_program_write
+        && [RuleKind::Deny, RuleKind::Ask]
+            .into_iter()
+            .flat_map(|kind| policy.rules(kind))
+            .any(|rule| rule.family() == Some(Family::Edit) && !rule.is_bare())
+    {
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::DefaultAsk,
+            format!(
+                "{name} changes files named by {pattern}, which Edit deny and ask rules cannot check before it runs"
+            ),
+        );
+    }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {
         return Decision::new(
             Verdict::Ask,

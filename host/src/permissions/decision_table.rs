@@ -3,8 +3,10 @@
 //!
 //! Columns, separated by tabs: mode, a rule (`kind:text`, or `-`), the command, the expected
 //! verdict (`allow`, `ask`, `deny`), the expected `decided_by` kind (`critical_path`,
-//! `read_only_command`, `deny_rule`, `mode`, ...) and the source the row follows. The workspace is
-//! `/ws/project`, home `/home/u`, and `/srv/shared/extra` an additional directory.
+//! `read_only_command`, `deny_rule`, `mode`, ...) and the source the row follows. A table may add
+//! a second column, the session shell's directory relative to the workspace (where an earlier
+//! call's `cd` left it). The workspace is `/ws/project`, home `/home/u`, and `/srv/shared/extra`
+//! an additional directory.
 
 use super::{PermissionMode, Policy, Rule, RuleContext, RuleKind, RuleSource};
 use crate::registry::{CapabilityClass, ToolSpec};
@@ -35,8 +37,14 @@ pub(crate) fn run(file: &str, text: &str, at_least: usize) {
         rows += 1;
         let at = index + 1;
         let fields: Vec<&str> = line.split('\t').collect();
-        let [mode, rule, command, verdict, decided_by, source] = fields[..] else {
-            panic!("{file}:{at}: six tab-separated fields expected: {line:?}");
+        let (mode, directory, rule, command, verdict, decided_by, source) = match fields[..] {
+            [mode, rule, command, verdict, decided_by, source] => {
+                (mode, ".", rule, command, verdict, decided_by, source)
+            }
+            [mode, directory, rule, command, verdict, decided_by, source] => {
+                (mode, directory, rule, command, verdict, decided_by, source)
+            }
+            _ => panic!("{file}:{at}: six or seven tab-separated fields expected: {line:?}"),
         };
         let mut policy = Policy::new(RuleContext {
             cwd: "/ws/project".into(),
@@ -57,7 +65,9 @@ pub(crate) fn run(file: &str, text: &str, at_least: usize) {
                 .unwrap_or_else(|error| panic!("{file}:{at}: {text}: {error}"));
             policy.add(rule);
         }
-        let decision = policy.evaluate(&bash(), &serde_json::json!({ "command": command }));
+        let shell = super::paths::normalize(std::path::Path::new("/ws/project"), directory);
+        let decision =
+            policy.evaluate_in(&bash(), &serde_json::json!({ "command": command }), &shell);
         let kind = serde_json::to_value(&decision.decided_by).expect("serializable")["kind"]
             .as_str()
             .unwrap_or_default()

@@ -33,11 +33,11 @@ pub(crate) fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<S
     }
     let workspace = policy.context().cwd.as_path();
     let home = policy.context().home.as_deref();
-    let bases = command.run_directories(workspace);
+    let bases = command.run_directories();
     if !command.writes.iter().all(|write| inside(write, policy)) {
         return None;
     }
-    let moved = bases[1..].iter().any(|base| base != workspace);
+    let moved = bases.iter().any(|base| base != workspace);
     let mut programs: Vec<&str> = Vec::new();
     let mut paths: Vec<ShellWord> = Vec::new();
     for forms in &command.forms {

@@ -103,8 +103,8 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
     }
     let workspace = policy.context().cwd.as_path();
     let home = policy.context().home.as_deref();
-    // Relative names are read from the workspace and from every directory a `cd` names, all of
-    // which must lie inside the workspace.
+    // Relative names are read from where the line starts and from every directory a `cd` names,
+    // all of which must lie inside the workspace.
     let inside = |cd: &PathCandidates| cd.all().all(|path| policy.inside_workspace(path));
     if !command
         .cd_targets
@@ -113,8 +113,9 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
     {
         return ReadOnly::No;
     }
-    let bases = command.run_directories(workspace);
-    let moved = bases.len() > 1 && bases[1..].iter().any(|base| base != workspace);
+    let bases = command.run_directories();
+    // Run anywhere but the workspace root (an earlier call's `cd`, or one on this line).
+    let moved = bases.iter().any(|base| base != workspace);
     let mut programs: Vec<&str> = Vec::new();
     let mut paths: Vec<ShellWord> = Vec::new();
     for forms in &command.forms {

@@ -62,6 +62,9 @@ pub(crate) struct CommandTarget {
     /// A file a reader names by a pattern or expansion (`cat .en?`, `cat $F`), which Read deny
     /// rules cannot check before it runs.
     pub(crate) unresolved_read: Option<String>,
+    /// The directory the line starts in: the session shell's, which an earlier call's `cd` may
+    /// have moved from the workspace root.
+    pub(crate) start: PathBuf,
 }
 
 /// One path in every spelling rules must consider.
@@ -151,6 +154,16 @@ fn resolve(path: &Path) -> PathBuf {
     current
 }
 
+/// True for a `cd` operand that `CDPATH` and `cdable_vars` never redirect: absolute, or
+/// starting with `.` or `..`.
+fn explicitly_relative(text: &str) -> bool {
+    text.starts_with('/')
+        || text == "."
+        || text == ".."
+        || text.starts_with("./")
+        || text.starts_with("../")
+}
+
 /// Pushes `path`'s components onto `stack` so that they pop in order.
 fn push_components(stack: &mut Vec<std::ffi::OsString>, path: &Path) {
     for part in path.components().rev() {
@@ -171,13 +184,27 @@ const FILE_READERS: &[&str] = &[
 const PATTERN_FIRST_READERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "sed", "awk"];
 
 impl Target {
-    /// The target of a call to `tool` whose rule field is `field` (read from `input`).
+    /// The target of a call to `tool` whose rule field is `field` (read from `input`), with
+    /// relative names read from `cwd`.
     pub(crate) fn new(
         tool: &str,
         field: Option<&str>,
         path_tool: bool,
         input: &Value,
         cwd: &Path,
+        home: Option<&Path>,
+    ) -> Self {
+        Self::in_directories(tool, field, path_tool, input, (cwd, cwd), home)
+    }
+
+    /// [`Target::new`] with two directories `(workspace, shell)`: paths are read from the
+    /// workspace, a command line from the session shell's directory, where it runs.
+    pub(crate) fn in_directories(
+        tool: &str,
+        field: Option<&str>,
+        path_tool: bool,
+        input: &Value,
+        (cwd, shell): (&Path, &Path),
         home: Option<&Path>,
     ) -> Self {
         let given = field.and_then(|field| input.get(field));
@@ -190,7 +217,7 @@ impl Target {
             return Target::None;
         };
         if is_shell_tool(tool) || (field == Some("command") && !path_tool) {
-            return Target::Command(Box::new(CommandTarget::new(value, cwd, home)));
+            return Target::Command(Box::new(CommandTarget::new(value, shell, home)));
         }
         if path_tool || Family::of(tool).is_some() {
             return Target::Path(PathCandidates::new(value, cwd, home));
@@ -206,10 +233,11 @@ impl Target {
 }
 
 impl CommandTarget {
-    /// The directories relative names of the line may be read from: `workspace`, then every
-    /// directory a `cd` of the line names (a subcommand may run after any of them).
-    pub(crate) fn run_directories(&self, workspace: &Path) -> Vec<PathBuf> {
-        std::iter::once(workspace.to_path_buf())
+    /// The directories relative names of the line may be read from: where it starts, then every
+    /// directory a `cd` (or `git -C`, `env -C`, ...) of the line names (a subcommand may run after
+    /// any of them).
+    pub(crate) fn run_directories(&self) -> Vec<PathBuf> {
+        std::iter::once(self.start.clone())
             .chain(
                 self.cd_targets
                     .iter()
@@ -228,6 +256,9 @@ impl CommandTarget {
             .collect();
         let mut files = Files::new(cwd, home);
         for (sub, sub_forms) in parsed.subcommands.iter().zip(&forms) {
+            if sets_cd_search(sub) {
+                files.cd_searches = true;
+            }
             for redirect in &sub.redirects {
                 if redirect.write {
                     files.write(&redirect.target);
@@ -235,6 +266,16 @@ impl CommandTarget {
                     files.read(&redirect.target);
                 }
             }
+            // A program told to run elsewhere (`git -C DIR`, `env -C DIR`, `make -C`, `tar -C`):
+            // its relative names are read from a directory only known for certain when it runs.
+            let elsewhere = sub_forms
+                .deny
+                .iter()
+                .find_map(|form| files.program_directory(&form.words));
+            let resumed = elsewhere.map(|destination| {
+                files.cd_targets.push(destination);
+                files.current.take()
+            });
             // Every spelling deny rules see: behind wrappers (`command cat .env`), past
             // `sudo`, by base name.
             let mut destination = None;
@@ -242,6 +283,9 @@ impl CommandTarget {
                 if let Some(cd) = files.program(&form.words) {
                     destination.get_or_insert(cd);
                 }
+            }
+            if let Some(current) = resumed {
+                files.current = current;
             }
             if let Some(cd) = destination {
                 files.change_directory(cd);
@@ -258,8 +302,88 @@ impl CommandTarget {
             unresolved_write: files.unresolved_write,
             unresolved_read: files.unresolved_read,
             unresolved_program_write: files.unresolved_program_write,
+            start: cwd.to_path_buf(),
         }
     }
+}
+
+/// True when `sub` sets `CDPATH` or turns on `cdable_vars`: a later `cd NAME` may then go to a
+/// directory found by a search only the running shell knows. (The sandbox's environment never
+/// inherits `CDPATH`, so only the line itself can set it.)
+fn sets_cd_search(sub: &super::shell::Subcommand) -> bool {
+    sub.assignments.iter().any(|name| name == "CDPATH")
+        || sub.words.iter().any(|word| {
+            word.text == "CDPATH" || word.text.starts_with("CDPATH=") || word.text == "cdable_vars"
+        })
+}
+
+/// The directory option of a program that runs in another directory than the shell's: `env -C
+/// DIR`/`--chdir`, `git -C DIR` (before its subcommand), `make -C DIR`/`--directory`, `tar -C
+/// DIR`/`--directory`. `None` when the program has none; `Some(None)` when its value is not one
+/// plain word (several options add up or apply by position, so they count as unknown too).
+fn directory_option(base: &str, args: &[ShellWord]) -> Option<Option<ShellWord>> {
+    // Programs whose options end at the first operand, with their options that take a value.
+    let leading: Option<&[&str]> = match base {
+        "env" => Some(&["-C", "--chdir", "-u", "--unset", "-S", "--split-string"]),
+        "git" => Some(&[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--config-env",
+        ]),
+        "make" | "gmake" | "tar" => None,
+        _ => return None,
+    };
+    let long = match base {
+        "env" => "--chdir",
+        "git" => "",
+        _ => "--directory",
+    };
+    let mut found: Option<Option<ShellWord>> = None;
+    for (at, word) in args.iter().enumerate() {
+        let text = word.text.as_str();
+        if let Some(valued) = leading
+            && !text.starts_with('-')
+        {
+            // `git log -C` (copy detection) and the command `env` runs are not the option.
+            if at > 0 && valued.contains(&args[at - 1].text.as_str()) {
+                continue;
+            }
+            break;
+        }
+        let spelled = |value: &str| ShellWord {
+            text: value.to_owned(),
+            ..word.clone()
+        };
+        let value = if text == "-C" || (!long.is_empty() && text == long) {
+            Some(args.get(at + 1).cloned())
+        } else if let Some(value) = (!long.is_empty())
+            .then(|| text.strip_prefix(long)?.strip_prefix('='))
+            .flatten()
+        {
+            Some(Some(spelled(value)))
+        } else if let Some(value) = text.strip_prefix("-C").filter(|value| !value.is_empty()) {
+            Some(Some(spelled(value)))
+        } else if base == "tar"
+            && !text.starts_with("--")
+            && text.starts_with('-')
+            && text.contains('C')
+        {
+            // A bundle such as `-xzC DIR`.
+            Some(args.get(at + 1).cloned())
+        } else {
+            None
+        };
+        if let Some(value) = value {
+            if found.is_some() {
+                return Some(None);
+            }
+            found = Some(value);
+        }
+    }
+    found
 }
 
 /// The files a command line reads and writes, resolved against the directory each subcommand
@@ -276,6 +400,8 @@ struct Files<'a> {
     unresolved_write: Option<String>,
     unresolved_read: Option<String>,
     unresolved_program_write: Option<String>,
+    /// `CDPATH` or `cdable_vars` is in effect: `cd NAME` may go somewhere else than `./NAME`.
+    cd_searches: bool,
 }
 
 enum Access {
@@ -297,6 +423,7 @@ impl<'a> Files<'a> {
             unresolved_write: None,
             unresolved_read: None,
             unresolved_program_write: None,
+            cd_searches: false,
         }
     }
 
@@ -454,13 +581,17 @@ impl<'a> Files<'a> {
         for word in changed {
             self.add(word, Access::ProgramWrite);
         }
-        if !matches!(base, "cd" | "pushd") {
-            return None;
+        match base {
+            "cd" => {}
+            // The directory stack, `+N` rotations and `popd`'s return are the running shell's.
+            "pushd" | "popd" => return Some(None),
+            _ => return None,
         }
         let destination = match operands.first() {
             None => self
                 .home
                 .map(|dir| PathCandidates::new(&dir.to_string_lossy(), self.start, self.home)),
+            Some(word) if self.cd_searches && !explicitly_relative(&word.text) => None,
             Some(word) if word.literal && !word.glob && word.text != "-" => self
                 .current
                 .as_ref()
@@ -468,6 +599,19 @@ impl<'a> Files<'a> {
             Some(_) => None,
         };
         Some(destination)
+    }
+
+    /// Where a program told to run in another directory runs (`git -C DIR`, ...): `Some(None)`
+    /// when that directory is not known before it runs; `None` for other programs.
+    fn program_directory(&self, words: &[ShellWord]) -> Option<Option<PathCandidates>> {
+        let (program, args) = words.split_first()?;
+        let base = program.text.rsplit('/').next().unwrap_or_default();
+        let value = directory_option(base, args)?;
+        Some(value.and_then(|word| {
+            let current = self.current.as_ref()?;
+            (word.literal && !word.glob && !word.tilde)
+                .then(|| PathCandidates::new(&word.text, current, self.home))
+        }))
     }
 
     fn change_directory(&mut self, destination: Option<PathCandidates>) {

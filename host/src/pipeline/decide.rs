@@ -29,6 +29,8 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
     /// The grant ceiling of a nested call: paths beyond it are a grant violation.
     pub(crate) ceiling: Option<&'a crate::delegation::Ceiling>,
+    /// The session shell's directory, where a command line runs (an earlier `cd` moved it).
+    pub(crate) shell_directory: std::path::PathBuf,
 }
 
 /// Decides without asking anyone: the verdict may be `Ask`. (`janua check` stops here.)
@@ -41,12 +43,12 @@ pub(crate) fn evaluate(
     let spec = &tool.spec;
     let workspace = &context.grant_context.workspace;
     let path_tool = tool.path_field().is_some();
-    let target = Target::new(
+    let target = Target::in_directories(
         &spec.name,
         spec.rule_field.as_deref(),
         path_tool,
         input,
-        workspace,
+        (workspace, &context.shell_directory),
         context.home,
     );
     let (within_grants, inside_workspace) = if path_tool {
@@ -131,18 +133,31 @@ pub(crate) struct Decided {
     pub(crate) stop: Option<String>,
 }
 
-/// Decides, asking PermissionRequest hooks and then the prompter when needed; the verdict is
-/// never `Ask`. A denial runs the PermissionDenied hooks.
-pub(crate) async fn run(
+/// The decision [`evaluate_rewritten`] reached, and what it judged.
+pub(crate) struct Evaluated<'v> {
+    pub(crate) decision: Decision,
+    pub(crate) target: Target,
+    /// The input before a PreToolUse hook rewrote it, when one did.
+    pub(crate) original: Option<&'v Value>,
+    pub(crate) vote: Option<&'v HookVote>,
+}
+
+/// Settles an evaluated decision, asking PermissionRequest hooks and then the prompter when it
+/// asks; the verdict is never `Ask`. A denial runs the PermissionDenied hooks.
+pub(crate) async fn settle(
     stages: &Stages<'_>,
     base: &EventBase<'_>,
     tool: &RegisteredTool,
     input: Value,
-    original: Option<&Value>,
-    vote: Option<&HookVote>,
+    evaluated: Evaluated<'_>,
 ) -> Decided {
     let context = stages.decide_context();
-    let (decision, target) = evaluate_rewritten(&context, tool, &input, original, vote);
+    let Evaluated {
+        decision,
+        target,
+        original,
+        vote,
+    } = evaluated;
     let mut decided = Decided {
         decision,
         input,

@@ -127,6 +127,10 @@ pub struct Outcome {
     pub input_rewritten_by: Option<String>,
     /// The permission decision and what made it.
     pub decision: Option<Decision>,
+    /// The central decision as it stood before PermissionRequest hooks or a prompter answered,
+    /// when it asked (what `janua check` reports for the same call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Decision>,
     /// The failure, for error results.
     pub error: Option<Failure>,
     /// The tool's structured result, for successes.

@@ -347,3 +347,14 @@ fn fail_closed_table() {
         30,
     );
 }
+
+/// The decision reads a command from the session shell's directory, and directories it cannot
+/// know make path rules ask (issue 30, point 10): every row of `directories.tsv`.
+#[test]
+fn directories_table() {
+    crate::permissions::decision_table::run(
+        "directories.tsv",
+        include_str!("../directories.tsv"),
+        30,
+    );
+}
