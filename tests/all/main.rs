@@ -20,6 +20,7 @@ mod mcp_server;
 mod mcp_support;
 mod monitors;
 mod notebook;
+mod parity;
 mod permissions;
 mod pipeline;
 mod plugin_authoring;
