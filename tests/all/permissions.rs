@@ -1122,3 +1122,51 @@ fn the_decision_reads_a_command_from_the_shell_directory_of_the_session() {
     assert!(fixture.workspace().join("hooks/pre-commit").exists());
     assert!(!hook.exists());
 }
+
+/// Two PreToolUse rewrites from different matcher groups (issue 30, point 7): different inputs
+/// end the call with `hook_conflict` naming both hooks and run neither; equal inputs are one
+/// rewrite, which runs. Marker files say what ran.
+#[test]
+fn different_rewrites_from_two_matcher_groups_run_nothing() {
+    let fixture = Fixture::new();
+    let rewrite = |file: &str| {
+        format!(
+            r#"printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","updatedInput":{{"command":"touch {file}"}}}}}}'"#
+        )
+    };
+    let groups = |first: &str, second: &str| {
+        json!({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": rewrite(first), "timeout": 10}]},
+            {"matcher": "Ba.*", "hooks": [{"type": "command", "command": rewrite(second), "timeout": 10}]}
+        ]}})
+        .to_string()
+    };
+    let settings = groups("one.txt", "two.txt");
+    let (code, text) = call_bash(
+        &fixture,
+        "touch original.txt",
+        &["--settings", &settings, "--allowedTools", "Bash(touch *)"],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("hook_conflict"), "{text}");
+    assert!(
+        text.contains("hooks.PreToolUse[0]") && text.contains("hooks.PreToolUse[1]"),
+        "the conflict names both hooks: {text}"
+    );
+    for file in ["one.txt", "two.txt", "original.txt"] {
+        assert!(
+            !fixture.workspace().join(file).exists(),
+            "{file} was created"
+        );
+    }
+
+    let settings = groups("same.txt", "same.txt");
+    let (code, text) = call_bash(
+        &fixture,
+        "touch original.txt",
+        &["--settings", &settings, "--allowedTools", "Bash(touch *)"],
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(fixture.workspace().join("same.txt").exists());
+    assert!(!fixture.workspace().join("original.txt").exists());
+}
