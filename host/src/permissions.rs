@@ -132,8 +132,9 @@ impl Policy {
     }
 
     /// Adds `rule` to its list. An allow rule with a broad tool-name glob, or a `Write(<path>)`
-    /// allow (Edit rules decide file edits), is not added; a `Write(<path>)` deny or ask is added
-    /// and applies as the same `Edit(...)` rule. The returned warning says why and what to write.
+    /// (or `NotebookEdit(<path>)`, `MultiEdit(<path>)`) allow (Edit rules decide file edits), is
+    /// not added; such a deny or ask is added and applies as the same `Edit(...)` rule. The
+    /// returned warning says why and what to write.
     pub fn add(&mut self, rule: Rule) -> Option<String> {
         self.path_index.take();
         self.hidden.0.take();
@@ -142,25 +143,29 @@ impl Policy {
             .unwrap_or_else(|poison| poison.into_inner())
             .clear();
         // Claude Code decides every file-editing tool by `Edit(...)` rules and never consults
-        // `Write(<path>)`: such an allow is dropped; a deny or ask still applies, as an Edit rule
-        // would (safer than dropping it), and both say which rule to write instead.
-        let edit_instead = (rule.tool() == "Write" && !rule.is_bare()).then(|| {
+        // path rules written for Write, NotebookEdit or the legacy MultiEdit (2.1.210): such an
+        // allow is dropped; a deny or ask still applies, as an Edit rule would (safer than
+        // dropping it), and both say which rule to write instead.
+        let tool = rule.tool().to_owned();
+        let edit_instead = (matches!(tool.as_str(), "Write" | "NotebookEdit" | "MultiEdit")
+            && !rule.is_bare())
+        .then(|| {
             rule.text()
-                .strip_prefix("Write")
+                .strip_prefix(tool.as_str())
                 .unwrap_or_default()
                 .to_owned()
         });
         match (rule.kind(), edit_instead) {
             (RuleKind::Allow, Some(specifier)) => {
                 return Some(format!(
-                    "ignored allow rule {:?} ({}): Write(<path>) rules are never consulted; Edit rules decide Write, Edit and NotebookEdit, so write Edit{specifier} instead",
+                    "ignored allow rule {:?} ({}): {tool}(<path>) rules are never consulted; Edit rules decide Write, Edit and NotebookEdit, so write Edit{specifier} instead",
                     rule.text(),
                     rule.source()
                 ));
             }
             (kind, Some(specifier)) => {
                 let warning = format!(
-                    "{} rule {:?} ({}): Claude Code never consults Write(<path>) rules; janua applies it as Edit{specifier} to Write, Edit and NotebookEdit. Write Edit{specifier} instead so both agree",
+                    "{} rule {:?} ({}): Claude Code never consults {tool}(<path>) rules; janua applies it as Edit{specifier} to Write, Edit and NotebookEdit. Write Edit{specifier} instead so both agree",
                     kind.as_str(),
                     rule.text(),
                     rule.source()
@@ -645,13 +650,53 @@ mod edit_rule_tests {
         .collect()
     }
 
+    /// Every row of `edit_rules.tsv` (issue 30, point 5).
     #[test]
     fn edit_rules_decide_write_edit_and_notebook_edit() {
-        let (allow, warning) = policy_with("Edit(src/**)", RuleKind::Allow);
-        assert_eq!(warning, None);
-        assert_eq!(verdicts(&allow), vec![Verdict::Allow; 3]);
-        let (deny, _) = policy_with("Edit(src/**)", RuleKind::Deny);
-        assert_eq!(verdicts(&deny), vec![Verdict::Deny; 3]);
+        let mut failures = Vec::new();
+        let mut rows = 0;
+        for (index, line) in include_str!("permissions/edit_rules.tsv")
+            .lines()
+            .enumerate()
+        {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            rows += 1;
+            let at = index + 1;
+            let [kind, text, write, edit, notebook, warns, source] =
+                line.split('\t').collect::<Vec<_>>()[..]
+            else {
+                panic!("edit_rules.tsv:{at}: seven fields expected");
+            };
+            let kind = match kind {
+                "allow" => RuleKind::Allow,
+                "deny" => RuleKind::Deny,
+                _ => RuleKind::Ask,
+            };
+            let (policy, warning) = policy_with(text, kind);
+            let expected: Vec<Verdict> = [write, edit, notebook]
+                .iter()
+                .map(|verdict| match *verdict {
+                    "allow" => Verdict::Allow,
+                    "deny" => Verdict::Deny,
+                    _ => Verdict::Ask,
+                })
+                .collect();
+            let got = verdicts(&policy);
+            let warned = match (warns, &warning) {
+                ("-", None) => true,
+                ("-", Some(_)) | (_, None) => false,
+                (text, Some(warning)) => warning.contains(text),
+            };
+            if got != expected || !warned {
+                failures.push(format!(
+                    "edit_rules.tsv:{at}: {text}: expected {expected:?} warning {warns:?}, got {got:?} warning {warning:?} ({source})"
+                ));
+            }
+        }
+        assert!(rows >= 10, "edit_rules.tsv: {rows} rows");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
     #[test]
@@ -662,25 +707,5 @@ mod edit_rule_tests {
         assert!(warning.contains("\"Write(src/**)\""), "{warning}");
         assert!(warning.contains("command line"), "{warning}");
         assert!(warning.contains("write Edit(src/**) instead"), "{warning}");
-    }
-
-    #[test]
-    fn a_write_path_deny_or_ask_still_applies_as_the_edit_rule_and_warns() {
-        let (deny, warning) = policy_with("Write(src/**)", RuleKind::Deny);
-        assert_eq!(verdicts(&deny), vec![Verdict::Deny; 3]);
-        assert!(warning.expect("a warning").contains("Edit(src/**)"));
-        let (ask, warning) = policy_with("Write(src/**)", RuleKind::Ask);
-        assert_eq!(verdicts(&ask), vec![Verdict::Ask; 3]);
-        assert!(warning.is_some());
-    }
-
-    #[test]
-    fn a_bare_write_rule_keeps_its_meaning() {
-        let (policy, warning) = policy_with("Write", RuleKind::Allow);
-        assert_eq!(warning, None);
-        assert_eq!(
-            verdicts(&policy),
-            vec![Verdict::Allow, Verdict::Ask, Verdict::Ask]
-        );
     }
 }
