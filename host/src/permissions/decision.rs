@@ -325,34 +325,9 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         );
     }
     if let Target::Command(command) = input.target
-        && let Some(pattern) = &command.unresolved_read
-        && [RuleKind::Deny, RuleKind::Ask]
-            .into_iter()
-            .flat_map(|kind| policy.rules(kind))
-            .any(|rule| rule.family() == Some(Family::Read) && !rule.is_bare())
+        && let Some(decision) = unplaceable_files(name, command, policy)
     {
-        return Decision::new(
-            Verdict::Ask,
-            DecidedBy::DefaultAsk,
-            format!(
-                "{name} reads files named by {pattern}, which Read deny and ask rules cannot check before it runs"
-            ),
-        );
-    }
-    if let Target::Command(command) = input.target
-        && let Some(pattern) = &command.unresolved_program_write
-        && [RuleKind::Deny, RuleKind::Ask]
-            .into_iter()
-            .flat_map(|kind| policy.rules(kind))
-            .any(|rule| rule.family() == Some(Family::Edit) && !rule.is_bare())
-    {
-        return Decision::new(
-            Verdict::Ask,
-            DecidedBy::DefaultAsk,
-            format!(
-                "{name} changes files named by {pattern}, which Edit deny and ask rules cannot check before it runs"
-            ),
-        );
+        return decision;
     }
     if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {
         return Decision::new(
@@ -571,6 +546,43 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
         DecidedBy::DefaultAsk,
         format!("{name} {why} (mode {mode})"),
     )
+}
+
+/// Asks when a command reads (or a program changes) files named by a pattern, an expansion or a
+/// relative name in a directory only known when it runs, while Read (or Edit) deny or ask rules
+/// exist that could not be checked against them.
+fn unplaceable_files(
+    name: &str,
+    command: &super::target::CommandTarget,
+    policy: &Policy,
+) -> Option<Decision> {
+    let cases = [
+        (&command.unresolved_read, Family::Read, "reads", "Read"),
+        (
+            &command.unresolved_program_write,
+            Family::Edit,
+            "changes",
+            "Edit",
+        ),
+    ];
+    cases
+        .into_iter()
+        .find_map(|(unresolved, family, verb, rules)| {
+            let pattern = unresolved.as_ref()?;
+            [RuleKind::Deny, RuleKind::Ask]
+                .into_iter()
+                .flat_map(|kind| policy.rules(kind))
+                .any(|rule| rule.family() == Some(family) && !rule.is_bare())
+                .then(|| {
+                    Decision::new(
+                        Verdict::Ask,
+                        DecidedBy::DefaultAsk,
+                        format!(
+                            "{name} {verb} files named by {pattern}, which {rules} deny and ask rules cannot check before it runs"
+                        ),
+                    )
+                })
+        })
 }
 
 /// The first protected path the call would write, if any. A file a program changes that is
