@@ -95,7 +95,7 @@ pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
 };
-pub use sandbox::process::{KernelSupport, ProcessSandbox};
+pub use sandbox::process::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
 pub use sandbox::{CacheInfo, SandboxError};
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,

@@ -8,6 +8,11 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    // Before anything else: what janua's parent left inheritable is never passed on.
+    if let Err(error) = janua::close_inherited_descriptors() {
+        eprintln!("janua: error: cannot mark inherited descriptors close-on-exec: {error}");
+        return ExitCode::from(2);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

@@ -566,3 +566,123 @@ pub(crate) async fn redteam_process() {
     .await;
     assert!(ok_text(&still).contains("(running)"), "{}", ok_text(&still));
 }
+
+/// Runs `command` with `secret` on descriptor 7 and `socket` on 8 (one digit: `/bin/sh` hooks
+/// read no more), both inheritable in the child only (the test process keeps them
+/// close-on-exec, so no other test's child gets them).
+fn with_inherited(command: &mut Command, secret: &std::fs::File, socket: &std::net::TcpStream) {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::process::CommandExt as _;
+    let pairs = [(secret.as_raw_fd(), 7), (socket.as_raw_fd(), 8)];
+    // SAFETY: dup2 is async-signal-safe; both descriptors stay open until spawn returns.
+    unsafe {
+        command.pre_exec(move || {
+            for (from, to) in pairs {
+                if libc::dup2(from, to) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A loopback listener and a connected client; the returned thread yields every byte the server
+/// side receives until all copies of the client are closed.
+fn listening_pair() -> (std::net::TcpStream, std::thread::JoinHandle<String>) {
+    use std::io::Read as _;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (mut server, _) = listener.accept().unwrap();
+    server
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let received = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = server.read_to_string(&mut text);
+        text
+    });
+    (client, received)
+}
+
+/// Issue 31, point 1: a file and a connected socket that janua's parent left inheritable reach
+/// neither a Bash command nor a command hook (the control: a plain bash child of the same parent
+/// reads the secret and talks to the listener through them).
+#[test]
+fn descriptors_janua_inherited_reach_no_child() {
+    let fixture = Fixture::new();
+    let leak = "cat <&7; echo leaked-by-command >&8";
+    let secret = std::fs::File::open(fixture.outside().join("secret.txt")).unwrap();
+
+    let (client, received) = listening_pair();
+    let mut control = Command::new("/bin/bash");
+    control.args(["-c", leak]).stdin(Stdio::null());
+    with_inherited(&mut control, &secret, &client);
+    let output = control.output().unwrap();
+    drop(client);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("TOPSECRET-outside"),
+        "the control did not inherit the file: {output:?}"
+    );
+    assert_eq!(received.join().unwrap(), "leaked-by-command\n");
+
+    // A fresh open: the control's `cat` moved the shared offset to the end.
+    let secret = std::fs::File::open(fixture.outside().join("secret.txt")).unwrap();
+    let (client, received) = listening_pair();
+    let hook = "cat <&7 >&2; echo leaked-by-hook >&8; exit 0";
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": hook, "timeout": 10}
+    ]}]}})
+    .to_string();
+    let input = bash(leak).to_string();
+    let mut janua = Command::new(janua_bin());
+    janua
+        .args([
+            "--permission-mode",
+            "bypassPermissions",
+            "--settings",
+            &settings,
+        ])
+        .args(["call", "Bash", "--input", &input, "--state-dir"])
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .current_dir(fixture.workspace())
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .stdin(Stdio::null());
+    with_inherited(&mut janua, &secret, &client);
+    let output = janua.output().unwrap();
+    drop(client);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Bad file descriptor"), "{stdout}");
+    assert!(!stdout.contains("TOPSECRET"), "{stdout}");
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("TOPSECRET"),
+        "{output:?}"
+    );
+    assert_eq!(received.join().unwrap(), "", "a child wrote to the socket");
+}
+
+/// Issue 31, point 1, for embedders: a descriptor the embedding program left inheritable does
+/// not reach a Bash command the library starts (`close_range` between fork and exec).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn descriptors_an_embedder_left_inheritable_reach_no_child() {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+    let fixture = Fixture::new();
+    let secret = std::fs::File::open(fixture.outside().join("secret.txt")).unwrap();
+    // An inheritable copy, closed again at the end of the test.
+    // SAFETY: F_DUPFD returns a new descriptor this test owns.
+    let inheritable =
+        unsafe { OwnedFd::from_raw_fd(libc::fcntl(secret.as_raw_fd(), libc::F_DUPFD, 200)) };
+    let fd = inheritable.as_raw_fd();
+    assert!(fd >= 200);
+    let runtime = permissive(&fixture).await;
+    let result = call(&runtime, "Bash", bash(&format!("cat <&{fd}"))).await;
+    drop(inheritable);
+    let text = match result.block.is_error {
+        true => error_text(&result, ErrorKind::ToolFailed),
+        false => ok_text(&result),
+    };
+    assert!(!text.contains("TOPSECRET"), "{text}");
+    assert!(text.contains("Bad file descriptor"), "{text}");
+}

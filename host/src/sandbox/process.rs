@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) use confine::ChildSpec;
 use confine::Confinement;
-pub use confine::KernelSupport;
+pub use confine::{KernelSupport, close_inherited_descriptors};
 pub(crate) use confine::{ResourceLimits, SyscallProfile, piped_command};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;

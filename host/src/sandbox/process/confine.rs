@@ -98,6 +98,47 @@ impl KernelSupport {
     }
 }
 
+/// Marks every descriptor from `first` up close-on-exec. Async-signal-safe: one `close_range`
+/// (Linux 5.11), else `fcntl` on each descriptor below the open-file limit.
+pub(crate) fn close_on_exec_from(first: libc::c_int) -> std::io::Result<()> {
+    let first = libc::c_uint::try_from(first).unwrap_or(3);
+    // SAFETY: system calls on descriptor numbers only; nothing is allocated or locked.
+    unsafe {
+        let done = libc::syscall(
+            libc::SYS_close_range,
+            first,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+        if done == 0 {
+            return Ok(());
+        }
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let last = libc::c_int::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20);
+        let first = libc::c_int::try_from(first).unwrap_or(3);
+        for fd in first..last {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags != -1 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Marks every descriptor janua inherited above stdin, stdout and stderr close-on-exec, so no
+/// program janua starts (sandboxed or not: `cargo` for `janua plugin build`, a browser's
+/// `--version`) receives them. The binary calls it first thing; embedders may too.
+pub fn close_inherited_descriptors() -> std::io::Result<()> {
+    close_on_exec_from(3)
+}
+
 /// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace.
 fn probe_network_namespace() -> Result<(), String> {
     let shell = ["/bin/sh", "/usr/bin/sh", "/bin/bash"]
@@ -288,6 +329,10 @@ impl Prepared {
         unsafe {
             // Its own session and process group, so the whole group can be killed at once.
             check(libc::setsid())?;
+            // Only stdin, stdout, stderr and what is passed on purpose (dup2'd below, which
+            // clears the flag) survive exec: a descriptor the embedder or janua's parent left
+            // inheritable (an outside file, a connected socket) never reaches the child.
+            close_on_exec_from(3)?;
             // Dies with the thread that forked it (the host's spawner thread, which lives as long
             // as the host).
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
