@@ -127,7 +127,7 @@ impl RuntimeConfig {
             checkpoints: true,
             process_sandbox: ProcessSandbox::Required,
             process_output_cap: DEFAULT_OUTPUT_CAP,
-            net: NetSettings::from_env(),
+            net: NetSettings::default(),
             mcp_config_files: Vec::new(),
             approve_mcp: Vec::new(),
             project_mcp: true,
@@ -389,6 +389,12 @@ impl Runtime {
             input_defaults.insert("Glob".to_owned(), glob);
         }
         let mut net = config.net.clone();
+        // The embedder's proxy wins; otherwise the operator's `networkProxy` setting.
+        if net.proxy == crate::ProxySettings::default()
+            && let Some(proxy) = loaded.network_proxy
+        {
+            net.proxy = proxy;
+        }
         for host in loaded.allow_private_hosts {
             if !net.allow_private_hosts.contains(&host) {
                 net.allow_private_hosts.push(host);

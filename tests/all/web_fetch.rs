@@ -284,3 +284,98 @@ async fn goes_through_the_http_proxy_when_one_is_set() {
     error_text(&direct, ErrorKind::ToolFailed);
     assert_eq!(proxy.requests(), 1);
 }
+
+/// Issue 31, point 6: every IPv6 form that carries an IPv4 address is refused as that address
+/// (NAT64 well-known and local-use, SIIT, 6to4, Teredo, ISATAP), before any connection. The
+/// control: the IPv4-mapped spelling of the loopback address the operator listed (127.0.0.1)
+/// does reach the server, as that address itself does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_forms_of_a_private_ipv4_address_are_refused_as_that_address() {
+    let server = Server::start();
+    let fixture = Fixture::new();
+    let runtime = runtime(&fixture, "WebFetch", |c| {
+        c.permission_mode = Some(PermissionMode::BypassPermissions);
+    })
+    .await;
+    let port = server.port();
+    for host in [
+        "[64:ff9b::7f00:1]",
+        "[64:ff9b:1::7f00:1]",
+        "[::ffff:0:7f00:1]",
+        "[2002:7f00:1::1]",
+        "[2001:0:7f00:1::1]",
+        "[2001:0:808:808::80ff:fffe]",
+        "[2606:4700::5efe:7f00:1]",
+        "[64:ff9b::a9fe:a9fe]",
+    ] {
+        let url = format!("http://{host}:{port}/page");
+        let refused = call(&runtime, "WebFetch", fetch(&url)).await;
+        let text = error_text(&refused, ErrorKind::PermissionDenied);
+        assert!(
+            text.contains("loopback (127.0.0.0/8)") || text.contains("link-local"),
+            "{host}: {text}"
+        );
+    }
+    assert_eq!(server.requests(), 0, "the server must see no request");
+    let mapped = format!("http://[::ffff:7f00:1]:{port}/page");
+    let page = call(&runtime, "WebFetch", fetch(&mapped)).await;
+    assert!(ok_text(&page).contains("# Welcome"));
+    let page = call(&runtime, "WebFetch", fetch(&server.url("/page"))).await;
+    assert!(ok_text(&page).contains("# Welcome"));
+    assert_eq!(server.requests(), 2);
+}
+
+/// Issue 31, point 6: an `HTTP_PROXY` janua inherits is never used (the proxy, not janua, would
+/// resolve the names); the operator's `networkProxy` setting is. Through the binary, with the
+/// environment a harness would set.
+#[test]
+fn an_inherited_proxy_is_ignored_and_the_operators_network_proxy_is_used() {
+    let proxy = Server::start();
+    let fixture = Fixture::new();
+    let proxy_url = format!("http://127.0.0.1:{}", proxy.port());
+    let fetch_with = |settings: serde_json::Value| {
+        let input = fetch("http://127.0.0.2:9/page").to_string();
+        let settings = settings.to_string();
+        std::process::Command::new(crate::support::janua_bin())
+            .args([
+                "--no-user-settings",
+                "--allowedTools",
+                "WebFetch(domain:127.0.0.2)",
+            ])
+            .args(["--settings", &settings])
+            .args(["call", "WebFetch", "--input", &input, "--state-dir"])
+            .arg(fixture.state_dir())
+            .arg("--cache-dir")
+            .arg(crate::support::cache_dir())
+            .current_dir(fixture.workspace())
+            .env("HTTP_PROXY", &proxy_url)
+            .env("http_proxy", &proxy_url)
+            .output()
+            .expect("run janua call")
+    };
+    // 127.0.0.2:9 has no listener: without the proxy the fetch fails.
+    let direct = fetch_with(json!({"allowPrivateNetworkHosts": ["127.0.0.2"]}));
+    assert_eq!(direct.status.code(), Some(1), "{direct:?}");
+    assert_eq!(proxy.requests(), 0, "the inherited proxy was used");
+    let proxied = fetch_with(json!({
+        "allowPrivateNetworkHosts": ["127.0.0.2"],
+        "networkProxy": {"http": proxy_url},
+    }));
+    assert!(
+        String::from_utf8_lossy(&proxied.stdout).contains("# Welcome"),
+        "{proxied:?}"
+    );
+    assert_eq!(proxy.proxied.load(Ordering::SeqCst), 1);
+    // A repository cannot choose the proxy: the project file's networkProxy is not used.
+    fixture.write(
+        ".janua/settings.json",
+        json!({"networkProxy": {"http": proxy_url}}).to_string(),
+    );
+    let project = fetch_with(json!({"allowPrivateNetworkHosts": ["127.0.0.2"]}));
+    assert_eq!(project.status.code(), Some(1), "{project:?}");
+    assert!(
+        String::from_utf8_lossy(&project.stderr).contains("networkProxy in"),
+        "{project:?}"
+    );
+    assert_eq!(proxy.proxied.load(Ordering::SeqCst), 1);
+}

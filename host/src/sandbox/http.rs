@@ -61,18 +61,20 @@ pub struct NetSettings {
     /// Hosts that may be reached at private or loopback addresses (`allowPrivateNetworkHosts`),
     /// spelled as URLs spell them (`localhost`, `127.0.0.1`, `[::1]`).
     pub allow_private_hosts: Vec<String>,
-    /// `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY`; see [`NetSettings::from_env`].
+    /// The operator's proxy (settings' `networkProxy`); never taken from the environment, whose
+    /// `HTTP_PROXY` an agent harness may set without meaning janua to trust it.
     pub proxy: ProxySettings,
 }
 
-/// Proxies for outgoing HTTP, as the conventional environment variables give them.
+/// Proxies for outgoing HTTP, as the operator configures them. A configured proxy resolves the
+/// names it is asked for: it is trusted with every request it carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProxySettings {
-    /// Proxy for `http://` URLs (`HTTP_PROXY` / `http_proxy`), an `http://host:port` URL.
+    /// Proxy for `http://` URLs, an `http://host:port` URL.
     pub http: Option<String>,
-    /// Proxy for `https://` URLs (`HTTPS_PROXY` / `https_proxy`), tunnelled with `CONNECT`.
+    /// Proxy for `https://` URLs, tunnelled with `CONNECT`.
     pub https: Option<String>,
-    /// Hosts reached directly (`NO_PROXY` / `no_proxy`): names, `.suffix`es, or `*`.
+    /// Hosts reached directly: names, `.suffix`es, or `*`.
     pub no_proxy: Vec<String>,
 }
 
@@ -83,35 +85,6 @@ impl Default for NetSettings {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             allow_private_hosts: Vec::new(),
             proxy: ProxySettings::default(),
-        }
-    }
-}
-
-impl NetSettings {
-    /// The defaults, with proxies taken from `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` (or their
-    /// lower-case spellings) when they are set and not empty.
-    pub fn from_env() -> Self {
-        let var = |names: [&str; 2]| {
-            names.iter().find_map(|name| {
-                std::env::var(name)
-                    .ok()
-                    .filter(|value| !value.trim().is_empty())
-            })
-        };
-        Self {
-            proxy: ProxySettings {
-                http: var(["HTTP_PROXY", "http_proxy"]),
-                https: var(["HTTPS_PROXY", "https_proxy"]),
-                no_proxy: var(["NO_PROXY", "no_proxy"])
-                    .map(|list| {
-                        list.split(',')
-                            .map(|entry| entry.trim().to_ascii_lowercase())
-                            .filter(|entry| !entry.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            },
-            ..Self::default()
         }
     }
 }

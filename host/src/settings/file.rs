@@ -22,6 +22,9 @@ pub struct Settings {
     /// `allowPrivateNetworkHosts`: hosts outgoing HTTP may reach at private or loopback
     /// addresses, spelled as URLs read them (`localhost`, `127.0.0.1`, `[::1]`).
     pub allow_private_network_hosts: Vec<String>,
+    /// `networkProxy`: the proxy outgoing HTTP goes through (honoured in user settings and
+    /// `--settings` only; the environment's `HTTP_PROXY` is never used).
+    pub network_proxy: Option<crate::ProxySettings>,
     /// `hooks`: command hooks (loaded only from trusted scopes).
     pub hooks: Vec<super::HookSetting>,
     /// `disableAllHooks`.
@@ -80,6 +83,7 @@ const TOP_KEYS: &[&str] = &[
     "trustedWorkspaces",
     "respectGitignore",
     "allowPrivateNetworkHosts",
+    "networkProxy",
     "hooks",
     "disableAllHooks",
     "toolOutputChars",
@@ -169,6 +173,7 @@ impl Settings {
                         settings.allow_private_network_hosts.push(canonical);
                     }
                 }
+                "networkProxy" => settings.network_proxy = Some(network_proxy(value, path)?),
                 "hooks" => settings.hooks = super::hooks::parse(value, path, warnings)?,
                 "toolOutputChars" => {
                     let Value::Object(map) = value else {
@@ -288,6 +293,44 @@ fn permissions(
     Ok(settings)
 }
 
+/// `networkProxy`: `{"http": URL, "https": URL, "noProxy": [HOST, ...]}`, every key optional.
+fn network_proxy(value: &Value, path: &Path) -> Result<crate::ProxySettings, SettingsError> {
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let Value::Object(map) = value else {
+        return Err(error(
+            "\"networkProxy\" must be an object with \"http\", \"https\" and \"noProxy\"".into(),
+        ));
+    };
+    let mut proxy = crate::ProxySettings::default();
+    for (key, item) in map {
+        let url = || {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| error(format!("networkProxy.{key} must be a URL string")))
+        };
+        match key.as_str() {
+            "http" => proxy.http = Some(url()?),
+            "https" => proxy.https = Some(url()?),
+            "noProxy" => {
+                proxy.no_proxy = strings(item, "networkProxy.noProxy", path)?
+                    .into_iter()
+                    .map(|entry| entry.trim().to_ascii_lowercase())
+                    .filter(|entry| !entry.is_empty())
+                    .collect();
+            }
+            other => {
+                return Err(error(format!(
+                    "networkProxy has no key {other:?} (it takes http, https and noProxy)"
+                )));
+            }
+        }
+    }
+    Ok(proxy)
+}
+
 fn strings(value: &Value, key: &str, path: &Path) -> Result<Vec<String>, SettingsError> {
     let error = |message: String| SettingsError {
         path: path.to_path_buf(),
@@ -366,6 +409,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_network_proxy_reads_every_key() {
+        let text = r#"{"networkProxy": {"http": "http://p:1", "https": "http://p:2", "noProxy": [" Internal.Example ", ""]}}"#;
+        let settings = Settings::parse(text, Path::new("/s.json"), &mut Vec::new()).unwrap();
+        let proxy = settings.network_proxy.expect("a proxy");
+        assert_eq!(proxy.http.as_deref(), Some("http://p:1"));
+        assert_eq!(proxy.https.as_deref(), Some("http://p:2"));
+        assert_eq!(proxy.no_proxy, ["internal.example"]);
+    }
+
+    #[test]
     fn bad_files_are_errors_and_unknown_keys_warnings() {
         let path = Path::new("/ws/.janua/settings.json");
         let errors = [
@@ -389,6 +442,18 @@ mod tests {
             (
                 r#"{"allowPrivateNetworkHosts": "localhost"}"#,
                 "must be an array",
+            ),
+            (
+                r#"{"networkProxy": "http://proxy:3128"}"#,
+                "\"networkProxy\" must be an object",
+            ),
+            (
+                r#"{"networkProxy": {"socks": "socks5://proxy"}}"#,
+                "networkProxy has no key \"socks\"",
+            ),
+            (
+                r#"{"networkProxy": {"http": 3128}}"#,
+                "networkProxy.http must be a URL string",
             ),
             (
                 r#"{"toolOutputChars": {"Bash": 999999}}"#,

@@ -44,6 +44,8 @@ pub(crate) struct Loaded {
     pub(crate) respect_gitignore: bool,
     /// `allowPrivateNetworkHosts` of every trusted scope.
     pub(crate) allow_private_hosts: Vec<String>,
+    /// `networkProxy` of the highest operator scope that sets it.
+    pub(crate) network_proxy: Option<crate::ProxySettings>,
     /// Every scope's hooks, each with whether its scope is trusted to run code.
     pub(crate) hooks: Vec<ScopedHook>,
     /// The scope whose `disableAllHooks: true` turned configured hooks off.
@@ -193,6 +195,7 @@ pub(crate) fn load(
     let mut bypass_disabled_by = None;
     let mut respect_gitignore = None;
     let mut allow_private_hosts: Vec<String> = Vec::new();
+    let mut network_proxy: Option<crate::ProxySettings> = None;
     let mut hooks = Vec::new();
     let mut hooks_disabled: Option<(bool, String)> = None;
     let mut tool_output_chars = std::collections::BTreeMap::new();
@@ -250,6 +253,17 @@ pub(crate) fn load(
         // Only the operator's own scopes may turn hooks off: a project (trusted or not) must not
         // switch off the operator's guards and audit monitors.
         let operator_scope = matches!(scope.source, RuleSource::Settings(_) | RuleSource::User(_));
+        // A proxy sees every request and resolves its names: only the operator chooses one.
+        if let Some(proxy) = &scope.settings.network_proxy {
+            if operator_scope {
+                network_proxy.get_or_insert_with(|| proxy.clone());
+            } else {
+                warnings.push(format!(
+                    "networkProxy in {} is not used: only --settings and user settings may choose a proxy",
+                    scope.source
+                ));
+            }
+        }
         if let Some(disabled) = scope.settings.disable_all_hooks {
             if !operator_scope {
                 warnings.push(format!(
@@ -364,6 +378,7 @@ pub(crate) fn load(
         trusted,
         respect_gitignore: respect_gitignore.unwrap_or(true),
         allow_private_hosts,
+        network_proxy,
         hooks,
         hooks_disabled_by: hooks_disabled
             .filter(|(disabled, _)| *disabled)

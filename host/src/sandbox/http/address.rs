@@ -1,8 +1,10 @@
 //! Which IP addresses are private: loopback, RFC 1918, link-local (cloud metadata services live at
 //! 169.254.169.254 and fd00:ec2::254), CGNAT, unspecified, multicast, broadcast, documentation and
-//! benchmarking ranges, IPv6 unique-local and site-local, and the IPv4 embedded in IPv4-mapped,
-//! IPv4-compatible, NAT64 and 6to4 IPv6 forms. A request reaches such an address only when the
-//! operator or the grant names the host.
+//! benchmarking ranges, IPv6 unique-local and site-local, and every IPv6 form that carries an IPv4
+//! address (IPv4-mapped, IPv4-compatible, SIIT IPv4-translated, NAT64 well-known and local-use,
+//! 6to4, Teredo, ISATAP): such a form is as private as any IPv4 address it carries, since that is
+//! what a translator or tunnel reaches. A request reaches such an address only when the operator
+//! or the grant names the host.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -36,9 +38,10 @@ fn private_v4(address: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn private_v6(address: Ipv6Addr) -> Option<&'static str> {
-    if let Some(v4) = embedded_v4(address) {
-        // The IPv4 address is what gets reached (directly or through a translator).
-        return private_v4(v4);
+    let carried = embedded_v4(address);
+    if !carried.is_empty() {
+        // The IPv4 address is what gets reached (directly, through a translator or a tunnel).
+        return carried.into_iter().find_map(private_v4);
     }
     let segments = address.segments();
     let range = if address.is_unspecified() {
@@ -63,25 +66,48 @@ fn private_v6(address: Ipv6Addr) -> Option<&'static str> {
     Some(range)
 }
 
-/// The IPv4 address an IPv6 address stands for: IPv4-mapped `::ffff:a.b.c.d`, the deprecated
-/// IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d` and 6to4 `2002:aabb:ccdd::`.
-fn embedded_v4(address: Ipv6Addr) -> Option<Ipv4Addr> {
+/// The IPv4 addresses an IPv6 address carries (empty for a plain IPv6 address):
+/// - IPv4-mapped `::ffff:a.b.c.d`, the deprecated IPv4-compatible `::a.b.c.d` and SIIT's
+///   IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765);
+/// - NAT64 `64:ff9b::a.b.c.d` (RFC 6052) and the local-use `64:ff9b:1::/48` (RFC 8215), read at
+///   both the /96 and the /48 position (the operator's translator decides which);
+/// - 6to4 `2002:aabb:ccdd::/48` (RFC 3056);
+/// - Teredo `2001:0:SSSS:SSSS:…:CCCC:CCCC` (RFC 4380): the server and the client, whose address is
+///   stored inverted;
+/// - ISATAP interface identifiers `…:0:5efe:a.b.c.d` and `…:200:5efe:a.b.c.d` (RFC 5214), under
+///   any prefix.
+fn embedded_v4(address: Ipv6Addr) -> Vec<Ipv4Addr> {
     let segments = address.segments();
     let octets = address.octets();
-    let tail = Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]);
-    if let Some(v4) = address.to_ipv4_mapped() {
-        return Some(v4);
+    let v4 =
+        |at: [usize; 4]| Ipv4Addr::new(octets[at[0]], octets[at[1]], octets[at[2]], octets[at[3]]);
+    let tail = v4([12, 13, 14, 15]);
+    if let Some(mapped) = address.to_ipv4_mapped() {
+        return vec![mapped];
     }
     if segments[..6] == [0, 0, 0, 0, 0, 0] && !address.is_loopback() && !address.is_unspecified() {
-        return Some(tail);
+        return vec![tail];
+    }
+    if segments[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return vec![tail];
     }
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return Some(tail);
+        return vec![tail];
+    }
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        return vec![tail, v4([6, 7, 9, 10])];
     }
     if segments[0] == 0x2002 {
-        return Some(Ipv4Addr::new(octets[2], octets[3], octets[4], octets[5]));
+        return vec![v4([2, 3, 4, 5])];
     }
-    None
+    if segments[..2] == [0x2001, 0] {
+        let client = Ipv4Addr::from(!u32::from(tail));
+        return vec![v4([4, 5, 6, 7]), client];
+    }
+    if matches!(segments[4], 0 | 0x200) && segments[5] == 0x5efe {
+        return vec![tail];
+    }
+    Vec::new()
 }
 
 #[cfg(test)]
@@ -113,7 +139,16 @@ mod tests {
             "::ffff:169.254.169.254",
             "::127.0.0.1",
             "64:ff9b::10.0.0.1",
+            "64:ff9b:1::10.0.0.1",
+            "64:ff9b:1:7f00:1::",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:169.254.169.254",
             "2002:7f00:0001::",
+            "2002:a9fe:a9fe::1",
+            "2001:0:7f00:1::1",
+            "2001:0:0808:0808::f5ff:fffe",
+            "2606:4700::5efe:10.0.0.1",
+            "2606:4700::200:5efe:192.168.0.1",
             "2001:db8::1",
         ];
         for text in private {
@@ -130,7 +165,11 @@ mod tests {
             "2606:4700:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::8.8.8.8",
+            "64:ff9b:1:808:8:800:808:808",
+            "::ffff:0:8.8.8.8",
             "2002:0808:0808::",
+            "2001:0:0808:0808::f7f7:f7f7",
+            "2606:4700::5efe:8.8.8.8",
         ];
         for text in public {
             let address: IpAddr = text.parse().unwrap();
