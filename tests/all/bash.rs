@@ -76,7 +76,7 @@ async fn the_sandbox_stops_writes_and_reads_outside_the_workspace_that_the_rules
         &runtime,
         "Bash",
         bash(
-            "echo made > made.txt && mktemp -p \"$TMPDIR\" scratch.XXXX > /dev/null && ls \"$TMPDIR\"",
+            "echo made > made.txt && mktemp -p \"$TMPDIR\" scratch.XXXX > /dev/null && ls \"$TMPDIR\" | grep -v '^home$'",
         ),
     )
     .await;
@@ -685,4 +685,89 @@ async fn descriptors_an_embedder_left_inheritable_reach_no_child() {
     };
     assert!(!text.contains("TOPSECRET"), "{text}");
     assert!(text.contains("Bad file descriptor"), "{text}");
+}
+
+/// Issue 31, point 4: inside the sandbox a command has a private HOME whose `.gitconfig` holds
+/// only the operator's identity, so git's everyday commands work (they failed on the unreadable
+/// host home) while the host's hooks path, aliases and keys stay out of reach. The control: git
+/// on the host reads the hooks path from the same home.
+#[test]
+fn git_works_under_a_private_home_and_the_hosts_home_stays_unreadable() {
+    let fixture = Fixture::new();
+    let host_home = fixture.outside().join("home");
+    std::fs::create_dir_all(host_home.join(".ssh")).unwrap();
+    std::fs::write(host_home.join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES\n").unwrap();
+    std::fs::write(
+        host_home.join(".gitconfig"),
+        "[user]\n\tname = Janua Tester\n\temail = tester@example.com\n[core]\n\thooksPath = /tmp/evil-hooks\n[alias]\n\tst = !touch pwned\n",
+    )
+    .unwrap();
+    fixture.write("notes.txt", "hello\n");
+    let control = Command::new("git")
+        .args(["config", "--global", "--get", "core.hooksPath"])
+        .env("HOME", &host_home)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&control.stdout).trim(),
+        "/tmp/evil-hooks"
+    );
+    let home = host_home.display();
+    let command = format!(
+        "git init -q && git add -A && git commit -qm first && git log --format=%an:%ae \
+         && echo more >> notes.txt && git diff --stat && git stash -q && git status --short \
+         && git branch feature && git branch --list | wc -l; \
+         git config --get core.hooksPath; echo hooks=$?; git st; \
+         cat {home}/.ssh/id_ed25519; cat {home}/.gitconfig"
+    );
+    let input = bash(&command).to_string();
+    let output = Command::new(janua_bin())
+        .args([
+            "--no-user-settings",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args(["call", "Bash", "--input", &input, "--state-dir"])
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .current_dir(fixture.workspace())
+        .env("HOME", &host_home)
+        .output()
+        .unwrap();
+    let block: Value = serde_json::from_slice(&output.stdout).expect("a tool_result");
+    let text = block["content"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Janua Tester:tester@example.com"),
+        "git commit ran with the operator's identity: {text}"
+    );
+    assert!(text.contains("notes.txt | 1 +"), "{text}");
+    assert!(text.contains("hooks=1"), "{text}");
+    assert!(!text.contains("PRIVATE-KEY-BYTES"), "{text}");
+    assert!(!text.contains("evil-hooks"), "{text}");
+    assert!(!fixture.workspace().join("pwned").exists());
+    assert_eq!(
+        text.lines().filter(|line| line.trim() == "2").count(),
+        1,
+        "two branches: {text}"
+    );
+}
+
+/// Issue 31, point 4: a toolchain on PATH under the host's home (rustup's `cargo` here) runs in
+/// the sandbox, when the host has one; HOME is the private one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolchain_under_the_hosts_home_runs_in_the_sandbox() {
+    let host = Command::new("cargo").arg("--version").output().ok();
+    let Some(host) = host.filter(|output| output.status.success()) else {
+        return;
+    };
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let result = call(&runtime, "Bash", bash("cargo --version; echo home=$HOME")).await;
+    let text = ok_text(&result);
+    assert!(
+        text.contains(String::from_utf8_lossy(&host.stdout).trim()),
+        "{text}"
+    );
+    assert!(text.contains("/tmp/home"), "{text}");
 }

@@ -6,6 +6,7 @@
 //! runs, and holds on its own: nothing in a tool's input can switch the confinement off.
 
 mod confine;
+mod home;
 pub(crate) mod oneshot;
 pub(crate) mod server;
 mod spool;
@@ -87,6 +88,8 @@ pub(crate) struct Shell {
     tasks: Mutex<BTreeMap<String, Task>>,
     next_task: AtomicU64,
     next_spool: AtomicU64,
+    /// The operator's git identity, read from the host once, for each child's `.gitconfig`.
+    identity: std::sync::OnceLock<home::GitIdentity>,
 }
 
 /// What one call may do with processes.
@@ -216,6 +219,7 @@ impl Shell {
             tasks: Mutex::default(),
             next_task: AtomicU64::new(1),
             next_spool: AtomicU64::new(1),
+            identity: std::sync::OnceLock::new(),
         }
     }
 
@@ -525,9 +529,42 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     } else {
         (None, None)
     };
+    let mut env = child_env(grant, &command.env, &config.temp_dir);
+    // A sandboxed child gets a private HOME and the toolchains on its PATH; an unsandboxed one
+    // (the operator's explicit choice) keeps the host's.
+    let home = if sandboxed {
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default();
+        let host_home = std::env::var_os("HOME").map(PathBuf::from);
+        let identity = shell.identity.get_or_init(home::GitIdentity::of_host);
+        let home = home::prepare(
+            &config.temp_dir,
+            host_home.as_deref(),
+            &path,
+            identity,
+            &|name| std::env::var(name).ok(),
+        )
+        .map_err(|error| {
+            ProcessError::SpawnFailed(format!("cannot prepare the command's home: {error}"))
+        })?;
+        for (name, value) in &home.env {
+            // What the command itself asks for still wins.
+            if !command.env.iter().any(|(requested, _)| requested == name) {
+                env.retain(|(existing, _)| existing != name);
+                env.push((name.clone(), value.clone()));
+            }
+        }
+        home.read_dirs
+    } else {
+        Vec::new()
+    };
     let confinement = Confinement {
         read_dirs: std::iter::once(config.workspace.clone())
             .chain(config.additional_dirs.iter().cloned())
+            .chain(home)
             .collect(),
         write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
         isolate_network: true,
@@ -549,7 +586,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     child_command
         .args(&command.args)
         .env_clear()
-        .envs(child_env(grant, &command.env, &config.temp_dir))
+        .envs(env)
         .current_dir(&cwd)
         .stdin(std::process::Stdio::null())
         .stdout(
