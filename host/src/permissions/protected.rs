@@ -4,7 +4,7 @@
 use std::path::{Component, Path};
 
 /// Directories whose contents are protected wherever they appear.
-const DIRECTORIES: &[&str] = &[
+pub(crate) const PROTECTED_DIRECTORIES: &[&str] = &[
     ".git",
     ".janua",
     ".claude",
@@ -20,7 +20,7 @@ const DIRECTORIES: &[&str] = &[
 ];
 
 /// Files that are protected wherever they appear.
-const FILES: &[&str] = &[
+pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
     ".gitmodules",
     ".gitattributes",
@@ -62,10 +62,13 @@ pub(crate) fn is_protected(path: &Path) -> bool {
     let in_directory = names.iter().enumerate().any(|(at, name)| {
         let parent_dir = at + 1 < names.len() || path.to_string_lossy().ends_with('/');
         let worktree = *name == ".claude" && names.get(at + 1) == Some(&"worktrees");
-        (DIRECTORIES.contains(name) && !worktree && (parent_dir || at + 1 == names.len()))
+        (PROTECTED_DIRECTORIES.contains(name) && !worktree && (parent_dir || at + 1 == names.len()))
             || (matches!(*name, "git" | "fish") && at > 0 && names[at - 1] == ".config")
     });
-    in_directory || names.last().is_some_and(|name| FILES.contains(name))
+    in_directory
+        || names
+            .last()
+            .is_some_and(|name| PROTECTED_FILES.contains(name))
 }
 
 #[cfg(test)]

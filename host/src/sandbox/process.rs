@@ -11,6 +11,7 @@ pub(crate) mod oneshot;
 pub(crate) mod server;
 mod spool;
 mod syscalls;
+mod view;
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd as _;
@@ -26,6 +27,7 @@ pub use confine::{KernelSupport, close_inherited_descriptors};
 pub(crate) use confine::{ResourceLimits, SyscallProfile, piped_command};
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;
+pub(crate) use view::ViewRules;
 
 use super::bindings::{ProcessCommand, ProcessError, ProcessFinished, TaskStatus};
 use super::grants::ProcessGrant;
@@ -78,6 +80,8 @@ pub(crate) struct ShellConfig {
     pub(crate) output_cap: u64,
     /// The shell directory a previous process of the session left, if any.
     pub(crate) cwd: Option<PathBuf>,
+    /// What the rules ask of every command's view of the files (protected paths, deny rules).
+    pub(crate) view: view::ViewRules,
 }
 
 /// The process state of one session: its shell directory and background tasks.
@@ -581,7 +585,8 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     };
     let prepared = confinement
         .prepare(report_writer)
-        .map_err(ProcessError::SandboxUnavailable)?;
+        .map_err(ProcessError::SandboxUnavailable)?
+        .with_view(view::MountPlan::build(&config.view));
     let mut child_command = std::process::Command::new(&command.program);
     child_command
         .args(&command.args)

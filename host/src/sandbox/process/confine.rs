@@ -154,7 +154,7 @@ fn probe_network_namespace() -> Result<(), String> {
         .stderr(std::process::Stdio::null());
     // SAFETY: the closure only makes async-signal-safe system calls (see `enter`).
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || namespace.enter());
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || namespace.enter(false));
     }
     match command.status() {
         Ok(status) if status.success() => Ok(()),
@@ -216,6 +216,20 @@ pub(crate) struct Prepared {
     limits: ResourceLimits,
     /// Write end of the pipe the child reports its final directory on (becomes fd 3).
     report_fd: Option<OwnedFd>,
+    /// The child's view of the files, made in its own mount (and IPC) namespace.
+    mounts: Option<super::view::MountPlan>,
+}
+
+impl Prepared {
+    /// Gives the child its own mount and IPC namespaces with `plan`'s mounts. Only a child in
+    /// its own network namespace gets them (the same `unshare`, under the same user namespace
+    /// on a non-root host).
+    pub(crate) fn with_view(mut self, plan: super::view::MountPlan) -> Self {
+        if self.network.is_some() {
+            self.mounts = Some(plan);
+        }
+        self
+    }
 }
 
 impl Confinement {
@@ -237,6 +251,7 @@ impl Confinement {
             },
             limits: self.limits,
             report_fd,
+            mounts: None,
         })
     }
 
@@ -362,7 +377,10 @@ impl Prepared {
                 check(libc::dup2(report.as_raw_fd(), 3))?;
             }
             if let Some(network) = &self.network {
-                network.enter()?;
+                network.enter(self.mounts.is_some())?;
+            }
+            if let Some(mounts) = &self.mounts {
+                mounts.apply()?;
             }
             if self.ruleset.is_some() {
                 syscalls::drop_capabilities()?;
@@ -414,14 +432,18 @@ impl NetworkNamespace {
 
     /// Unshares the network namespace (with a user namespace when not root) and brings its
     /// loopback up. Async-signal-safe.
-    fn enter(&self) -> std::io::Result<()> {
+    fn enter(&self, with_view: bool) -> std::io::Result<()> {
         let fail = || Err(std::io::Error::last_os_error());
         // SAFETY: system calls on owned, NUL-terminated buffers; no allocation.
         unsafe {
-            let flags = match self.user_maps {
+            let mut flags = match self.user_maps {
                 Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
                 None => libc::CLONE_NEWNET,
             };
+            if with_view {
+                // Its own mounts, and System V IPC objects that die with it.
+                flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+            }
             if libc::unshare(flags) == -1 {
                 return fail();
             }

@@ -1,0 +1,158 @@
+//! What of the rules the kernel can hold a child process to (issue 31, point 2): the paths of
+//! `Read(...)` deny rules become masks and those of `Edit(...)` deny rules read-only mounts in
+//! the child's own mount namespace (`sandbox/process/view.rs`), together with the protected
+//! paths. Only deny rules count: an ask rule the user answered must not turn the approved command
+//! into one that cannot do what it was approved for.
+//!
+//! A rule's compiled globs are read back into three shapes a mount can express; a glob with a
+//! wildcard elsewhere (`src/*.key`, `**/*.pem`) is not enforced by the kernel, only by the
+//! decision, and is listed so `janua doctor` and the docs can say so.
+
+use std::path::PathBuf;
+
+use super::Policy;
+use super::rules::{Family, RuleKind};
+
+/// Where a rule's paths are, in a shape a mount can cover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// One file or directory.
+    Path(PathBuf),
+    /// A directory and everything under it (`dir/**`).
+    Tree(PathBuf),
+    /// Every entry named `name` at any depth under `under` (`Read(.env)`; with `tree`, the
+    /// directories of that name and what is under them: `Read(secrets/**)`).
+    Named {
+        /// The directory the search starts in.
+        under: PathBuf,
+        /// The entry's name.
+        name: String,
+        /// The whole tree below the entry is meant.
+        tree: bool,
+    },
+}
+
+/// The deny rules' paths by what the kernel does with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Enforceable {
+    /// `Read(...)` denials: masked.
+    pub(crate) hidden: Vec<Reach>,
+    /// `Edit(...)` denials: read-only.
+    pub(crate) read_only: Vec<Reach>,
+    /// Rules with a pattern no mount expresses (enforced by the decision only).
+    pub(crate) decision_only: Vec<String>,
+}
+
+impl Policy {
+    /// The deny rules' paths the kernel can enforce for a child.
+    pub(crate) fn enforceable(&self) -> Enforceable {
+        let mut enforceable = Enforceable::default();
+        for rule in self.rules(RuleKind::Deny) {
+            let (Some(family), Some(pattern)) = (rule.family(), rule.path_pattern()) else {
+                continue;
+            };
+            let list = match family {
+                Family::Read => &mut enforceable.hidden,
+                Family::Edit => &mut enforceable.read_only,
+            };
+            let reaches: Option<Vec<Reach>> = pattern
+                .globs()
+                .iter()
+                .map(|glob| reach(glob.glob()))
+                .collect();
+            match reaches {
+                Some(reaches) => {
+                    for reach in reaches {
+                        if !list.contains(&reach) {
+                            list.push(reach);
+                        }
+                    }
+                }
+                None => enforceable.decision_only.push(rule.text().to_owned()),
+            }
+        }
+        enforceable
+    }
+}
+
+/// The shape of one absolute glob: a literal path, `literal/**`, or `literal/**/name`.
+fn reach(glob: &str) -> Option<Reach> {
+    let literal = |text: &str| !text.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    if literal(glob) {
+        return Some(Reach::Path(PathBuf::from(glob)));
+    }
+    if let Some(dir) = glob.strip_suffix("/**")
+        && literal(dir)
+    {
+        return Some(Reach::Tree(PathBuf::from(dir)));
+    }
+    let (under, name) = glob.split_once("/**/")?;
+    let (name, tree) = match name.strip_suffix("/**") {
+        Some(name) => (name, true),
+        None => (name, false),
+    };
+    (literal(under) && literal(name) && !name.contains('/')).then(|| Reach::Named {
+        under: PathBuf::from(under),
+        name: name.to_owned(),
+        tree,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::{Rule, RuleContext, RuleSource};
+
+    #[test]
+    fn deny_rules_become_reaches_a_mount_expresses() {
+        let mut policy = Policy::new(RuleContext {
+            cwd: "/ws".into(),
+            home: Some("/home/u".into()),
+        });
+        for (text, kind) in [
+            ("Read(.env)", RuleKind::Deny),
+            ("Read(secrets/**)", RuleKind::Deny),
+            ("Read(//etc/app.key)", RuleKind::Deny),
+            ("Edit(src/generated/**)", RuleKind::Deny),
+            ("Edit(*.lock)", RuleKind::Deny),
+            ("Read(docs/**)", RuleKind::Ask),
+            ("Edit(README.md)", RuleKind::Allow),
+        ] {
+            let rule = Rule::parse(text, kind, RuleSource::CommandLine, policy.context()).unwrap();
+            policy.add(rule);
+        }
+        let enforceable = policy.enforceable();
+        let named = Reach::Named {
+            under: "/ws".into(),
+            name: ".env".into(),
+            tree: false,
+        };
+        assert!(enforceable.hidden.contains(&named), "{enforceable:?}");
+        assert!(
+            enforceable
+                .hidden
+                .contains(&Reach::Path("/etc/app.key".into())),
+            "{enforceable:?}"
+        );
+        assert!(
+            enforceable.hidden.iter().any(
+                |reach| matches!(reach, Reach::Named { name, tree: true, .. } if name == "secrets")
+            ),
+            "{enforceable:?}"
+        );
+        assert!(
+            enforceable
+                .read_only
+                .contains(&Reach::Tree("/ws/src/generated".into())),
+            "{enforceable:?}"
+        );
+        assert_eq!(enforceable.decision_only, ["Edit(*.lock)"]);
+        assert!(
+            !enforceable
+                .hidden
+                .iter()
+                .any(|reach| format!("{reach:?}").contains("docs")),
+            "ask rules are not enforced by the kernel"
+        );
+    }
+}

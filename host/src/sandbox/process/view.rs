@@ -1,0 +1,333 @@
+//! The files a command sees, made in its own mount namespace between fork and exec, before
+//! capabilities are dropped and seccomp forbids `mount` (issue 31, point 2, first step):
+//!
+//! - the protected paths that exist at the top of the workspace and of each additional directory
+//!   (`.git/hooks`, `.git/config`, `.janua/`, `.claude/`, `.mcp.json`, `.envrc`, ..., the lists
+//!   of `permissions/protected.rs`) are read-only: no program, link, rename or directory trick
+//!   changes them (a hard link across the mount fails with `EXDEV`, a rename of the mount point
+//!   with `EBUSY`);
+//! - the paths of `Edit(...)` deny rules are read-only;
+//! - the paths of `Read(...)` deny rules are masked: `/dev/null` over a file, an empty read-only
+//!   `tmpfs` over a directory.
+//!
+//! Rules are read back from their compiled globs (`permissions/enforced.rs`); a name at any
+//! depth (`Read(.env)`) is found by walking the roots before each command (bounded, without
+//! following links). Mounts propagate nowhere: `/` is made private first. A path that is a
+//! symlink is left to the decision and Landlock (a mount would cover the link's target, and the
+//! link itself could be replaced).
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::permissions::{Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach};
+
+/// Entries one walk for names at any depth visits at most; past it, deeper names are left to the
+/// decision (and named in the docs' limits).
+const WALK_LIMIT: usize = 20_000;
+
+/// What the session's rules ask of every command's view.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ViewRules {
+    /// The workspace and the additional directories.
+    pub(crate) roots: Vec<PathBuf>,
+    /// The deny rules' paths.
+    pub(crate) enforceable: Enforceable,
+}
+
+/// The mounts for one command, prepared before fork.
+#[derive(Debug, Default)]
+pub(crate) struct MountPlan {
+    mounts: Vec<Mount>,
+}
+
+#[derive(Debug)]
+struct Mount {
+    target: CString,
+    how: How,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Bind onto itself, then remount read-only keeping the flags a user namespace locks.
+    ReadOnly {
+        locked: libc::c_ulong,
+    },
+    MaskFile,
+    MaskDirectory,
+}
+
+impl MountPlan {
+    /// The mounts `rules` ask for, for the paths that exist now.
+    pub(crate) fn build(rules: &ViewRules) -> Self {
+        let mut plan = Self::default();
+        for root in &rules.roots {
+            let git = root.join(".git");
+            if is_real_directory(&git) {
+                plan.read_only(&git.join("hooks"));
+                plan.read_only(&git.join("config"));
+            }
+            for name in PROTECTED_DIRECTORIES
+                .iter()
+                .chain(PROTECTED_FILES)
+                .filter(|name| **name != ".git")
+            {
+                plan.read_only(&root.join(name));
+            }
+        }
+        let enforceable = &rules.enforceable;
+        for reach in &enforceable.read_only {
+            for path in found(reach) {
+                plan.read_only(&path);
+            }
+        }
+        for reach in &enforceable.hidden {
+            for path in found(reach) {
+                plan.mask(&path);
+            }
+        }
+        plan
+    }
+
+    fn read_only(&mut self, path: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            return;
+        }
+        let Some(target) = c_path(path) else {
+            return;
+        };
+        let locked = locked_flags(&target);
+        self.push(target, How::ReadOnly { locked });
+    }
+
+    fn mask(&mut self, path: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let how = if meta.is_dir() {
+            How::MaskDirectory
+        } else if meta.is_file() {
+            How::MaskFile
+        } else {
+            return;
+        };
+        if let Some(target) = c_path(path) {
+            self.push(target, how);
+        }
+    }
+
+    fn push(&mut self, target: CString, how: How) {
+        if !self.mounts.iter().any(|mount| mount.target == target) {
+            self.mounts.push(Mount { target, how });
+        }
+    }
+
+    /// Makes the mounts. Runs in the child, in a fresh mount namespace, between fork and exec:
+    /// only system calls on data prepared above. A target that vanished since is skipped.
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        let fail = std::io::Error::last_os_error;
+        let none = std::ptr::null::<libc::c_char>();
+        // SAFETY: `mount` on NUL-terminated buffers owned by `self` and static strings.
+        unsafe {
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) == -1
+            {
+                return Err(fail());
+            }
+            // Read-only mounts first: masks may lie under them.
+            let ordered = self
+                .mounts
+                .iter()
+                .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
+                .chain(
+                    self.mounts
+                        .iter()
+                        .filter(|mount| !matches!(mount.how, How::ReadOnly { .. })),
+                );
+            for mount in ordered {
+                let target = mount.target.as_ptr();
+                let done = match mount.how {
+                    How::ReadOnly { locked } => {
+                        libc::mount(
+                            target,
+                            target,
+                            none,
+                            libc::MS_BIND | libc::MS_REC,
+                            std::ptr::null(),
+                        ) != -1
+                            && libc::mount(
+                                none,
+                                target,
+                                none,
+                                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
+                                std::ptr::null(),
+                            ) != -1
+                    }
+                    How::MaskFile => {
+                        libc::mount(
+                            c"/dev/null".as_ptr(),
+                            target,
+                            none,
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        ) != -1
+                    }
+                    How::MaskDirectory => {
+                        libc::mount(
+                            c"tmpfs".as_ptr(),
+                            target,
+                            c"tmpfs".as_ptr(),
+                            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                            c"size=4k,mode=0500".as_ptr().cast(),
+                        ) != -1
+                    }
+                };
+                if !done && *libc::__errno_location() != libc::ENOENT {
+                    return Err(fail());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The flags of the mount holding `target` that a remount in a user namespace must keep.
+fn locked_flags(target: &CString) -> libc::c_ulong {
+    // SAFETY: statvfs fills the zeroed struct from a NUL-terminated path.
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(target.as_ptr(), &mut stats) } == -1 {
+        return 0;
+    }
+    [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .into_iter()
+    .filter(|(statvfs_flag, _)| stats.f_flag & statvfs_flag != 0)
+    .fold(0, |flags, (_, mount_flag)| flags | mount_flag)
+}
+
+fn c_path(path: &Path) -> Option<CString> {
+    CString::new(path.as_os_str().as_bytes()).ok()
+}
+
+fn is_real_directory(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
+/// The existing paths `reach` covers.
+fn found(reach: &Reach) -> Vec<PathBuf> {
+    match reach {
+        Reach::Path(path) | Reach::Tree(path) => vec![path.clone()],
+        Reach::Named { under, name, tree } => {
+            let mut found = Vec::new();
+            let mut pending = vec![under.clone()];
+            let mut visited = 0;
+            while let Some(dir) = pending.pop() {
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    visited += 1;
+                    if visited > WALK_LIMIT {
+                        return found;
+                    }
+                    let Ok(kind) = entry.file_type() else {
+                        continue;
+                    };
+                    let matched = entry.file_name() == name.as_str() && (!*tree || kind.is_dir());
+                    if matched {
+                        found.push(entry.path());
+                    } else if kind.is_dir() && entry.file_name() != ".git" {
+                        pending.push(entry.path());
+                    }
+                }
+            }
+            found
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_covers_protected_paths_and_deny_rules_that_exist() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(root.path()).unwrap();
+        for dir in [".git/hooks", "deep/er", "secrets", "gen"] {
+            std::fs::create_dir_all(ws.join(dir)).unwrap();
+        }
+        for file in [".git/config", ".env", "deep/er/.env", ".mcp.json"] {
+            std::fs::write(ws.join(file), "x").unwrap();
+        }
+        std::os::unix::fs::symlink("/etc/hostname", ws.join(".envrc")).unwrap();
+        let rules = ViewRules {
+            roots: vec![ws.clone()],
+            enforceable: Enforceable {
+                hidden: vec![
+                    Reach::Named {
+                        under: ws.clone(),
+                        name: ".env".into(),
+                        tree: false,
+                    },
+                    Reach::Tree(ws.join("secrets")),
+                ],
+                read_only: vec![Reach::Tree(ws.join("gen")), Reach::Path(ws.join("absent"))],
+                decision_only: Vec::new(),
+            },
+        };
+        let plan = MountPlan::build(&rules);
+        let listed: Vec<(String, How)> = plan
+            .mounts
+            .iter()
+            .map(|mount| {
+                let path = PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes()));
+                let relative = path
+                    .strip_prefix(&ws)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let how = match mount.how {
+                    How::ReadOnly { .. } => How::ReadOnly { locked: 0 },
+                    other => other,
+                };
+                (relative, how)
+            })
+            .collect();
+        let read_only = How::ReadOnly { locked: 0 };
+        for expected in [
+            (".git/hooks", read_only),
+            (".git/config", read_only),
+            (".mcp.json", read_only),
+            ("gen", read_only),
+            (".env", How::MaskFile),
+            ("deep/er/.env", How::MaskFile),
+            ("secrets", How::MaskDirectory),
+        ] {
+            assert!(
+                listed.contains(&(expected.0.to_owned(), expected.1)),
+                "{expected:?} in {listed:?}"
+            );
+        }
+        assert!(
+            !listed
+                .iter()
+                .any(|(path, _)| path == ".envrc" || path == "absent"),
+            "links and missing paths are not mounted: {listed:?}"
+        );
+    }
+}
