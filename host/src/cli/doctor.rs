@@ -36,6 +36,8 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
                 "landlock_abi": support.landlock_abi,
                 "network_namespace": support.network_namespace.is_ok(),
                 "network_namespace_error": support.network_namespace.as_ref().err(),
+                "view_namespaces": support.view_namespaces.is_ok(),
+                "view_namespaces_error": support.view_namespaces.as_ref().err(),
                 "bash": shell,
                 "process_sandbox": missing.is_none(),
                 "missing": missing,
@@ -56,6 +58,12 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
         };
         println!("Landlock:            {landlock}");
         println!("network namespaces:  {namespaces}");
+        match &support.view_namespaces {
+            Ok(()) => println!(
+                "view namespaces:     mount and IPC available (deny rules enforced by the kernel)"
+            ),
+            Err(error) => println!("view namespaces:     unavailable ({error})"),
+        }
         println!(
             "/bin/bash:           {}",
             if shell { "present" } else { "missing" }

@@ -58,6 +58,9 @@ pub struct KernelSupport {
     pub landlock_abi: i64,
     /// Whether a child can be put in a fresh network namespace, or why not.
     pub network_namespace: Result<(), String>,
+    /// Whether a child can also get its own mount and IPC namespaces (the view of the files the
+    /// rules make), or why not.
+    pub view_namespaces: Result<(), String>,
 }
 
 impl KernelSupport {
@@ -77,7 +80,8 @@ impl KernelSupport {
             };
             KernelSupport {
                 landlock_abi: abi.max(0),
-                network_namespace: probe_network_namespace(),
+                network_namespace: probe_namespaces(false),
+                view_namespaces: probe_namespaces(true),
             }
         })
     }
@@ -93,6 +97,10 @@ impl KernelSupport {
         }
         if let Err(error) = &self.network_namespace {
             missing.push(format!("network namespaces are unavailable: {error}"));
+        } else if let Err(error) = &self.view_namespaces {
+            missing.push(format!(
+                "mount and IPC namespaces are unavailable, so Read and Edit deny rules and protected paths cannot be enforced by the kernel: {error}"
+            ));
         }
         (!missing.is_empty()).then(|| missing.join("; "))
     }
@@ -139,8 +147,9 @@ pub fn close_inherited_descriptors() -> std::io::Result<()> {
     close_on_exec_from(3)
 }
 
-/// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace.
-fn probe_network_namespace() -> Result<(), String> {
+/// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace, with its own
+/// mount and IPC namespaces too when `with_view`.
+fn probe_namespaces(with_view: bool) -> Result<(), String> {
     let shell = ["/bin/sh", "/usr/bin/sh", "/bin/bash"]
         .into_iter()
         .find(|path| std::path::Path::new(path).exists())
@@ -154,7 +163,9 @@ fn probe_network_namespace() -> Result<(), String> {
         .stderr(std::process::Stdio::null());
     // SAFETY: the closure only makes async-signal-safe system calls (see `enter`).
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || namespace.enter(false));
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            namespace.enter(with_view)
+        });
     }
     match command.status() {
         Ok(status) if status.success() => Ok(()),
