@@ -864,3 +864,69 @@ fn deny_rules_and_protected_paths_hold_for_programs_the_rules_cannot_read() {
     assert!(ws.join(".git/hooks/pre-commit").exists(), "{text}");
     assert!(ws.join(".janua/settings.local.json").exists(), "{text}");
 }
+
+/// Issue 31, point 5: a command creates IPv4, IPv6 and route-netlink sockets only (`AF_UNIX`,
+/// `AF_VSOCK`, `AF_PACKET`, audit netlink refused), and a System V message queue it makes lives
+/// in its own IPC namespace: the host never sees it. Controls: with the process sandbox off the
+/// same command creates a Unix socket (and a vsock one where the host can) and leaves a queue
+/// the host sees.
+#[test]
+fn socket_families_and_ipc_objects_stay_inside_the_command() {
+    let fixture = Fixture::new();
+    fixture.write(
+        "sock.py",
+        "import socket\n\
+         for name, family, kind, proto in [('inet', 2, 1, 0), ('inet6', 10, 1, 0), ('route', 16, 3, 0), ('audit', 16, 3, 9), ('unix', 1, 1, 0), ('vsock', 40, 1, 0), ('packet', 17, 3, 0)]:\n\
+         \x20   try:\n\
+         \x20       socket.socket(family, kind, proto).close(); print(name, 'created')\n\
+         \x20   except OSError as error:\n\
+         \x20       print(name, 'refused', error.errno)\n",
+    );
+    let command = "python3 sock.py; ipcmk -Q";
+    let text = bash_through_janua(&fixture, &[], command);
+    for created in ["inet created", "inet6 created", "route created"] {
+        assert!(text.contains(created), "{created}: {text}");
+    }
+    for refused in ["audit", "unix", "vsock", "packet"] {
+        assert!(
+            text.contains(&format!("{refused} refused 13")),
+            "{refused}: {text}"
+        );
+    }
+    let queue = |text: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix("Message queue id: "))
+            .map(|id| id.trim().to_owned())
+            .unwrap_or_else(|| panic!("no queue made: {text}"))
+    };
+    let host_sees = |id: &str| {
+        let output = Command::new("ipcs")
+            .args(["-q", "-i", id])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).contains(&format!("msqid={id}"))
+    };
+    let inside = queue(&text);
+    assert!(
+        !host_sees(&inside),
+        "the command's queue {inside} reached the host"
+    );
+
+    let text = bash_through_janua(&fixture, &["--unsandboxed-process"], command);
+    assert!(text.contains("unix created"), "{text}");
+    // SAFETY: socket/close on a descriptor this test owns.
+    let host_vsock = unsafe {
+        let fd = libc::socket(libc::AF_VSOCK, libc::SOCK_STREAM, 0);
+        fd >= 0 && libc::close(fd) == 0
+    };
+    if host_vsock {
+        assert!(text.contains("vsock created"), "{text}");
+    }
+    let outside = queue(&text);
+    assert!(host_sees(&outside), "the unsandboxed queue is the host's");
+    let removed = Command::new("ipcrm")
+        .args(["-q", &outside])
+        .status()
+        .unwrap();
+    assert!(removed.success());
+}

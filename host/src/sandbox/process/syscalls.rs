@@ -1,10 +1,12 @@
 //! What a confined child may not ask the kernel for, on top of Landlock: a seccomp filter and
 //! dropped capabilities. Built in the parent, installed in the forked child (system calls only).
 //!
-//! - Unix-domain sockets cannot be created (`socket(AF_UNIX, ...)` fails with `EACCES`): a network
-//!   namespace does not isolate socket *files*, and Landlock does not check `connect` on them, so
-//!   the Docker socket, D-Bus (`systemd-run`), an ssh agent or X11 would otherwise be a way out.
-//!   `socketpair` stays allowed (it reaches nothing outside).
+//! - A command may create IPv4 and IPv6 sockets (inside its own network namespace) and route
+//!   netlink sockets, nothing else (`EACCES`): not Unix-domain sockets (a network namespace does
+//!   not isolate socket *files*, and Landlock does not check `connect` on them, so the Docker
+//!   socket, D-Bus, an ssh agent or X11 would otherwise be a way out), not `AF_VSOCK` (which no
+//!   network namespace isolates: the hypervisor's services), not `AF_PACKET` or any other
+//!   family. `socketpair` stays allowed (it reaches nothing outside).
 //! - Device nodes cannot be made (`mknod` of a character or block device; FIFOs are fine).
 //! - Mounting, namespaces, modules, reboot, kexec, swap, `bpf`, `perf_event_open`, keyrings,
 //!   `userfaultfd`, `io_uring` (which would open sockets and files past this filter) and file handles (`open_by_handle_at`, a classic container escape) fail with
@@ -14,7 +16,7 @@
 //! - Every capability is dropped, including from the bounding set, and `SECBIT_NOROOT` is locked,
 //!   so a root host's child runs without root's privileges (it still owns root's files).
 //!
-//! The filter is written as classic BPF by hand: it is twenty instructions, and a crate would add
+//! The filter is written as classic BPF by hand: it is a few dozen instructions, and a crate would add
 //! a dependency for less control over exactly this sequence. Only x86_64 and aarch64 have a filter;
 //! elsewhere Landlock and the namespaces still apply.
 
@@ -131,22 +133,30 @@ pub(crate) fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> 
                 op(RET_K, 0, 0, RET_ERRNO | libc::EACCES as u32),
             ]);
         }
-        program.extend([
-            op(JEQ_K, 0, 4, libc::SYS_socket as u32),
-            op(LD_ABS_W, 0, 0, arg(0)),
-            op(JEQ_K, 0, 1, libc::AF_UNIX as u32),
-            op(
-                RET_K,
-                0,
-                0,
-                if browser {
-                    RET_ALLOW
-                } else {
-                    RET_ERRNO | libc::EACCES as u32
-                },
-            ),
-            op(RET_K, 0, 0, RET_ALLOW),
-        ]);
+        let eacces = RET_ERRNO | libc::EACCES as u32;
+        if browser {
+            program.extend([
+                op(JEQ_K, 0, 1, libc::SYS_socket as u32),
+                op(RET_K, 0, 0, RET_ALLOW),
+            ]);
+        } else {
+            // Commands: IPv4 and IPv6 (inside their own network namespace) and route netlink
+            // (how the C library lists interfaces); Unix, vsock (which no network namespace
+            // isolates), packet and every other family are refused.
+            program.extend([
+                op(JEQ_K, 0, 10, libc::SYS_socket as u32),
+                op(LD_ABS_W, 0, 0, arg(0)),
+                op(JEQ_K, 0, 1, libc::AF_INET as u32),
+                op(RET_K, 0, 0, RET_ALLOW),
+                op(JEQ_K, 0, 1, libc::AF_INET6 as u32),
+                op(RET_K, 0, 0, RET_ALLOW),
+                op(JEQ_K, 0, 3, libc::AF_NETLINK as u32),
+                op(LD_ABS_W, 0, 0, arg(2)),
+                op(JEQ_K, 0, 1, libc::NETLINK_ROUTE as u32),
+                op(RET_K, 0, 0, RET_ALLOW),
+                op(RET_K, 0, 0, eacces),
+            ]);
+        }
         let mut device_check = |call: libc::c_long, mode_arg: u32| {
             program.extend([
                 op(JEQ_K, 0, 6, call as u32),
