@@ -930,3 +930,45 @@ fn socket_families_and_ipc_objects_stay_inside_the_command() {
         .unwrap();
     assert!(removed.success());
 }
+
+/// Issue 31, point 3: a hard link made to a `Read`-denied file (here by the test, as an earlier
+/// command could) is as hidden as the file, for the WebAssembly Read tool and for any program
+/// in Bash. Controls: without the rule both read the secret through the link.
+#[test]
+fn a_hard_link_to_a_denied_file_is_as_hidden_as_the_file() {
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    fixture.write(".env", "LINKED-SECRET\n");
+    std::fs::create_dir_all(ws.join("notes")).unwrap();
+    std::fs::hard_link(ws.join(".env"), ws.join("notes/innocent.txt")).unwrap();
+    let read = |args: &[&str]| {
+        let output = Command::new(janua_bin())
+            .args(["--no-user-settings"])
+            .args(args)
+            .args([
+                "call",
+                "Read",
+                "--input",
+                r#"{"file_path": "notes/innocent.txt"}"#,
+            ])
+            .arg("--state-dir")
+            .arg(fixture.state_dir())
+            .arg("--cache-dir")
+            .arg(cache_dir())
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let python = "python3 -c 'print(repr(open(\"notes/innocent.txt\").read()))' 2>&1";
+    let denied = ["--disallowedTools", "Read(.env)"];
+
+    let text = read(&denied);
+    assert!(!text.contains("LINKED-SECRET"), "{text}");
+    let text = bash_through_janua(&fixture, &denied, python);
+    assert!(!text.contains("LINKED-SECRET"), "{text}");
+    assert!(text.contains("''"), "{text}");
+
+    assert!(read(&[]).contains("LINKED-SECRET"));
+    assert!(bash_through_janua(&fixture, &[], python).contains("LINKED-SECRET"));
+}

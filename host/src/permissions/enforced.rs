@@ -8,7 +8,8 @@
 //! wildcard elsewhere (`src/*.key`, `**/*.pem`) is not enforced by the kernel, only by the
 //! decision, and is listed so `janua doctor` and the docs can say so.
 
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 
 use super::Policy;
 use super::rules::{Family, RuleKind};
@@ -96,6 +97,43 @@ fn reach(glob: &str) -> Option<Reach> {
         name: name.to_owned(),
         tree,
     })
+}
+
+/// Entries one walk of a root visits at most (names at any depth, other names of a file); past
+/// it, the rest is left to the decision (and named in the docs' limits).
+pub(crate) const WALK_LIMIT: usize = 20_000;
+
+/// The regular files under `root` (bounded walk, links not followed, `.git/` skipped) that are
+/// one of the files `identities` names by device and inode.
+pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    let mut visited = 0;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > WALK_LIMIT {
+                return found;
+            }
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() && !meta.file_type().is_symlink() {
+                if entry.file_name() != ".git" {
+                    pending.push(entry.path());
+                }
+            } else if meta.is_file()
+                && meta.nlink() > 1
+                && identities.contains(&(meta.dev(), meta.ino()))
+            {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //!   when it or any ancestor matches, in either spelling: the lexical path (the descriptor's path
 //!   joined with the argument) and the physical one (symlinks in the parent resolved, and the final
 //!   link too when the operation follows it). A hidden path looks absent (`no-entry`); creating or
-//!   changing one is refused (`access`). Directory listings leave hidden entries out.
+//!   changing one is refused (`access`). Directory listings leave hidden entries out. A regular
+//!   file with more than one link is hidden when any of its names under the preopened
+//!   directories is (found by device and inode): a hard link is the same file.
 //! - **Write scope.** A write-class call may create or change only the file its permission
 //!   decision allowed (plus the temporary siblings an atomic replace uses, and missing parent
 //!   directories); every other mutation is refused (`access`), even inside its read-write preopen.
@@ -65,6 +67,10 @@ pub(crate) struct PathView {
     /// race allows anyway.
     hidden_memo: RefCell<HashMap<PathBuf, bool>>,
     canonical_memo: RefCell<HashMap<PathBuf, PathBuf>>,
+    /// The preopened directories: where other names of a multiply linked file are looked for.
+    roots: Vec<PathBuf>,
+    /// Per (device, inode) of a multiply linked file: whether one of its names is hidden.
+    linked_memo: RefCell<HashMap<(u64, u64), bool>>,
 }
 
 /// Both spellings of a checked path: the lexical one (descriptor path joined with the argument)
@@ -155,9 +161,46 @@ impl PathView {
         Some(spelling)
     }
 
-    /// Whether `spelling`, an ancestor of it, or where it physically leads is hidden. `follow`
-    /// says whether the operation follows a symlink in the final component.
+    /// Whether `spelling`, an ancestor of it, or where it physically leads is hidden, or the file
+    /// is a hidden file under another name. `follow` says whether the operation follows a
+    /// symlink in the final component.
     fn visibility(&self, spelling: &Spelling, follow: bool) -> Visibility {
+        let by_name = self.visibility_by_name(spelling, follow);
+        if by_name == Visibility::Visible && self.hidden_by_another_name(&spelling.physical) {
+            return Visibility::Hidden;
+        }
+        by_name
+    }
+
+    /// A hard link is the same file under another name (issue 31, point 3): a regular file with
+    /// more than one link is hidden when any of its names under the preopened directories is.
+    /// Looked up once per file and call; only multiply linked files cost a walk.
+    fn hidden_by_another_name(&self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some(hidden) = &self.hidden else {
+            return false;
+        };
+        let Ok(meta) = std::fs::metadata(path) else {
+            return false;
+        };
+        if !meta.is_file() || meta.nlink() < 2 {
+            return false;
+        }
+        let key = (meta.dev(), meta.ino());
+        if let Some(known) = self.linked_memo.borrow().get(&key) {
+            return *known;
+        }
+        let hidden_anywhere = self.roots.iter().any(|root| {
+            crate::permissions::other_names(root, &[key])
+                .iter()
+                .any(|name| name.ancestors().any(|path| hidden(path)))
+        });
+        self.linked_memo.borrow_mut().insert(key, hidden_anywhere);
+        hidden_anywhere
+    }
+
+    /// [`PathView::visibility`] by the names alone.
+    fn visibility_by_name(&self, spelling: &Spelling, follow: bool) -> Visibility {
         let Some(hidden) = &self.hidden else {
             return Visibility::Visible;
         };
@@ -428,6 +471,9 @@ impl preopens::Host for HidingFs<'_> {
                     physical: std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()),
                     lexical: path,
                 };
+                if !self.view.roots.contains(&spelling.physical) {
+                    self.view.roots.push(spelling.physical.clone());
+                }
                 self.view.descriptors.insert(descriptor.rep(), spelling);
             }
         }

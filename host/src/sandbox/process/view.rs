@@ -18,13 +18,12 @@
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::permissions::{Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach};
-
-/// Entries one walk for names at any depth visits at most; past it, deeper names are left to the
-/// decision (and named in the docs' limits).
-const WALK_LIMIT: usize = 20_000;
+use crate::permissions::{
+    Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, WALK_LIMIT, other_names,
+};
 
 /// What the session's rules ask of every command's view.
 #[derive(Debug, Clone, Default)]
@@ -81,9 +80,26 @@ impl MountPlan {
                 plan.read_only(&path);
             }
         }
+        let mut masked_files = Vec::new();
         for reach in &enforceable.hidden {
             for path in found(reach) {
                 plan.mask(&path);
+                masked_files.push(path);
+            }
+        }
+        // A hard link is the same file under another name (issue 31, point 3): every name of a
+        // masked file found under the roots is masked too.
+        let linked: Vec<(u64, u64)> = masked_files
+            .iter()
+            .filter_map(|path| std::fs::symlink_metadata(path).ok())
+            .filter(|meta| meta.is_file() && meta.nlink() > 1)
+            .map(|meta| (meta.dev(), meta.ino()))
+            .collect();
+        if !linked.is_empty() {
+            for root in &rules.roots {
+                for path in other_names(root, &linked) {
+                    plan.mask(&path);
+                }
             }
         }
         plan
