@@ -972,3 +972,51 @@ fn a_hard_link_to_a_denied_file_is_as_hidden_as_the_file() {
     assert!(read(&[]).contains("LINKED-SECRET"));
     assert!(bash_through_janua(&fixture, &[], python).contains("LINKED-SECRET"));
 }
+
+/// Issue 31, point 4: a crate with a dependency already in the host's cargo cache builds and
+/// runs offline inside the sandbox (rustup's toolchain and `CARGO_HOME` readable, never
+/// writable), when the host itself can build it offline (the control, run first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cargo_builds_offline_with_a_cached_dependency_in_the_sandbox() {
+    let lock = include_str!("../../Cargo.lock");
+    let itoa = lock
+        .split("[[package]]")
+        .find(|package| package.contains("name = \"itoa\""))
+        .and_then(|package| {
+            package
+                .lines()
+                .find_map(|line| line.strip_prefix("version = "))
+        })
+        .expect("itoa is in the workspace's lock file")
+        .trim_matches('"')
+        .to_owned();
+    let fixture = Fixture::new();
+    fixture.write(
+        "Cargo.toml",
+        format!(
+            "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"={itoa}\"\n"
+        ),
+    );
+    fixture.write(
+        "src/main.rs",
+        "fn main() { println!(\"{}\", itoa::Buffer::new().format(42)); }\n",
+    );
+    let control = Command::new("cargo")
+        .args(["run", "-q", "--offline"])
+        .current_dir(fixture.workspace())
+        .env_remove("CARGO_TARGET_DIR")
+        .output();
+    let Some(control) = control.ok().filter(|output| output.status.success()) else {
+        return;
+    };
+    assert_eq!(String::from_utf8_lossy(&control.stdout), "42\n");
+    std::fs::remove_dir_all(fixture.workspace().join("target")).unwrap();
+    let runtime = permissive(&fixture).await;
+    let result = call(
+        &runtime,
+        "Bash",
+        json!({"command": "cargo run -q --offline 2>&1", "timeout": 300_000}),
+    )
+    .await;
+    assert_eq!(ok_text(&result), "42\n");
+}
