@@ -57,7 +57,7 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
     )
 }
 pub(crate) use domain::url_host;
-pub(crate) use enforced::{Enforceable, Reach, WALK_LIMIT, other_names};
+pub(crate) use enforced::{Enforceable, Reach, other_names, walk};
 pub(crate) use matching::{example_matches, touches};
 pub(crate) use protected::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
 pub(crate) use rules::Family;

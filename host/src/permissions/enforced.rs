@@ -103,9 +103,21 @@ fn reach(glob: &str) -> Option<Reach> {
 /// it, the rest is left to the decision (and named in the docs' limits).
 pub(crate) const WALK_LIMIT: usize = 20_000;
 
-/// The regular files under `root` (bounded walk, links not followed, `.git/` skipped) that are
-/// one of the files `identities` names by device and inode.
+/// The regular files under `root` that are one of the files `identities` names by device and
+/// inode (see [`walk`]).
 pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
+    walk(root, |meta, _| {
+        meta.is_file() && meta.nlink() > 1 && identities.contains(&(meta.dev(), meta.ino()))
+    })
+}
+
+/// The entries under `root` that `pick` chooses (given each entry's own metadata, links not
+/// followed, and its name). A bounded walk ([`WALK_LIMIT`] entries): it descends into every
+/// directory it did not pick, except `.git/`, and never through a symlink.
+pub(crate) fn walk(
+    root: &Path,
+    mut pick: impl FnMut(&std::fs::Metadata, &std::ffi::OsStr) -> bool,
+) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     let mut visited = 0;
@@ -121,15 +133,11 @@ pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf
             let Ok(meta) = entry.metadata() else {
                 continue;
             };
-            if meta.is_dir() && !meta.file_type().is_symlink() {
-                if entry.file_name() != ".git" {
-                    pending.push(entry.path());
-                }
-            } else if meta.is_file()
-                && meta.nlink() > 1
-                && identities.contains(&(meta.dev(), meta.ino()))
-            {
+            let name = entry.file_name();
+            if pick(&meta, &name) {
                 found.push(entry.path());
+            } else if meta.is_dir() && name != ".git" {
+                pending.push(entry.path());
             }
         }
     }

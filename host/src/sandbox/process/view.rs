@@ -22,7 +22,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::permissions::{
-    Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, WALK_LIMIT, other_names,
+    Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, other_names, walk,
 };
 
 /// What the session's rules ask of every command's view.
@@ -247,32 +247,9 @@ fn is_real_directory(path: &Path) -> bool {
 fn found(reach: &Reach) -> Vec<PathBuf> {
     match reach {
         Reach::Path(path) | Reach::Tree(path) => vec![path.clone()],
-        Reach::Named { under, name, tree } => {
-            let mut found = Vec::new();
-            let mut pending = vec![under.clone()];
-            let mut visited = 0;
-            while let Some(dir) = pending.pop() {
-                let Ok(entries) = std::fs::read_dir(&dir) else {
-                    continue;
-                };
-                for entry in entries.flatten() {
-                    visited += 1;
-                    if visited > WALK_LIMIT {
-                        return found;
-                    }
-                    let Ok(kind) = entry.file_type() else {
-                        continue;
-                    };
-                    let matched = entry.file_name() == name.as_str() && (!*tree || kind.is_dir());
-                    if matched {
-                        found.push(entry.path());
-                    } else if kind.is_dir() && entry.file_name() != ".git" {
-                        pending.push(entry.path());
-                    }
-                }
-            }
-            found
-        }
+        Reach::Named { under, name, tree } => walk(under, |meta, entry| {
+            entry == name.as_str() && (!*tree || meta.is_dir())
+        }),
     }
 }
 
