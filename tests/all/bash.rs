@@ -1020,3 +1020,48 @@ async fn cargo_builds_offline_with_a_cached_dependency_in_the_sandbox() {
     .await;
     assert_eq!(ok_text(&result), "42\n");
 }
+
+/// Issue 31, point 4: everyday test runners work in a sample workspace under the sandbox
+/// (`npm test`; `python3 -m unittest`, since pytest is not installed on this image), while the
+/// same commands cannot reach the host's loopback services or read outside the workspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_runners_work_and_still_reach_nothing_outside() {
+    let fixture = Fixture::new();
+    fixture.write(
+        "package.json",
+        r#"{"name": "probe", "version": "1.0.0", "scripts": {"test": "node test.js"}}"#,
+    );
+    fixture.write(
+        "test.js",
+        "require('assert').strictEqual(1 + 1, 2); console.log('node tests passed');\n",
+    );
+    fixture.write(
+        "test_probe.py",
+        "import unittest\n\nclass Probe(unittest.TestCase):\n    def test_sum(self):\n        self.assertEqual(1 + 1, 2)\n",
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let secret = fixture.outside().join("secret.txt");
+    let command = format!(
+        "npm test 2>&1 | tail -1; python3 -m unittest -q 2>&1 | tail -1; \
+         python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' 2>&1 | tail -1; \
+         cat {} 2>&1",
+        secret.display()
+    );
+    let runtime = permissive(&fixture).await;
+    let result = call(&runtime, "Bash", bash(&command)).await;
+    let text = match result.block.is_error {
+        true => error_text(&result, ErrorKind::ToolFailed),
+        false => ok_text(&result),
+    };
+    assert!(text.contains("node tests passed"), "{text}");
+    assert!(text.contains("OK"), "{text}");
+    assert!(text.contains("ConnectionRefusedError"), "{text}");
+    assert!(text.contains("Permission denied"), "{text}");
+    assert!(!text.contains("TOPSECRET"), "{text}");
+    assert!(
+        listener.accept().is_err(),
+        "the host's listener saw a connection"
+    );
+}
