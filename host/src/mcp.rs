@@ -71,6 +71,8 @@ pub(crate) struct McpInput<'a> {
     /// Where each server's temporary directory goes (`<dir>/<server>`).
     pub(crate) temp_root: PathBuf,
     pub(crate) sandbox: ProcessSandbox,
+    /// The view every server's process gets (protected and deny-rule paths).
+    pub(crate) view: crate::sandbox::process::ViewRules,
 }
 
 /// One MCP tool in the registry.
@@ -304,6 +306,7 @@ fn launch(
             network: policy.network,
             syscalls: crate::sandbox::process::SyscallProfile::Command,
             sandbox: input.sandbox,
+            view: Some(input.view.clone()),
         },
         startup_timeout: policy
             .startup_timeout_ms

@@ -166,6 +166,7 @@ impl<'a> Stages<'a> {
             monitors: self.monitors,
             rules: self.policy.context(),
             scope: self.scope,
+            view: self.shell.view(),
         }
     }
 

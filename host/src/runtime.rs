@@ -324,6 +324,12 @@ impl Runtime {
             workspace: &workspace,
             temp_root: session.dir().join("mcp"),
             sandbox: config.process_sandbox,
+            view: crate::sandbox::process::ViewRules {
+                roots: std::iter::once(workspace.clone())
+                    .chain(policy.additional_dirs.iter().cloned())
+                    .collect(),
+                enforceable: policy.enforceable(),
+            },
         })
         .await?;
         warnings.extend(discovered.warnings);

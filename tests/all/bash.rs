@@ -572,14 +572,23 @@ pub(crate) async fn redteam_process() {
 /// read no more), both inheritable in the child only (the test process keeps them
 /// close-on-exec, so no other test's child gets them).
 fn with_inherited(command: &mut Command, secret: &std::fs::File, socket: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd as _;
+    use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
     use std::os::unix::process::CommandExt as _;
-    let pairs = [(secret.as_raw_fd(), 7), (socket.as_raw_fd(), 8)];
-    // SAFETY: dup2 is async-signal-safe; both descriptors stay open until spawn returns.
+    // Copies above 100 first: a source that happened to be 7 or 8 would be overwritten by the
+    // other's dup2 (other tests open and close descriptors in this process all the time).
+    let high = |fd: i32| {
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor this function owns.
+        let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 100) };
+        assert!(copy >= 100, "{}", std::io::Error::last_os_error());
+        // SAFETY: `copy` is a fresh descriptor owned by nobody else.
+        unsafe { OwnedFd::from_raw_fd(copy) }
+    };
+    let sources = [high(secret.as_raw_fd()), high(socket.as_raw_fd())];
+    // SAFETY: dup2 is async-signal-safe; the closure owns the sources until the command drops.
     unsafe {
         command.pre_exec(move || {
-            for (from, to) in pairs {
-                if libc::dup2(from, to) == -1 {
+            for (from, to) in sources.iter().zip([7, 8]) {
+                if libc::dup2(from.as_raw_fd(), to) == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
             }
@@ -620,7 +629,8 @@ fn descriptors_janua_inherited_reach_no_child() {
     control.args(["-c", leak]).stdin(Stdio::null());
     with_inherited(&mut control, &secret, &client);
     let output = control.output().unwrap();
-    drop(client);
+    // The command holds copies of both descriptors: drop it so the listener sees the end.
+    drop((control, client));
     assert!(
         String::from_utf8_lossy(&output.stdout).contains("TOPSECRET-outside"),
         "the control did not inherit the file: {output:?}"
@@ -653,7 +663,7 @@ fn descriptors_janua_inherited_reach_no_child() {
         .stdin(Stdio::null());
     with_inherited(&mut janua, &secret, &client);
     let output = janua.output().unwrap();
-    drop(client);
+    drop((janua, client));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Bad file descriptor"), "{stdout}");
     assert!(!stdout.contains("TOPSECRET"), "{stdout}");

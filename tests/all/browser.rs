@@ -370,7 +370,8 @@ async fn clicking_and_typing_change_the_page() {
         "Browser",
         json!({
             "url": site.url("/form"),
-            "timeout_ms": 500,
+            // Long enough for the page to load on a loaded host; the click still runs out.
+            "timeout_ms": 3000,
             "actions": [
                 {"action": "type", "selector": "#name", "text": "x"},
                 {"action": "click", "selector": "#nothing"},
@@ -539,6 +540,9 @@ async fn a_page_that_never_loads_hits_its_deadline() {
     let fixture = Fixture::new();
     let site = Site::start("127.0.0.1", None);
     let runtime = runtime(&fixture).await;
+    // The browser starts first, so the call's 1.5 s go to the page alone even on a loaded host.
+    let warm = call(&runtime, "Browser", json!({"url": site.url("/red")})).await;
+    assert!(ok_text(&warm).starts_with("Red — "));
     let started = Instant::now();
     let result = call(
         &runtime,

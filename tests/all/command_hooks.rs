@@ -142,12 +142,14 @@ async fn the_event_arrives_on_stdin() {
 async fn command_hooks_run_inside_the_process_sandbox() {
     let fixture = Fixture::new();
     fixture.write("inside.txt", "INSIDE\n");
+    fixture.write(".git/config", "[core]\n");
     let secret = fixture.outside().join("secret.txt");
     let command = format!(
         r#"if cat '{}' >/dev/null 2>&1; then r=read-outside; else r=no-outside; fi
 if grep -q INSIDE "$JANUA_PROJECT_DIR/inside.txt"; then i=read-inside; else i=no-inside; fi
 if (echo x > "$JANUA_PROJECT_DIR/pwned") 2>/dev/null; then w=wrote; else w=no-write; fi
-printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext":"%s %s %s %s"}}}}' "$r" "$i" "$w" "${{CARGO_PKG_NAME:-no-env}}""#,
+if (echo x >> "$JANUA_PROJECT_DIR/.git/config") 2>/dev/null; then g=wrote-git-config; else g=no-git-config; fi
+printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext":"%s %s %s %s %s"}}}}' "$r" "$i" "$w" "$g" "${{CARGO_PKG_NAME:-no-env}}""#,
         secret.display()
     );
     let granted = json!({"grants": {
@@ -164,7 +166,7 @@ printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext
     assert_eq!(
         confined.outcome.additional_context,
         [
-            "[PreToolUse hook settings:hooks.PreToolUse[0].hooks[0]] no-outside read-inside no-write no-env"
+            "[PreToolUse hook settings:hooks.PreToolUse[0].hooks[0]] no-outside read-inside no-write no-git-config no-env"
         ]
     );
     assert!(!fixture.workspace().join("pwned").exists());
@@ -172,8 +174,13 @@ printf '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","additionalContext
     assert_eq!(
         widened.outcome.additional_context,
         [
-            "[PreToolUse hook settings:hooks.PreToolUse[1].hooks[0]] read-outside read-inside wrote janua"
+            "[PreToolUse hook settings:hooks.PreToolUse[1].hooks[0]] read-outside read-inside wrote no-git-config janua"
         ]
+    );
+    // A hook granted the workspace still cannot change a protected path (issue 31, point 2).
+    assert_eq!(
+        std::fs::read_to_string(fixture.workspace().join(".git/config")).unwrap(),
+        "[core]\n"
     );
 }
 

@@ -84,6 +84,7 @@ impl CommandRunner {
                 .filter(|path| path.is_absolute() && path.is_file()),
         );
         Ok(ChildSpec {
+            view: None,
             program,
             args: args.to_vec(),
             env,

@@ -54,6 +54,7 @@ impl CommandHook {
                 network: self.grants.network,
                 syscalls: crate::sandbox::process::SyscallProfile::Command,
                 sandbox: env.process_sandbox,
+                view: Some(env.view.clone()),
             },
             stdin: payload.to_string().into_bytes(),
             timeout,

@@ -27,6 +27,8 @@ pub(crate) struct HookEnv<'a> {
     pub(crate) rules: &'a RuleContext,
     /// The calling scope: hook events of nested calls carry its lineage.
     pub(crate) scope: &'a crate::delegation::Scope,
+    /// The view command hooks get, as Bash's commands do.
+    pub(crate) view: &'a crate::sandbox::process::ViewRules,
 }
 
 impl HookEnv<'_> {

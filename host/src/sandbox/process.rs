@@ -228,6 +228,11 @@ impl Shell {
     }
 
     /// The current shell directory.
+    /// What the rules ask of every child's view of the files.
+    pub(crate) fn view(&self) -> &view::ViewRules {
+        &self.config.view
+    }
+
     /// How children are confined: the operator's choice.
     pub(crate) fn sandbox_mode(&self) -> ProcessSandbox {
         self.config.sandbox

@@ -180,6 +180,7 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
     })?;
     let profile = config.profile.to_string_lossy().into_owned();
     let spec = ChildSpec {
+        view: None,
         program: config.executable.clone(),
         args: flags(&config.profile),
         env: vec![

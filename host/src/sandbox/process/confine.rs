@@ -512,6 +512,10 @@ pub(crate) struct ChildSpec {
     /// The seccomp filter's profile (`SyscallProfile::Browser` only for the browser).
     pub(crate) syscalls: SyscallProfile,
     pub(crate) sandbox: super::ProcessSandbox,
+    /// The view the rules ask for (protected and deny-rule paths), in the child's own mount
+    /// namespace; `None` for a child with nothing of the workspace to protect (the browser, the
+    /// agent runner) or with the host's network (no namespaces to make it in).
+    pub(crate) view: Option<super::view::ViewRules>,
 }
 
 /// A command with stdin, stdout and stderr piped and nothing inherited, confined between fork and
@@ -543,7 +547,10 @@ pub(crate) fn piped_command(
         sandboxed,
         syscalls: spec.syscalls,
     };
-    let prepared = confinement.prepare(None)?;
+    let mut prepared = confinement.prepare(None)?;
+    if let Some(view) = &spec.view {
+        prepared = prepared.with_view(super::view::MountPlan::build(view));
+    }
     let mut command = std::process::Command::new(&spec.program);
     command
         .args(&spec.args)
