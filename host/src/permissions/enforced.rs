@@ -106,17 +106,17 @@ pub(crate) const WALK_LIMIT: usize = 20_000;
 /// The regular files under `root` that are one of the files `identities` names by device and
 /// inode (see [`walk`]).
 pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
-    walk(root, |meta, _| {
+    walk(root, |_, meta| {
         meta.is_file() && meta.nlink() > 1 && identities.contains(&(meta.dev(), meta.ino()))
     })
 }
 
-/// The entries under `root` that `pick` chooses (given each entry's own metadata, links not
-/// followed, and its name). A bounded walk ([`WALK_LIMIT`] entries): it descends into every
+/// The entries under `root` that `pick` chooses (given each entry's path and its own metadata,
+/// links not followed). A bounded walk ([`WALK_LIMIT`] entries): it descends into every
 /// directory it did not pick, except `.git/`, and never through a symlink.
 pub(crate) fn walk(
     root: &Path,
-    mut pick: impl FnMut(&std::fs::Metadata, &std::ffi::OsStr) -> bool,
+    mut pick: impl FnMut(&Path, &std::fs::Metadata) -> bool,
 ) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
@@ -133,11 +133,11 @@ pub(crate) fn walk(
             let Ok(meta) = entry.metadata() else {
                 continue;
             };
-            let name = entry.file_name();
-            if pick(&meta, &name) {
-                found.push(entry.path());
-            } else if meta.is_dir() && name != ".git" {
-                pending.push(entry.path());
+            let path = entry.path();
+            if pick(&path, &meta) {
+                found.push(path);
+            } else if meta.is_dir() && entry.file_name() != ".git" {
+                pending.push(path);
             }
         }
     }

@@ -69,8 +69,9 @@ pub(crate) struct PathView {
     canonical_memo: RefCell<HashMap<PathBuf, PathBuf>>,
     /// The preopened directories: where other names of a multiply linked file are looked for.
     roots: Vec<PathBuf>,
-    /// Per (device, inode) of a multiply linked file: whether one of its names is hidden.
-    linked_memo: RefCell<HashMap<(u64, u64), bool>>,
+    /// The (device, inode) of every multiply linked file under the roots that has a hidden
+    /// name, found by one walk the first time the call meets such a file.
+    hidden_links: std::cell::OnceCell<std::collections::HashSet<(u64, u64)>>,
 }
 
 /// Both spellings of a checked path: the lexical one (descriptor path joined with the argument)
@@ -174,7 +175,9 @@ impl PathView {
 
     /// A hard link is the same file under another name (issue 31, point 3): a regular file with
     /// more than one link is hidden when any of its names under the preopened directories is.
-    /// Looked up once per file and call; only multiply linked files cost a walk.
+    /// Only a call that meets a multiply linked file pays for it: one bounded walk of the roots,
+    /// then a set lookup per file (a tree of hard links, as pnpm makes, costs one walk, not one
+    /// per file).
     fn hidden_by_another_name(&self, path: &Path) -> bool {
         use std::os::unix::fs::MetadataExt as _;
         let Some(hidden) = &self.hidden else {
@@ -186,17 +189,22 @@ impl PathView {
         if !meta.is_file() || meta.nlink() < 2 {
             return false;
         }
-        let key = (meta.dev(), meta.ino());
-        if let Some(known) = self.linked_memo.borrow().get(&key) {
-            return *known;
-        }
-        let hidden_anywhere = self.roots.iter().any(|root| {
-            crate::permissions::other_names(root, &[key])
-                .iter()
-                .any(|name| name.ancestors().any(|path| hidden(path)))
+        let hidden_links = self.hidden_links.get_or_init(|| {
+            let mut found = std::collections::HashSet::new();
+            for root in &self.roots {
+                crate::permissions::walk(root, |name, entry| {
+                    if entry.is_file()
+                        && entry.nlink() > 1
+                        && name.ancestors().any(|path| hidden(path))
+                    {
+                        found.insert((entry.dev(), entry.ino()));
+                    }
+                    false
+                });
+            }
+            found
         });
-        self.linked_memo.borrow_mut().insert(key, hidden_anywhere);
-        hidden_anywhere
+        hidden_links.contains(&(meta.dev(), meta.ino()))
     }
 
     /// [`PathView::visibility`] by the names alone.

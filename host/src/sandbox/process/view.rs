@@ -34,6 +34,15 @@ pub(crate) struct ViewRules {
     pub(crate) enforceable: Enforceable,
 }
 
+/// Protected directories that hold a tool's working state as well as what changes what runs:
+/// only the latter is read-only (all of `.git/` or `.hg/` read-only would stop every commit, all
+/// of `.yarn/` every install).
+const PROTECTED_INSIDE: &[(&str, &[&str])] = &[
+    (".git", &["hooks", "config"]),
+    (".hg", &["hgrc"]),
+    (".yarn", &["plugins", "releases", "sdks"]),
+];
+
 /// The mounts for one command, prepared before fork.
 #[derive(Debug, Default)]
 pub(crate) struct MountPlan {
@@ -61,15 +70,18 @@ impl MountPlan {
     pub(crate) fn build(rules: &ViewRules) -> Self {
         let mut plan = Self::default();
         for root in &rules.roots {
-            let git = root.join(".git");
-            if is_real_directory(&git) {
-                plan.read_only(&git.join("hooks"));
-                plan.read_only(&git.join("config"));
+            for (directory, inside) in PROTECTED_INSIDE {
+                let directory = root.join(directory);
+                if is_real_directory(&directory) {
+                    for part in *inside {
+                        plan.read_only(&directory.join(part));
+                    }
+                }
             }
             for name in PROTECTED_DIRECTORIES
                 .iter()
                 .chain(PROTECTED_FILES)
-                .filter(|name| **name != ".git")
+                .filter(|name| !PROTECTED_INSIDE.iter().any(|(inside, _)| inside == *name))
             {
                 plan.read_only(&root.join(name));
             }
@@ -247,8 +259,8 @@ fn is_real_directory(path: &Path) -> bool {
 fn found(reach: &Reach) -> Vec<PathBuf> {
     match reach {
         Reach::Path(path) | Reach::Tree(path) => vec![path.clone()],
-        Reach::Named { under, name, tree } => walk(under, |meta, entry| {
-            entry == name.as_str() && (!*tree || meta.is_dir())
+        Reach::Named { under, name, tree } => walk(under, |path, meta| {
+            path.file_name() == Some(std::ffi::OsStr::new(name)) && (!*tree || meta.is_dir())
         }),
     }
 }
@@ -261,10 +273,24 @@ mod tests {
     fn a_plan_covers_protected_paths_and_deny_rules_that_exist() {
         let root = tempfile::tempdir().unwrap();
         let ws = std::fs::canonicalize(root.path()).unwrap();
-        for dir in [".git/hooks", "deep/er", "secrets", "gen"] {
+        for dir in [
+            ".git/hooks",
+            "deep/er",
+            "secrets",
+            "gen",
+            ".hg/store",
+            ".yarn/cache",
+            ".yarn/releases",
+        ] {
             std::fs::create_dir_all(ws.join(dir)).unwrap();
         }
-        for file in [".git/config", ".env", "deep/er/.env", ".mcp.json"] {
+        for file in [
+            ".git/config",
+            ".env",
+            "deep/er/.env",
+            ".mcp.json",
+            ".hg/hgrc",
+        ] {
             std::fs::write(ws.join(file), "x").unwrap();
         }
         std::os::unix::fs::symlink("/etc/hostname", ws.join(".envrc")).unwrap();
@@ -306,6 +332,8 @@ mod tests {
             (".git/hooks", read_only),
             (".git/config", read_only),
             (".mcp.json", read_only),
+            (".hg/hgrc", read_only),
+            (".yarn/releases", read_only),
             ("gen", read_only),
             (".env", How::MaskFile),
             ("deep/er/.env", How::MaskFile),
@@ -321,6 +349,12 @@ mod tests {
                 .iter()
                 .any(|(path, _)| path == ".envrc" || path == "absent"),
             "links and missing paths are not mounted: {listed:?}"
+        );
+        assert!(
+            !listed
+                .iter()
+                .any(|(path, _)| [".git", ".hg", ".yarn", ".yarn/cache"].contains(&path.as_str())),
+            "a tool's working state stays writable: {listed:?}"
         );
     }
 }
