@@ -48,7 +48,9 @@ impl GitIdentity {
     /// The host's global `user.name` and `user.email`, read with the host's `git` (`None`s when
     /// git or the values are missing).
     pub(crate) fn of_host() -> Self {
+        // From `/`, so no repository's own configuration is even looked at.
         let output = std::process::Command::new("git")
+            .current_dir("/")
             .args([
                 "config",
                 "--global",
