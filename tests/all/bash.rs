@@ -59,8 +59,9 @@ async fn the_sandbox_stops_writes_and_reads_outside_the_workspace_that_the_rules
         bash(&format!("echo pwned > {}", planted.display())),
     )
     .await;
+    // Outside the grants nothing exists in the command's root.
     let text = error_text(&write, ErrorKind::ToolFailed);
-    assert!(text.contains("Permission denied"), "{text}");
+    assert!(text.contains("No such file or directory"), "{text}");
     assert!(!planted.exists(), "nothing was written outside");
     let read = call(
         &runtime,
@@ -69,7 +70,7 @@ async fn the_sandbox_stops_writes_and_reads_outside_the_workspace_that_the_rules
     )
     .await;
     let text = error_text(&read, ErrorKind::ToolFailed);
-    assert!(text.contains("Permission denied"), "{text}");
+    assert!(text.contains("No such file or directory"), "{text}");
     assert!(!text.contains("TOPSECRET"), "{text}");
     // Inside the workspace and $TMPDIR, writing works.
     let inside = call(
@@ -221,13 +222,47 @@ fn a_secret_in_the_hosts_environment_is_invisible_to_commands() {
     assert!(!stdout.contains("AWS_SECRET_ACCESS_KEY"), "{stdout}");
 }
 
-/// Waits until process `pid` is gone (or a few seconds pass); true when gone.
-fn gone(pid: u32) -> bool {
+/// The host's live processes whose command line holds `marker`. A command runs in its own PID
+/// namespace, so a pid it prints names nothing on the host; a marker in its arguments (`sleep
+/// 1000.101`) does.
+fn marked(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // A zombie waits for its reaper only.
+            String::from_utf8_lossy(&cmdline).contains(marker)
+                && state
+                    .rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.split(' ').nth(1))
+                    != Some("Z")
+        })
+        .collect()
+}
+
+/// Waits until no process holds `marker` (or a few seconds pass); true when none does.
+fn all_gone(marker: &str) -> bool {
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // Gone, or a zombie waiting for its reaper.
-        if state.is_empty() || state.split(' ').nth(2) == Some("Z") {
+        if marked(marker).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Waits until a process holds `marker` (or a few seconds pass); true when one does.
+fn is_running(marker: &str) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until {
+        if !marked(marker).is_empty() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -243,20 +278,16 @@ async fn a_timeout_kills_the_whole_process_group() {
     let result = call(
         &runtime,
         "Bash",
-        json!({"command": "sleep 1000 & echo $! > bg.pid; sleep 1000", "timeout": 1000}),
+        json!({"command": "sleep 1000.101 & echo started > bg.started; sleep 1000", "timeout": 1000}),
     )
     .await;
     let text = error_text(&result, ErrorKind::ToolFailed);
     assert!(text.contains("timed out after 1000 ms"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(30));
-    let pid: u32 = std::fs::read_to_string(fixture.workspace().join("bg.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    assert!(fixture.workspace().join("bg.started").exists());
     assert!(
-        gone(pid),
-        "the backgrounded sleep {pid} died with its group"
+        all_gone("1000.101"),
+        "the backgrounded sleep died with its group"
     );
 }
 
@@ -385,7 +416,7 @@ async fn background_tasks_report_output_and_stop_with_everything_they_started() 
         &runtime,
         "Bash",
         json!({
-            "command": "sleep 1000 & echo $! > ticker.pid; while true; do echo tick; sleep 0.05; done",
+            "command": "sleep 1000.202 & while true; do echo tick; sleep 0.05; done",
             "run_in_background": true
         }),
     )
@@ -405,18 +436,14 @@ async fn background_tasks_report_output_and_stop_with_everything_they_started() 
         text.contains("(running)") && text.contains("tick"),
         "{text}"
     );
+    assert!(is_running("1000.202"), "the task's child runs");
     let stopped = call(&runtime, "TaskStop", json!({"task_id": ticker})).await;
     assert!(
         ok_text(&stopped).contains("killed by signal 9"),
         "{}",
         ok_text(&stopped)
     );
-    let pid: u32 = std::fs::read_to_string(fixture.workspace().join("ticker.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(gone(pid), "the task's child {pid} died with it");
+    assert!(all_gone("1000.202"), "the task's child died with it");
     let unknown = call(&runtime, "TaskOutput", json!({"task_id": "task-99"})).await;
     let text = error_text(&unknown, ErrorKind::ToolFailed);
     assert!(text.contains("unknown_task"), "{text}");
@@ -429,27 +456,13 @@ async fn background_tasks_die_with_the_session() {
     let started = call(
         &runtime,
         "Bash",
-        json!({"command": "echo $$ > task.pid; sleep 1000", "run_in_background": true}),
+        json!({"command": "sleep 1000.303", "run_in_background": true}),
     )
     .await;
     ok_text(&started);
-    let pid_file = fixture.workspace().join("task.pid");
-    let until = Instant::now() + Duration::from_secs(5);
-    while !pid_file.exists() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!gone_now(pid), "running while the session is open");
+    assert!(is_running("1000.303"), "running while the session is open");
     drop(runtime);
-    assert!(gone(pid), "the task {pid} died with the session");
-}
-
-fn gone_now(pid: u32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    assert!(all_gone("1000.303"), "the task died with the session");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -983,6 +996,89 @@ fn a_hard_link_to_a_denied_file_is_as_hidden_as_the_file() {
     assert!(bash_through_janua(&fixture, &[], python).contains("LINKED-SECRET"));
 }
 
+/// Issue 31, points 2 and 5: a command's root holds only what its grants reach. Outside them a
+/// file has no name, metadata or inotify events (`stat`, `inotify_add_watch`: no such file,
+/// where Landlock alone let both through); a readable directory is a read-only bind, so `chmod`
+/// (setuid too), `touch -d` and `setxattr` fail; and host processes are not there to signal or
+/// open a pidfd on. Control in the same test: without the process sandbox every one succeeds.
+#[test]
+fn outside_files_are_absent_readable_ones_unchangeable_and_host_processes_unseen() {
+    let fixture = Fixture::new();
+    let extra = fixture.outside().join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    let tool = extra.join("tool.sh");
+    std::fs::write(&tool, "#!/bin/sh\necho tool\n").unwrap();
+    let secret = fixture.outside().join("secret.txt");
+    let private = fixture.outside().join("private");
+    std::fs::create_dir_all(&private).unwrap();
+    /// Kills the host's process however the test ends.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let host = Reaped(
+        Command::new("sleep")
+            .arg("1000.606")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let host_pid = host.0.id();
+    let settings = json!({"permissions": {"additionalDirectories": [extra]}}).to_string();
+    let args = ["--settings", settings.as_str()];
+    let tool = tool.display();
+    let command = format!(
+        "sh {tool}; \
+         chmod 4755 {tool} 2>&1 | tail -1; \
+         touch -d 2001-01-01 {tool} 2>&1 | tail -1; \
+         python3 -c 'import os; os.setxattr(\"{tool}\", \"user.planted\", b\"1\"); print(\"xattr set\")' 2>&1 | tail -1; \
+         stat -c 'size %s' {secret} 2>&1 | tail -1; \
+         python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); fd = libc.inotify_init(); print(\"watch\", libc.inotify_add_watch(fd, b\"{outside}\", 0x100), ctypes.get_errno())'; \
+         kill -0 {host_pid} 2>&1 | tail -1; \
+         python3 -c 'import os; os.pidfd_open({host_pid}); print(\"pidfd opened\")' 2>&1 | tail -1",
+        secret = secret.display(),
+        outside = private.display(),
+    );
+    let metadata = || std::fs::metadata(extra.join("tool.sh")).unwrap();
+    let before = metadata();
+
+    let text = bash_through_janua(&fixture, &args, &command);
+    assert!(
+        text.starts_with("tool\n"),
+        "the readable directory is there: {text}"
+    );
+    assert_eq!(text.matches("Read-only file system").count(), 3, "{text}");
+    assert!(text.contains("No such file or directory"), "stat: {text}");
+    assert!(!text.contains("size 18"), "{text}");
+    assert!(text.contains("watch -1 2\n"), "inotify: {text}");
+    assert!(text.contains("No such process"), "kill: {text}");
+    assert!(text.contains("ProcessLookupError"), "pidfd: {text}");
+    let after = metadata();
+    use std::os::unix::fs::MetadataExt as _;
+    assert_eq!(after.mode(), before.mode());
+    assert_eq!(after.mtime(), before.mtime());
+    let xattr = Command::new("python3")
+        .args(["-c", "import os, sys; print(os.listxattr(sys.argv[1]))"])
+        .arg(extra.join("tool.sh"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&xattr.stdout), "[]\n");
+
+    let mut unsandboxed = vec!["--unsandboxed-process"];
+    unsandboxed.extend(args);
+    let text = bash_through_janua(&fixture, &unsandboxed, &command);
+    assert!(text.contains("xattr set"), "{text}");
+    assert!(text.contains("size 18"), "{text}");
+    assert!(text.contains("pidfd opened"), "{text}");
+    assert!(!text.contains("watch -1"), "{text}");
+    assert_ne!(metadata().mode(), before.mode());
+    drop(host);
+}
+
 /// Issue 31, point 4: a crate with a dependency already in the host's cargo cache builds and
 /// runs offline inside the sandbox (rustup's toolchain and `CARGO_HOME` readable, never
 /// writable), when the host itself can build it offline (the control, run first).
@@ -1068,7 +1164,7 @@ async fn test_runners_work_and_still_reach_nothing_outside() {
     assert!(text.contains("node tests passed"), "{text}");
     assert!(text.contains("OK"), "{text}");
     assert!(text.contains("ConnectionRefusedError"), "{text}");
-    assert!(text.contains("Permission denied"), "{text}");
+    assert!(text.contains("No such file or directory"), "{text}");
     assert!(!text.contains("TOPSECRET"), "{text}");
     assert!(
         listener.accept().is_err(),

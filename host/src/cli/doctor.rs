@@ -60,7 +60,7 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
         println!("network namespaces:  {namespaces}");
         match &support.view_namespaces {
             Ok(()) => println!(
-                "view namespaces:     mount and IPC available (deny rules enforced by the kernel)"
+                "view namespaces:     mount, IPC and PID available (a root of the grants; deny rules enforced by the kernel)"
             ),
             Err(error) => println!("view namespaces:     unavailable ({error})"),
         }

@@ -8,6 +8,7 @@
 mod confine;
 mod home;
 pub(crate) mod oneshot;
+mod root;
 pub(crate) mod server;
 mod spool;
 mod syscalls;
@@ -591,7 +592,10 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     let prepared = confinement
         .prepare(report_writer)
         .map_err(ProcessError::SandboxUnavailable)?
-        .with_view(view::MountPlan::build(&config.view));
+        .with_view(
+            root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
+            view::MountPlan::build(&config.view),
+        );
     let mut child_command = std::process::Command::new(&command.program);
     child_command
         .args(&command.args)

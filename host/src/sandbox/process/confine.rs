@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::syscalls;
@@ -22,7 +22,7 @@ use landlock::{
 
 /// Directories every program needs to start (loader, libraries, shells); `/etc` is added entry
 /// by entry, without [`ETC_SECRETS`].
-const SYSTEM_READ_DIRS: &[&str] = &[
+pub(super) const SYSTEM_READ_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
 ];
 /// Entries of `/etc` (and `/etc/ssl`) a command never needs and must not read: password hashes,
@@ -40,9 +40,9 @@ const ETC_SECRETS: &[&str] = &[
     "ssl",
 ];
 /// Device files programs commonly open for reading and writing.
-const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+pub(super) const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// Device files programs commonly open for reading.
-const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
+pub(super) const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
 
 /// The oldest Landlock ABI the sandbox accepts: ABI 3 adds `truncate`, without which a command
 /// could empty any file it can read.
@@ -58,8 +58,8 @@ pub struct KernelSupport {
     pub landlock_abi: i64,
     /// Whether a child can be put in a fresh network namespace, or why not.
     pub network_namespace: Result<(), String>,
-    /// Whether a child can also get its own mount and IPC namespaces (the view of the files the
-    /// rules make), or why not.
+    /// Whether a child can also get its own mount, IPC and PID namespaces (the root of its
+    /// grants and the view of the files the rules make), or why not.
     pub view_namespaces: Result<(), String>,
 }
 
@@ -99,7 +99,7 @@ impl KernelSupport {
             missing.push(format!("network namespaces are unavailable: {error}"));
         } else if let Err(error) = &self.view_namespaces {
             missing.push(format!(
-                "mount and IPC namespaces are unavailable, so Read and Edit deny rules and protected paths cannot be enforced by the kernel: {error}"
+                "mount, IPC and PID namespaces are unavailable, so the root of the grants, Read and Edit deny rules and protected paths cannot be enforced by the kernel: {error}"
             ));
         }
         (!missing.is_empty()).then(|| missing.join("; "))
@@ -148,7 +148,7 @@ pub fn close_inherited_descriptors() -> std::io::Result<()> {
 }
 
 /// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace, with its own
-/// mount and IPC namespaces too when `with_view`.
+/// mount, IPC and PID namespaces and a root of the system directories too when `with_view`.
 fn probe_namespaces(with_view: bool) -> Result<(), String> {
     let shell = ["/bin/sh", "/usr/bin/sh", "/bin/bash"]
         .into_iter()
@@ -161,10 +161,16 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: the closure only makes async-signal-safe system calls (see `enter`).
+    let root = with_view.then(|| super::root::RootPlan::build(&[], &[], Path::new("/")));
+    // SAFETY: the closure only makes async-signal-safe system calls (see `enter` and
+    // `RootPlan::apply`).
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            namespace.enter(with_view)
+            namespace.enter(with_view)?;
+            if let Some(root) = &root {
+                root.apply()?;
+            }
+            Ok(())
         });
     }
     match command.status() {
@@ -227,17 +233,21 @@ pub(crate) struct Prepared {
     limits: ResourceLimits,
     /// Write end of the pipe the child reports its final directory on (becomes fd 3).
     report_fd: Option<OwnedFd>,
-    /// The child's view of the files, made in its own mount (and IPC) namespace.
-    mounts: Option<super::view::MountPlan>,
+    /// The child's root and view of the files, made in its own mount, IPC and PID namespaces.
+    view: Option<(super::root::RootPlan, super::view::MountPlan)>,
 }
 
 impl Prepared {
-    /// Gives the child its own mount and IPC namespaces with `plan`'s mounts. Only a child in
-    /// its own network namespace gets them (the same `unshare`, under the same user namespace
-    /// on a non-root host).
-    pub(crate) fn with_view(mut self, plan: super::view::MountPlan) -> Self {
+    /// Gives the child its own mount, IPC and PID namespaces, with `root` as its root and
+    /// `plan`'s mounts on top. Only a child in its own network namespace gets them (the same
+    /// `unshare`, under the same user namespace on a non-root host).
+    pub(crate) fn with_view(
+        mut self,
+        root: super::root::RootPlan,
+        plan: super::view::MountPlan,
+    ) -> Self {
         if self.network.is_some() {
-            self.mounts = Some(plan);
+            self.view = Some((root, plan));
         }
         self
     }
@@ -262,7 +272,7 @@ impl Confinement {
             },
             limits: self.limits,
             report_fd,
-            mounts: None,
+            view: None,
         })
     }
 
@@ -388,9 +398,10 @@ impl Prepared {
                 check(libc::dup2(report.as_raw_fd(), 3))?;
             }
             if let Some(network) = &self.network {
-                network.enter(self.mounts.is_some())?;
+                network.enter(self.view.is_some())?;
             }
-            if let Some(mounts) = &self.mounts {
+            if let Some((root, mounts)) = &self.view {
+                root.apply()?;
                 mounts.apply()?;
             }
             if self.ruleset.is_some() {
@@ -452,8 +463,9 @@ impl NetworkNamespace {
                 None => libc::CLONE_NEWNET,
             };
             if with_view {
-                // Its own mounts, and System V IPC objects that die with it.
-                flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+                // Its own mounts, System V IPC objects that die with it, and processes that
+                // see (and signal, trace, open a pidfd on) only each other.
+                flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
             }
             if libc::unshare(flags) == -1 {
                 return fail();
@@ -489,8 +501,56 @@ impl NetworkNamespace {
             if !up {
                 return fail();
             }
+            if with_view {
+                enter_pid_namespace()?;
+            }
         }
         Ok(())
+    }
+}
+
+/// After `unshare(CLONE_NEWPID)`, which only places this process's next child in the new
+/// namespace: forks that child, which returns to run the command as the namespace's first
+/// process, while this one stays outside, waits for it and ends as it ended, so the host's
+/// `wait` sees the command's own status. When the first process ends, the kernel kills every
+/// process left in the namespace: a command's leftovers die with its call.
+///
+/// Async-signal-safe: `fork`, `prctl`, `close_range`, `waitpid`, `kill` and `_exit` only.
+fn enter_pid_namespace() -> std::io::Result<()> {
+    // SAFETY: async-signal-safe system calls on plain integers.
+    unsafe {
+        let first = libc::fork();
+        if first == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if first == 0 {
+            // Dies with the process that waits for it (and that the host kills).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            return Ok(());
+        }
+        // The waiter holds nothing the command's readers wait on: not its output pipes, not
+        // the pipe on which the command's exec is reported to the host.
+        libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32);
+        loop {
+            let mut status = 0;
+            if libc::waitpid(first, &mut status, 0) == -1 {
+                if *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                libc::_exit(127);
+            }
+            if libc::WIFEXITED(status) {
+                libc::_exit(libc::WEXITSTATUS(status));
+            }
+            if libc::WIFSIGNALED(status) {
+                let signal = libc::WTERMSIG(status);
+                libc::signal(signal, libc::SIG_DFL);
+                libc::kill(libc::getpid(), signal);
+                libc::_exit(128 + signal);
+            }
+        }
     }
 }
 
@@ -549,7 +609,10 @@ pub(crate) fn piped_command(
     };
     let mut prepared = confinement.prepare(None)?;
     if let Some(view) = &spec.view {
-        prepared = prepared.with_view(super::view::MountPlan::build(view));
+        prepared = prepared.with_view(
+            super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
+            super::view::MountPlan::build(view),
+        );
     }
     let mut command = std::process::Command::new(&spec.program);
     command

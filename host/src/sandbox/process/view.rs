@@ -127,7 +127,7 @@ impl MountPlan {
         let Some(target) = c_path(path) else {
             return;
         };
-        let locked = locked_flags(&target);
+        let locked = super::root::locked_flags(path);
         self.push(target, How::ReadOnly { locked });
     }
 
@@ -225,26 +225,6 @@ impl MountPlan {
         }
         Ok(())
     }
-}
-
-/// The flags of the mount holding `target` that a remount in a user namespace must keep.
-fn locked_flags(target: &CString) -> libc::c_ulong {
-    // SAFETY: statvfs fills the zeroed struct from a NUL-terminated path.
-    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(target.as_ptr(), &mut stats) } == -1 {
-        return 0;
-    }
-    [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ]
-    .into_iter()
-    .filter(|(statvfs_flag, _)| stats.f_flag & statvfs_flag != 0)
-    .fold(0, |flags, (_, mount_flag)| flags | mount_flag)
 }
 
 fn c_path(path: &Path) -> Option<CString> {
