@@ -6,6 +6,7 @@
 //! runs, and holds on its own: nothing in a tool's input can switch the confinement off.
 
 mod confine;
+mod first;
 mod home;
 pub(crate) mod oneshot;
 mod root;
@@ -589,12 +590,15 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         },
         sandboxed,
     };
+    let image = first::Image::new(Path::new(&command.program), &command.args, &env)
+        .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
     let prepared = confinement
         .prepare(report_writer)
         .map_err(ProcessError::SandboxUnavailable)?
         .with_view(
             root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
             view::MountPlan::build(&config.view),
+            image,
         );
     let mut child_command = std::process::Command::new(&command.program);
     child_command

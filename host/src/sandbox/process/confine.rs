@@ -154,23 +154,36 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
         .into_iter()
         .find(|path| std::path::Path::new(path).exists())
         .ok_or_else(|| "no /bin/sh to probe with".to_owned())?;
-    let namespace = NetworkNamespace::new();
     let mut command = std::process::Command::new(shell);
     command
         .args(["-c", "exit 0"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let root = with_view.then(|| super::root::RootPlan::build(&[], &[], Path::new("/")));
-    // SAFETY: the closure only makes async-signal-safe system calls (see `enter` and
-    // `RootPlan::apply`).
+    let mut prepared = Prepared {
+        ruleset: None,
+        network: Some(NetworkNamespace::new()),
+        seccomp: None,
+        limits: ResourceLimits::default(),
+        report_fd: None,
+        view: None,
+    };
+    if with_view {
+        let image = super::first::Image::new(
+            Path::new(shell),
+            &["-c".to_owned(), "exit 0".to_owned()],
+            &[],
+        )?;
+        prepared = prepared.with_view(
+            super::root::RootPlan::build(&[], &[], Path::new("/")),
+            super::view::MountPlan::default(),
+            image,
+        );
+    }
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            namespace.enter(with_view)?;
-            if let Some(root) = &root {
-                root.apply()?;
-            }
-            Ok(())
+            prepared.apply_in_child()
         });
     }
     match command.status() {
@@ -233,21 +246,35 @@ pub(crate) struct Prepared {
     limits: ResourceLimits,
     /// Write end of the pipe the child reports its final directory on (becomes fd 3).
     report_fd: Option<OwnedFd>,
-    /// The child's root and view of the files, made in its own mount, IPC and PID namespaces.
-    view: Option<(super::root::RootPlan, super::view::MountPlan)>,
+    /// The child's root and view of the files, in its own mount, IPC and PID namespaces.
+    view: Option<View>,
+}
+
+/// A child's own namespaces beside the network one: its root, the rules' mounts on top, and
+/// what its first process executes.
+struct View {
+    root: super::root::RootPlan,
+    mounts: super::view::MountPlan,
+    image: super::first::Image,
 }
 
 impl Prepared {
     /// Gives the child its own mount, IPC and PID namespaces, with `root` as its root and
-    /// `plan`'s mounts on top. Only a child in its own network namespace gets them (the same
-    /// `unshare`, under the same user namespace on a non-root host).
+    /// `mounts` on top, running `image` as the namespace's first process. Only a child in its
+    /// own network namespace gets them (the same `unshare`, under the same user namespace on a
+    /// non-root host).
     pub(crate) fn with_view(
         mut self,
         root: super::root::RootPlan,
-        plan: super::view::MountPlan,
+        mounts: super::view::MountPlan,
+        image: super::first::Image,
     ) -> Self {
         if self.network.is_some() {
-            self.view = Some((root, plan));
+            self.view = Some(View {
+                root,
+                mounts,
+                image,
+            });
         }
         self
     }
@@ -372,6 +399,40 @@ impl Prepared {
             // Dies with the thread that forked it (the host's spawner thread, which lives as long
             // as the host).
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            if let Some(report) = &self.report_fd {
+                check(libc::dup2(report.as_raw_fd(), 3))?;
+            }
+            if let Some(network) = &self.network {
+                network.enter(self.view.is_some())?;
+            }
+        }
+        match &self.view {
+            // The limits bind the first process only: under the address-space limit the
+            // waiter, a copy of the host, could not even map the first process's stack.
+            Some(view) => Err(super::first::launch(&view.image, &|| {
+                self.limit()?;
+                view.root.apply()?;
+                view.mounts.apply()?;
+                self.restrict()
+            })),
+            None => {
+                self.limit()?;
+                self.restrict()
+            }
+        }
+    }
+
+    /// The resource limits, each as soft and hard limit.
+    fn limit(&self) -> std::io::Result<()> {
+        let check = |result: libc::c_int| {
+            if result == -1 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        // SAFETY: getrlimit/setrlimit on stack values.
+        unsafe {
             let limits = self.limits;
             for (resource, value) in [
                 (libc::RLIMIT_AS, limits.address_space),
@@ -394,20 +455,20 @@ impl Prepared {
                 };
                 check(libc::setrlimit(resource, &limit))?;
             }
-            if let Some(report) = &self.report_fd {
-                check(libc::dup2(report.as_raw_fd(), 3))?;
-            }
-            if let Some(network) = &self.network {
-                network.enter(self.view.is_some())?;
-            }
-            if let Some((root, mounts)) = &self.view {
-                root.apply()?;
-                mounts.apply()?;
-            }
+        }
+        Ok(())
+    }
+
+    /// The last steps, just before exec: capabilities, `no_new_privs`, seccomp, Landlock.
+    fn restrict(&self) -> std::io::Result<()> {
+        // SAFETY: plain system calls on values owned by `self`; no allocation, no locks.
+        unsafe {
             if self.ruleset.is_some() {
                 syscalls::drop_capabilities()?;
             }
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
             if let Some(program) = &self.seccomp {
                 syscalls::install(program)?;
             }
@@ -464,7 +525,7 @@ impl NetworkNamespace {
             };
             if with_view {
                 // Its own mounts, System V IPC objects that die with it, and processes that
-                // see (and signal, trace, open a pidfd on) only each other.
+                // see (and signal, trace, open a pidfd on) only each other (`first.rs`).
                 flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
             }
             if libc::unshare(flags) == -1 {
@@ -501,56 +562,8 @@ impl NetworkNamespace {
             if !up {
                 return fail();
             }
-            if with_view {
-                enter_pid_namespace()?;
-            }
         }
         Ok(())
-    }
-}
-
-/// After `unshare(CLONE_NEWPID)`, which only places this process's next child in the new
-/// namespace: forks that child, which returns to run the command as the namespace's first
-/// process, while this one stays outside, waits for it and ends as it ended, so the host's
-/// `wait` sees the command's own status. When the first process ends, the kernel kills every
-/// process left in the namespace: a command's leftovers die with its call.
-///
-/// Async-signal-safe: `fork`, `prctl`, `close_range`, `waitpid`, `kill` and `_exit` only.
-fn enter_pid_namespace() -> std::io::Result<()> {
-    // SAFETY: async-signal-safe system calls on plain integers.
-    unsafe {
-        let first = libc::fork();
-        if first == -1 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if first == 0 {
-            // Dies with the process that waits for it (and that the host kills).
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            return Ok(());
-        }
-        // The waiter holds nothing the command's readers wait on: not its output pipes, not
-        // the pipe on which the command's exec is reported to the host.
-        libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32);
-        loop {
-            let mut status = 0;
-            if libc::waitpid(first, &mut status, 0) == -1 {
-                if *libc::__errno_location() == libc::EINTR {
-                    continue;
-                }
-                libc::_exit(127);
-            }
-            if libc::WIFEXITED(status) {
-                libc::_exit(libc::WEXITSTATUS(status));
-            }
-            if libc::WIFSIGNALED(status) {
-                let signal = libc::WTERMSIG(status);
-                libc::signal(signal, libc::SIG_DFL);
-                libc::kill(libc::getpid(), signal);
-                libc::_exit(128 + signal);
-            }
-        }
     }
 }
 
@@ -612,6 +625,7 @@ pub(crate) fn piped_command(
         prepared = prepared.with_view(
             super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
             super::view::MountPlan::build(view),
+            super::first::Image::new(&spec.program, &spec.args, &spec.env)?,
         );
     }
     let mut command = std::process::Command::new(&spec.program);
