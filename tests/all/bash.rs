@@ -996,6 +996,92 @@ fn a_hard_link_to_a_denied_file_is_as_hidden_as_the_file() {
     assert!(bash_through_janua(&fixture, &[], python).contains("LINKED-SECRET"));
 }
 
+/// Issue 31, point 2: the vectors the issue reproduced, run from a script the rule engine cannot
+/// read, with `Edit(src/**)` denied: `find -delete`, `sed 'w FILE'`, `sort -uo`, `cp -t` on the
+/// denied tree; a hard link to `.git/config` made earlier (as by the command that ran `git
+/// init`); `pushd`, `CDPATH`, `env -C` and a symlink into `.git` to plant hooks. The kernel
+/// refuses each: the tree, the config and the hooks directory are unchanged. Control in the same
+/// test: without the process sandbox every vector takes effect.
+#[test]
+fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
+    let attack = "\
+        find src -type f -delete\n\
+        printf 'x\\n' | sed 'w src/main.rs'\n\
+        sort -uo src/lib.rs src/lib.rs\n\
+        cp -t src attack.sh\n\
+        printf '[core]\\n\\tfsmonitor = evil\\n' >> gc\n\
+        pushd .git && echo evil > hooks/pre-commit; popd\n\
+        CDPATH=.git cd hooks && echo evil > post-checkout; cd \"$OLDPWD\"\n\
+        env -C .git sh -c 'echo evil > hooks/pre-push'\n\
+        ln -s .git/hooks h && echo evil > h/pre-rebase\n\
+        exit 0\n";
+    let prepare = || {
+        let fixture = Fixture::new();
+        let ws = fixture.workspace();
+        fixture.write("src/main.rs", "fn main() {}\n");
+        fixture.write("src/lib.rs", "b\na\n");
+        fixture.write(".git/config", "[core]\n");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::hard_link(ws.join(".git/config"), ws.join("gc")).unwrap();
+        fixture.write("attack.sh", attack);
+        fixture
+    };
+    let hooks = |fixture: &Fixture| -> Vec<String> {
+        std::fs::read_dir(fixture.workspace().join(".git/hooks"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let denied = ["--disallowedTools", "Edit(src/**)"];
+
+    let fixture = prepare();
+    let ws = fixture.workspace();
+    let text = bash_through_janua(&fixture, &denied, "bash attack.sh 2>&1");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/main.rs")).unwrap(),
+        "fn main() {}\n",
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/lib.rs")).unwrap(),
+        "b\na\n"
+    );
+    assert!(!ws.join("src/attack.sh").exists(), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n",
+        "{text}"
+    );
+    assert_eq!(hooks(&fixture), Vec::<String>::new(), "{text}");
+    assert!(text.matches("Read-only file system").count() >= 8, "{text}");
+
+    let fixture = prepare();
+    let ws = fixture.workspace();
+    let mut unsandboxed = vec!["--unsandboxed-process"];
+    unsandboxed.extend(denied);
+    let text = bash_through_janua(&fixture, &unsandboxed, "bash attack.sh 2>&1");
+    // `find` emptied src/, then `sed` and `cp` wrote into it.
+    assert!(!ws.join("src/lib.rs").exists(), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("src/main.rs")).unwrap(),
+        "x\n"
+    );
+    assert!(ws.join("src/attack.sh").exists(), "{text}");
+    assert!(
+        std::fs::read_to_string(ws.join(".git/config"))
+            .unwrap()
+            .contains("fsmonitor"),
+        "{text}"
+    );
+    let mut planted = hooks(&fixture);
+    planted.sort();
+    assert_eq!(
+        planted,
+        ["post-checkout", "pre-commit", "pre-push", "pre-rebase"],
+        "{text}"
+    );
+}
+
 /// Issue 31, points 2 and 5: a command's root holds only what its grants reach. Outside them a
 /// file has no name, metadata or inotify events (`stat`, `inotify_add_watch`: no such file,
 /// where Landlock alone let both through); a readable directory is a read-only bind, so `chmod`

@@ -92,6 +92,23 @@ impl MountPlan {
                 plan.read_only(&path);
             }
         }
+        // A second name made earlier for a read-only file (`ln .git/config gc` in the command
+        // that ran `git init`) would change it past the mount: every other name under the
+        // roots is read-only too.
+        let read_only: Vec<PathBuf> = plan
+            .mounts
+            .iter()
+            .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
+            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
+            .collect();
+        let linked = linked_files(&read_only);
+        if !linked.is_empty() {
+            for root in &rules.roots {
+                for path in other_names(root, &linked) {
+                    plan.read_only(&path);
+                }
+            }
+        }
         let mut masked_files = Vec::new();
         for reach in &enforceable.hidden {
             for path in found(reach) {
@@ -235,6 +252,31 @@ fn is_real_directory(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
 }
 
+/// The device and inode of every multiply linked regular file among `paths` and under those
+/// that are directories (a bounded walk each).
+fn linked_files(paths: &[PathBuf]) -> Vec<(u64, u64)> {
+    let mut linked = Vec::new();
+    let mut note = |meta: &std::fs::Metadata| {
+        if meta.is_file() && meta.nlink() > 1 && !linked.contains(&(meta.dev(), meta.ino())) {
+            linked.push((meta.dev(), meta.ino()));
+        }
+    };
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(path, |_, meta| {
+                note(meta);
+                false
+            });
+        } else {
+            note(&meta);
+        }
+    }
+    linked
+}
+
 /// The existing paths `reach` covers.
 fn found(reach: &Reach) -> Vec<PathBuf> {
     match reach {
@@ -335,6 +377,40 @@ mod tests {
                 .iter()
                 .any(|(path, _)| [".git", ".hg", ".yarn", ".yarn/cache"].contains(&path.as_str())),
             "a tool's working state stays writable: {listed:?}"
+        );
+    }
+
+    #[test]
+    fn every_other_name_of_a_read_only_file_is_read_only_too() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(root.path()).unwrap();
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(ws.join("notes")).unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]").unwrap();
+        std::fs::write(ws.join(".git/hooks/pre-commit"), "#!/bin/sh").unwrap();
+        std::fs::write(ws.join("plain.txt"), "x").unwrap();
+        std::fs::hard_link(ws.join(".git/config"), ws.join("gc")).unwrap();
+        std::fs::hard_link(ws.join(".git/hooks/pre-commit"), ws.join("notes/hook")).unwrap();
+        std::fs::hard_link(ws.join("plain.txt"), ws.join("notes/plain")).unwrap();
+        let plan = MountPlan::build(&ViewRules {
+            roots: vec![ws.clone()],
+            enforceable: Enforceable::default(),
+        });
+        let read_only: Vec<PathBuf> = plan
+            .mounts
+            .iter()
+            .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
+            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
+            .collect();
+        for expected in ["gc", "notes/hook", ".git/config", ".git/hooks"] {
+            assert!(
+                read_only.contains(&ws.join(expected)),
+                "{expected}: {read_only:?}"
+            );
+        }
+        assert!(
+            !read_only.contains(&ws.join("notes/plain")),
+            "{read_only:?}"
         );
     }
 }
