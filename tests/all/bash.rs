@@ -1082,6 +1082,59 @@ fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
     );
 }
 
+/// Issue 31, point 2: a protected path that did not exist when a command started has nothing to
+/// mount on, so a command can create it (`.janua/settings.local.json` with a hook the next call
+/// would run, `.mcp.json`, `.cargo/config.toml`); when the command ends janua renames each one it
+/// made beside itself, contents intact, and says so. `.gitattributes`, which `git lfs track`
+/// makes, stays. Control: without the process sandbox everything stays where it was made.
+#[test]
+fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
+    let script = "mkdir .janua .cargo && echo '{\"hooks\": {}}' > .janua/settings.local.json \
+        && echo '{}' > .mcp.json && echo '[build]' > .cargo/config.toml \
+        && echo '*.bin filter=lfs' > .gitattributes && echo made";
+    let made = |fixture: &Fixture, args: &[&str]| {
+        fixture.write("make.sh", script);
+        bash_through_janua(fixture, args, "bash make.sh")
+    };
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    let text = made(&fixture, &[]);
+    assert!(text.starts_with("made\n"), "{text}");
+    assert!(text.contains("janua set aside protected paths"), "{text}");
+    for name in [".janua", ".mcp.json", ".cargo"] {
+        assert!(!ws.join(name).exists(), "{name}: {text}");
+        assert!(
+            text.contains(&format!("{}", ws.join(name).display())),
+            "{name}: {text}"
+        );
+    }
+    let names: Vec<String> = std::fs::read_dir(&ws)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let aside = names
+        .iter()
+        .find(|name| name.starts_with(".janua.janua-set-aside-"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert_eq!(
+        std::fs::read_to_string(ws.join(aside).join("settings.local.json")).unwrap(),
+        "{\"hooks\": {}}\n"
+    );
+    assert!(ws.join(".gitattributes").exists(), "{names:?}");
+
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    let text = made(&fixture, &["--unsandboxed-process"]);
+    assert!(!text.contains("set aside"), "{text}");
+    for name in [
+        ".janua/settings.local.json",
+        ".mcp.json",
+        ".cargo/config.toml",
+    ] {
+        assert!(ws.join(name).exists(), "{name}: {text}");
+    }
+}
+
 /// Issue 31, points 2 and 5: a command's root holds only what its grants reach. Outside them a
 /// file has no name, metadata or inotify events (`stat`, `inotify_add_watch`: no such file,
 /// where Landlock alone let both through); a readable directory is a read-only bind, so `chmod`

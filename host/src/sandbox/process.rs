@@ -136,6 +136,11 @@ struct Child {
     exit: Mutex<Option<std::process::ExitStatus>>,
     exited: Condvar,
     killed: Mutex<Option<Kill>>,
+    /// Protected paths that did not exist when the child started, set aside when it ends if it
+    /// made them.
+    absent: Vec<PathBuf>,
+    /// What was set aside (`view::set_aside`).
+    set_aside: Mutex<Option<String>>,
 }
 
 impl Child {
@@ -178,6 +183,15 @@ impl Child {
 
     fn finished(&self, notice: Option<String>) -> Option<ProcessFinished> {
         let status = self.exit()?;
+        let set_aside = self
+            .set_aside
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone();
+        let notice = match (notice, set_aside) {
+            (Some(notice), Some(set_aside)) => Some(format!("{notice}\n{set_aside}")),
+            (notice, set_aside) => notice.or(set_aside),
+        };
         let killed = *self
             .killed
             .lock()
@@ -592,12 +606,18 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     };
     let image = first::Image::new(Path::new(&command.program), &command.args, &env)
         .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
+    let mounts = view::MountPlan::build(&config.view);
+    let absent = if sandboxed {
+        mounts.absent().to_vec()
+    } else {
+        Vec::new()
+    };
     let prepared = confinement
         .prepare(report_writer)
         .map_err(ProcessError::SandboxUnavailable)?
         .with_view(
             root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
-            view::MountPlan::build(&config.view),
+            mounts,
             image,
         );
     let mut child_command = std::process::Command::new(&command.program);
@@ -647,6 +667,8 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         exit: Mutex::new(None),
         exited: Condvar::new(),
         killed: Mutex::new(None),
+        absent,
+        set_aside: Mutex::new(None),
     });
     watch(process, Arc::clone(&child));
     Ok(Started { child, report })
@@ -662,6 +684,12 @@ fn watch(mut process: std::process::Child, child: Arc<Child>) {
             move || {
                 let status = process.wait();
                 kill_group(child.group);
+                // Before anyone hears that it ended, so no later call finds what it made.
+                *child
+                    .set_aside
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner()) =
+                    view::set_aside(&child.absent, u128::from(crate::session::unix_ms()));
                 let status = status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(-1));
                 *child
                     .exit

@@ -43,10 +43,17 @@ const PROTECTED_INSIDE: &[(&str, &[&str])] = &[
     (".yarn", &["plugins", "releases", "sdks"]),
 ];
 
+/// Protected files a version-control tool makes in its everyday work (`git submodule add`,
+/// `git lfs track`), which a command may create though not change once they exist: neither runs
+/// anything without `.git/config`, which stays read-only.
+const MADE_BY_TOOLS: &[&str] = &[".gitmodules", ".gitattributes"];
+
 /// The mounts for one command, prepared before fork.
 #[derive(Debug, Default)]
 pub(crate) struct MountPlan {
     mounts: Vec<Mount>,
+    /// Protected paths that did not exist, so nothing could be mounted on them.
+    absent: Vec<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -70,11 +77,13 @@ impl MountPlan {
     pub(crate) fn build(rules: &ViewRules) -> Self {
         let mut plan = Self::default();
         for root in &rules.roots {
+            // A missing `.git`, `.hg` or `.yarn` is the tool's to make (`git init`); what
+            // changes what runs inside an existing one is not.
             for (directory, inside) in PROTECTED_INSIDE {
                 let directory = root.join(directory);
                 if is_real_directory(&directory) {
                     for part in *inside {
-                        plan.read_only(&directory.join(part));
+                        plan.protect(&directory.join(part));
                     }
                 }
             }
@@ -83,7 +92,7 @@ impl MountPlan {
                 .chain(PROTECTED_FILES)
                 .filter(|name| !PROTECTED_INSIDE.iter().any(|(inside, _)| inside == *name))
             {
-                plan.read_only(&root.join(name));
+                plan.protect(&root.join(name));
             }
         }
         let enforceable = &rules.enforceable;
@@ -132,6 +141,27 @@ impl MountPlan {
             }
         }
         plan
+    }
+
+    /// The protected paths that did not exist when the plan was made: the command must not
+    /// leave them behind (`set_aside`).
+    pub(crate) fn absent(&self) -> &[PathBuf] {
+        &self.absent
+    }
+
+    /// A protected path: read-only when it exists, remembered when it does not.
+    fn protect(&mut self, path: &Path) {
+        match std::fs::symlink_metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let made_by_tools = path
+                    .file_name()
+                    .is_some_and(|name| MADE_BY_TOOLS.iter().any(|made| name == *made));
+                if !made_by_tools {
+                    self.absent.push(path.to_path_buf());
+                }
+            }
+            _ => self.read_only(path),
+        }
     }
 
     fn read_only(&mut self, path: &Path) {
@@ -250,6 +280,45 @@ fn c_path(path: &Path) -> Option<CString> {
 
 fn is_real_directory(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
+/// Moves aside each of `absent` that exists now (a command made it, which a mount could not
+/// stop: there was nothing to mount on), renaming it beside itself so nothing is lost and
+/// nothing loads it; the notice says what moved where.
+pub(crate) fn set_aside(absent: &[PathBuf], stamp: u128) -> Option<String> {
+    let mut moved = Vec::new();
+    for path in absent {
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        let aside = (0..100).map(|attempt| {
+            let mut aside = name.to_os_string();
+            aside.push(format!(".janua-set-aside-{stamp}-{attempt}"));
+            path.with_file_name(aside)
+        });
+        for target in aside {
+            if std::fs::symlink_metadata(&target).is_ok() {
+                continue;
+            }
+            match std::fs::rename(path, &target) {
+                Ok(()) => moved.push(format!("{} to {}", path.display(), target.display())),
+                Err(error) => moved.push(format!(
+                    "{} could not be moved ({error}); remove it before trusting this workspace",
+                    path.display()
+                )),
+            }
+            break;
+        }
+    }
+    (!moved.is_empty()).then(|| {
+        format!(
+            "janua set aside protected paths this command created, which commands may not make (docs/PROCESS.md): moved {}",
+            moved.join("; ")
+        )
+    })
 }
 
 /// The device and inode of every multiply linked regular file among `paths` and under those
