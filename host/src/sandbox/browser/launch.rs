@@ -133,7 +133,11 @@ impl Drop for BrowserProcess {
 
 /// The flags every browser starts with: headless, no first-run work, nothing phoning home, no
 /// site-per-process (every frame of a page then shares its page's request interception), no
-/// `/dev/shm` (its shared memory lives in the profile, which Landlock lets it write).
+/// `/dev/shm` (its shared memory lives in the profile, which Landlock lets it write), and no name
+/// resolution of its own: every request is paused and sent by janua, which checks the host
+/// before it resolves it (issue 31, point 6), so the browser's resolver answers "not found" to
+/// anything and never prefetches (defence in depth: its network namespace has no route and its
+/// seccomp profile refuses `connect`).
 fn flags(profile: &Path) -> Vec<String> {
     let (width, height) = VIEWPORT;
     [
@@ -158,6 +162,8 @@ fn flags(profile: &Path) -> Vec<String> {
         "--password-store=basic",
         "--use-mock-keychain",
         "--remote-debugging-pipe",
+        "--dns-prefetch-disable",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
     ]
     .into_iter()
     .map(str::to_owned)
