@@ -11,6 +11,7 @@ mod home;
 pub(crate) mod oneshot;
 mod root;
 pub(crate) mod server;
+mod spawn;
 mod spool;
 mod syscalls;
 mod view;
@@ -604,6 +605,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         },
         sandboxed,
     };
+    let cwd_for_child = cwd.clone();
     let image = first::Image::new(Path::new(&command.program), &command.args, &env)
         .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
     let mounts = view::MountPlan::build(&config.view);
@@ -620,26 +622,25 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             mounts,
             image,
         );
-    let mut child_command = std::process::Command::new(&command.program);
-    child_command
-        .args(&command.args)
-        .env_clear()
-        .envs(env)
-        .current_dir(&cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(
-            output_writer
-                .try_clone()
-                .map_err(|error| spawn_error("pipe", error))?,
+    // The command is started by `spawn.rs` (sharing the host's memory until it executes, not
+    // copying it); `image` holds its program, arguments and environment.
+    let stdin =
+        std::fs::File::open("/dev/null").map_err(|error| spawn_error("/dev/null", error))?;
+    let stdout = std::os::fd::OwnedFd::from(
+        output_writer
+            .try_clone()
+            .map_err(|error| spawn_error("pipe", error))?,
+    );
+    let stderr = std::os::fd::OwnedFd::from(output_writer);
+    let process = on_spawner(move || {
+        spawn::spawn(
+            &prepared,
+            &cwd_for_child,
+            [&std::os::fd::OwnedFd::from(stdin), &stdout, &stderr],
         )
-        .stderr(output_writer);
-    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut child_command, move || {
-            prepared.apply_in_child()
-        });
-    }
-    let process = spawn_on_spawner(child_command).map_err(|error| spawn_error("spawn", error))?;
+    })
+    .and_then(|spawned| spawned)
+    .map_err(|error| spawn_error("spawn", error))?;
     let group = i32::try_from(process.id()).unwrap_or(0);
     let spool_path = config.spool_dir.join(format!(
         "process-{}-{}.log",
@@ -676,7 +677,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
 
 /// Waits for `process` on a thread; records its exit, then kills what it left in its group (a
 /// command's leftovers die with it; servers belong in background tasks).
-fn watch(mut process: std::process::Child, child: Arc<Child>) {
+fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
     let waited = std::thread::Builder::new()
         .name("janua-child".into())
         .spawn({
@@ -772,20 +773,22 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
 /// Spawns on one long-lived thread: children die (`PR_SET_PDEATHSIG`) when the thread that forked
 /// them ends, and this one lives as long as the host.
 pub(crate) fn spawn_on_spawner(
-    command: std::process::Command,
+    mut command: std::process::Command,
 ) -> std::io::Result<std::process::Child> {
-    type Job = (
-        std::process::Command,
-        mpsc::Sender<std::io::Result<std::process::Child>>,
-    );
+    on_spawner(move || command.spawn()).and_then(|spawned| spawned)
+}
+
+/// Runs `job` on the spawner thread (see [`spawn_on_spawner`]) and returns what it returned.
+fn on_spawner<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
+    type Job = Box<dyn FnOnce() + Send>;
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     let sender = SPAWNER.get_or_init(|| {
         let (sender, receiver) = mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("janua-spawner".into())
             .spawn(move || {
-                for (mut command, reply) in receiver {
-                    let _ = reply.send(command.spawn());
+                for job in receiver {
+                    job();
                 }
             });
         if let Err(error) = spawned {
@@ -794,12 +797,15 @@ pub(crate) fn spawn_on_spawner(
         Mutex::new(sender)
     });
     let (reply, answer) = mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _ = reply.send(job());
+    });
     sender
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
-        .send((command, reply))
+        .send(job)
         .map_err(|_| std::io::Error::other("the process spawner thread is gone"))?;
     answer
         .recv()
-        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))?
+        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))
 }

@@ -167,6 +167,7 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
         limits: ResourceLimits::default(),
         report_fd: None,
         view: None,
+        image: None,
     };
     if with_view {
         let image = super::first::Image::new(
@@ -248,14 +249,15 @@ pub(crate) struct Prepared {
     report_fd: Option<OwnedFd>,
     /// The child's root and view of the files, in its own mount, IPC and PID namespaces.
     view: Option<View>,
+    /// What the child executes itself (the first process of a PID namespace, or a child started
+    /// by `spawn.rs`, cannot return into `std`'s exec).
+    image: Option<super::first::Image>,
 }
 
-/// A child's own namespaces beside the network one: its root, the rules' mounts on top, and
-/// what its first process executes.
+/// A child's own namespaces beside the network one: its root and the rules' mounts on top.
 struct View {
     root: super::root::RootPlan,
     mounts: super::view::MountPlan,
-    image: super::first::Image,
 }
 
 impl Prepared {
@@ -270,13 +272,15 @@ impl Prepared {
         image: super::first::Image,
     ) -> Self {
         if self.network.is_some() {
-            self.view = Some(View {
-                root,
-                mounts,
-                image,
-            });
+            self.view = Some(View { root, mounts });
         }
+        self.image = Some(image);
         self
+    }
+
+    /// What the child executes, when it executes itself.
+    pub(crate) fn image(&self) -> Option<&super::first::Image> {
+        self.image.as_ref()
     }
 }
 
@@ -300,6 +304,7 @@ impl Confinement {
             limits: self.limits,
             report_fd,
             view: None,
+            image: None,
         })
     }
 
@@ -406,19 +411,20 @@ impl Prepared {
                 network.enter(self.view.is_some())?;
             }
         }
-        match &self.view {
+        match (&self.view, &self.image) {
+            (None, _) => {
+                self.limit()?;
+                self.restrict()
+            }
+            (Some(_), None) => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
             // The limits bind the first process only: under the address-space limit the
             // waiter, a copy of the host, could not even map the first process's stack.
-            Some(view) => Err(super::first::launch(&view.image, &|| {
+            (Some(view), Some(image)) => Err(super::first::launch(image, &|| {
                 self.limit()?;
                 view.root.apply()?;
                 view.mounts.apply()?;
                 self.restrict()
             })),
-            None => {
-                self.limit()?;
-                self.restrict()
-            }
         }
     }
 

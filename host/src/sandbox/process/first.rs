@@ -162,6 +162,19 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
     }
 }
 
+/// Executes `image`; returns only on failure, with its error. Async-signal-safe.
+pub(crate) fn execute(image: &Image) -> std::io::Error {
+    // SAFETY: NUL-terminated strings and NULL-terminated pointer arrays owned by `image`.
+    unsafe {
+        libc::execve(
+            image.program.as_ptr(),
+            image.argv.0.as_ptr(),
+            image.envp.0.as_ptr(),
+        );
+    }
+    std::io::Error::last_os_error()
+}
+
 /// The first process: dies with its waiter, confines itself, executes the command; on failure
 /// sends the `errno` to the waiter.
 extern "C" fn first_process(argument: *mut c_void) -> libc::c_int {
@@ -174,15 +187,7 @@ extern "C" fn first_process(argument: *mut c_void) -> libc::c_int {
         } else {
             match (start.confine)() {
                 Err(error) => error,
-                Ok(()) => {
-                    let image = start.image;
-                    libc::execve(
-                        image.program.as_ptr(),
-                        image.argv.0.as_ptr(),
-                        image.envp.0.as_ptr(),
-                    );
-                    std::io::Error::last_os_error()
-                }
+                Ok(()) => execute(start.image),
             }
         };
         let code = error.raw_os_error().unwrap_or(libc::EINVAL).to_ne_bytes();

@@ -1,0 +1,221 @@
+//! Starting a confined command without copying the host (issue 31, point 7): the child is made
+//! with `clone(CLONE_VM)`, sharing the host's memory until it executes, instead of `std`'s
+//! `fork`, which copies the page tables of the whole host (milliseconds for a host with a few
+//! hundred MiB resident, paid again when the copy is torn down).
+//!
+//! The child runs on a stack of its own in the host's memory, so it obeys the rules of a forked
+//! child and more: only system calls on data prepared before (`Prepared`, `Image`), signals
+//! blocked until every handler the host installed is reset (a host handler must never run on
+//! shared memory), and nothing written that the host reads, except one pipe: it sends the
+//! `errno` of a failed step there and exits, or executes the command, which closes the pipe.
+//! Where the command is the first process of a PID namespace (`first.rs`), the child stays as
+//! its waiter on that stack; the stack is unmapped only after the waiter is reaped.
+
+use std::ffi::{CString, c_void};
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::process::ExitStatusExt as _;
+
+use super::confine::Prepared;
+
+/// The child's stack: its steps are system calls; a waiter only waits.
+const STACK_BYTES: usize = 256 << 10;
+
+/// A started child: its process id, and the stack its waiter may still run on.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pid: libc::pid_t,
+    stack: Option<Stack>,
+}
+
+/// An anonymous mapping the child runs on.
+#[derive(Debug)]
+struct Stack(*mut c_void);
+
+// SAFETY: the mapping is only unmapped by its owner, after the child using it was reaped.
+unsafe impl Send for Stack {}
+
+impl Spawned {
+    /// The child's process id (also its process group).
+    pub(crate) fn id(&self) -> u32 {
+        u32::try_from(self.pid).unwrap_or(0)
+    }
+
+    /// Waits for the child to end, then frees its stack.
+    pub(crate) fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        let mut status = 0;
+        loop {
+            // SAFETY: waitpid on our own child.
+            if unsafe { libc::waitpid(self.pid, &mut status, 0) } != -1 {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+        if let Some(stack) = self.stack.take() {
+            // SAFETY: the child that ran on it is reaped.
+            unsafe { libc::munmap(stack.0, STACK_BYTES) };
+        }
+        Ok(std::process::ExitStatus::from_raw(status))
+    }
+}
+
+/// What the child needs, on the spawning thread's stack until the child executed.
+struct Launch<'a> {
+    prepared: &'a Prepared,
+    cwd: &'a CString,
+    stdio: [libc::c_int; 3],
+    error_fd: libc::c_int,
+}
+
+/// Starts `prepared`'s command (its `image`) in `cwd` with `stdio` as stdin, stdout and
+/// stderr; returns once it executed, or with the error of the step that failed. Call it on the
+/// spawner thread (`spawn_on_spawner`): the child dies with the thread that made it.
+pub(crate) fn spawn(
+    prepared: &Prepared,
+    cwd: &std::path::Path,
+    stdio: [&OwnedFd; 3],
+) -> std::io::Result<Spawned> {
+    use std::os::unix::ffi::OsStrExt as _;
+    if prepared.image().is_none() {
+        return Err(std::io::Error::other("no program to execute"));
+    }
+    let cwd = CString::new(cwd.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("the directory holds a NUL byte"))?;
+    let last = std::io::Error::last_os_error;
+    // SAFETY: system calls on memory this function owns; the child uses `launch` and `stack`
+    // only until it executes or exits, which the pipe's end tells.
+    unsafe {
+        let mut pipe = [0; 2];
+        if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) == -1 {
+            return Err(last());
+        }
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            STACK_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            let error = last();
+            libc::close(pipe[0]);
+            libc::close(pipe[1]);
+            return Err(error);
+        }
+        let launch = Launch {
+            prepared,
+            cwd: &cwd,
+            stdio: stdio.map(|fd| fd.as_raw_fd()),
+            error_fd: pipe[1],
+        };
+        // The child starts with every signal blocked, so no handler of the host runs in it
+        // before it has reset them.
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+        let pid = libc::clone(
+            child,
+            stack.cast::<u8>().add(STACK_BYTES).cast(),
+            libc::CLONE_VM | libc::SIGCHLD,
+            std::ptr::from_ref(&launch).cast_mut().cast(),
+        );
+        let cloned = last();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        libc::close(pipe[1]);
+        if pid == -1 {
+            libc::close(pipe[0]);
+            libc::munmap(stack, STACK_BYTES);
+            return Err(cloned);
+        }
+        let mut code = [0u8; 4];
+        let mut got = 0;
+        while got < code.len() {
+            let read = libc::read(pipe[0], code.as_mut_ptr().add(got).cast(), code.len() - got);
+            if read == -1 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            if read <= 0 {
+                break;
+            }
+            got += usize::try_from(read).unwrap_or(0);
+        }
+        libc::close(pipe[0]);
+        let mut spawned = Spawned {
+            pid,
+            stack: Some(Stack(stack)),
+        };
+        if got == code.len() {
+            // It exits right after sending: reap it and free its stack.
+            let _ = spawned.wait();
+            return Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(code)));
+        }
+        Ok(spawned)
+    }
+}
+
+/// The child: resets signals, takes its stdio and directory, confines itself and executes.
+extern "C" fn child(argument: *mut c_void) -> libc::c_int {
+    // SAFETY: `argument` is the `Launch` on the spawning thread's stack, which waits on the
+    // pipe until this process executes or exits.
+    let launch = unsafe { &*argument.cast_const().cast::<Launch<'_>>() };
+    let error = prepare(launch)
+        .err()
+        .unwrap_or_else(|| match launch.prepared.apply_in_child() {
+            Err(error) => error,
+            Ok(()) => match launch.prepared.image() {
+                Some(image) => super::first::execute(image),
+                None => std::io::Error::from_raw_os_error(libc::EINVAL),
+            },
+        });
+    let code = error.raw_os_error().unwrap_or(libc::EINVAL).to_ne_bytes();
+    // SAFETY: write and _exit on our own descriptor.
+    unsafe {
+        libc::write(launch.error_fd, code.as_ptr().cast(), code.len());
+        libc::_exit(127)
+    }
+}
+
+/// Signal handlers reset (those the host ignores stay ignored, as `std` leaves them, except
+/// `SIGPIPE`, which Rust ignores for itself) and unblocked; stdio and directory taken.
+fn prepare(launch: &Launch<'_>) -> std::io::Result<()> {
+    let check = |result: libc::c_int| {
+        if result == -1 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    // SAFETY: system calls on this process's own signal state and descriptors.
+    unsafe {
+        for signal in 1..libc::SIGRTMAX() {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
+                && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
+                && action.sa_sigaction != libc::SIG_DFL
+            {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        check(libc::sigprocmask(
+            libc::SIG_SETMASK,
+            &none,
+            std::ptr::null_mut(),
+        ))?;
+        for (target, fd) in launch.stdio.iter().enumerate() {
+            let target = libc::c_int::try_from(target).unwrap_or(0);
+            if *fd == target {
+                check(libc::fcntl(*fd, libc::F_SETFD, 0))?;
+            } else {
+                check(libc::dup2(*fd, target))?;
+            }
+        }
+        check(libc::chdir(launch.cwd.as_ptr()))?;
+    }
+    Ok(())
+}
