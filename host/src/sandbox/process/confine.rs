@@ -147,6 +147,15 @@ pub fn close_inherited_descriptors() -> std::io::Result<()> {
     close_on_exec_from(3)
 }
 
+/// The error of a system call that returned -1, from `errno`. Async-signal-safe.
+pub(super) fn check(result: libc::c_int) -> std::io::Result<()> {
+    if result == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace, with its own
 /// mount, IPC and PID namespaces and a root of the system directories too when `with_view`.
 fn probe_namespaces(with_view: bool) -> Result<(), String> {
@@ -386,13 +395,6 @@ fn etc_entries() -> Vec<PathBuf> {
 impl Prepared {
     /// Applies everything in the forked child, before `exec`. Only async-signal-safe system calls.
     pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
-        let check = |result: libc::c_int| {
-            if result == -1 {
-                Err(std::io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        };
         // SAFETY: plain system calls on values owned by `self`; no allocation, no locks.
         unsafe {
             // Its own session and process group, so the whole group can be killed at once.
@@ -430,13 +432,6 @@ impl Prepared {
 
     /// The resource limits, each as soft and hard limit.
     fn limit(&self) -> std::io::Result<()> {
-        let check = |result: libc::c_int| {
-            if result == -1 {
-                Err(std::io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        };
         // SAFETY: getrlimit/setrlimit on stack values.
         unsafe {
             let limits = self.limits;

@@ -18,9 +18,6 @@ use std::ffi::{CString, c_void};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-/// The stack of the first process until it executes the command (it only makes system calls).
-const STACK_BYTES: usize = 256 << 10;
-
 /// What the first process executes, prepared before fork.
 #[derive(Debug)]
 pub(crate) struct Image {
@@ -105,17 +102,10 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
         if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) == -1 {
             return last();
         }
-        let stack = libc::mmap(
-            std::ptr::null_mut(),
-            STACK_BYTES,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        );
-        if stack == libc::MAP_FAILED {
-            return last();
-        }
+        let stack = match super::spawn::Stack::map() {
+            Ok(stack) => stack,
+            Err(error) => return error,
+        };
         let start = Start {
             image,
             confine,
@@ -123,7 +113,7 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
         };
         let first = libc::clone(
             first_process,
-            stack.cast::<u8>().add(STACK_BYTES).cast(),
+            stack.top(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
             std::ptr::from_ref(&start).cast_mut().cast(),
         );
@@ -137,7 +127,7 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
             libc::waitpid(first, &mut status, 0);
             return std::io::Error::from_raw_os_error(i32::from_ne_bytes(code));
         }
-        libc::munmap(stack, STACK_BYTES);
+        stack.unmap();
         // The waiter holds nothing the command's readers wait on: not its output pipes, not
         // the pipe on which `std` learns that the command was executed.
         libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32);

@@ -15,7 +15,7 @@ use std::ffi::{CString, c_void};
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::process::ExitStatusExt as _;
 
-use super::confine::Prepared;
+use super::confine::{Prepared, check};
 
 /// The child's stack: its steps are system calls; a waiter only waits.
 const STACK_BYTES: usize = 256 << 10;
@@ -27,12 +27,46 @@ pub(crate) struct Spawned {
     stack: Option<Stack>,
 }
 
-/// An anonymous mapping the child runs on.
+/// An anonymous mapping a cloned process runs on, unmapped only by its owner once that process
+/// no longer runs on it (reaped, or executed).
 #[derive(Debug)]
-struct Stack(*mut c_void);
+pub(super) struct Stack(*mut c_void);
 
-// SAFETY: the mapping is only unmapped by its owner, after the child using it was reaped.
+// SAFETY: the mapping is only unmapped by its owner, after the process using it stopped using it.
 unsafe impl Send for Stack {}
+
+impl Stack {
+    /// Maps a stack of `STACK_BYTES`. Async-signal-safe.
+    pub(super) fn map() -> std::io::Result<Self> {
+        // SAFETY: an anonymous private mapping; nothing else refers to it yet.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                STACK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Self(base))
+    }
+
+    /// Where a process starts using it (stacks grow down).
+    pub(super) fn top(&self) -> *mut c_void {
+        // SAFETY: one past the end of the mapping, which `clone` takes as the stack pointer.
+        unsafe { self.0.cast::<u8>().add(STACK_BYTES).cast() }
+    }
+
+    /// Unmaps it; the caller knows no process runs on it any more. Async-signal-safe.
+    pub(super) fn unmap(self) {
+        // SAFETY: the mapping `map` made, used by nobody now.
+        unsafe { libc::munmap(self.0, STACK_BYTES) };
+    }
+}
 
 impl Spawned {
     /// The child's process id (also its process group).
@@ -54,8 +88,8 @@ impl Spawned {
             }
         }
         if let Some(stack) = self.stack.take() {
-            // SAFETY: the child that ran on it is reaped.
-            unsafe { libc::munmap(stack.0, STACK_BYTES) };
+            // The child that ran on it is reaped.
+            stack.unmap();
         }
         Ok(std::process::ExitStatus::from_raw(status))
     }
@@ -91,20 +125,14 @@ pub(crate) fn spawn(
         if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) == -1 {
             return Err(last());
         }
-        let stack = libc::mmap(
-            std::ptr::null_mut(),
-            STACK_BYTES,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        );
-        if stack == libc::MAP_FAILED {
-            let error = last();
-            libc::close(pipe[0]);
-            libc::close(pipe[1]);
-            return Err(error);
-        }
+        let stack = match Stack::map() {
+            Ok(stack) => stack,
+            Err(error) => {
+                libc::close(pipe[0]);
+                libc::close(pipe[1]);
+                return Err(error);
+            }
+        };
         let launch = Launch {
             prepared,
             cwd: &cwd,
@@ -119,7 +147,7 @@ pub(crate) fn spawn(
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
         let pid = libc::clone(
             child,
-            stack.cast::<u8>().add(STACK_BYTES).cast(),
+            stack.top(),
             libc::CLONE_VM | libc::SIGCHLD,
             std::ptr::from_ref(&launch).cast_mut().cast(),
         );
@@ -128,7 +156,7 @@ pub(crate) fn spawn(
         libc::close(pipe[1]);
         if pid == -1 {
             libc::close(pipe[0]);
-            libc::munmap(stack, STACK_BYTES);
+            stack.unmap();
             return Err(cloned);
         }
         let mut code = [0u8; 4];
@@ -146,7 +174,7 @@ pub(crate) fn spawn(
         libc::close(pipe[0]);
         let mut spawned = Spawned {
             pid,
-            stack: Some(Stack(stack)),
+            stack: Some(stack),
         };
         if got == code.len() {
             // It exits right after sending: reap it and free its stack.
@@ -182,13 +210,6 @@ extern "C" fn child(argument: *mut c_void) -> libc::c_int {
 /// Signal handlers reset (those the host ignores stay ignored, as `std` leaves them, except
 /// `SIGPIPE`, which Rust ignores for itself) and unblocked; stdio and directory taken.
 fn prepare(launch: &Launch<'_>) -> std::io::Result<()> {
-    let check = |result: libc::c_int| {
-        if result == -1 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    };
     // SAFETY: system calls on this process's own signal state and descriptors.
     unsafe {
         for signal in 1..libc::SIGRTMAX() {

@@ -104,12 +104,7 @@ impl MountPlan {
         // A second name made earlier for a read-only file (`ln .git/config gc` in the command
         // that ran `git init`) would change it past the mount: every other name under the
         // roots is read-only too.
-        let read_only: Vec<PathBuf> = plan
-            .mounts
-            .iter()
-            .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
-            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
-            .collect();
+        let read_only = plan.read_only_paths();
         let linked = linked_files(&read_only);
         if !linked.is_empty() {
             for root in &rules.roots {
@@ -141,6 +136,15 @@ impl MountPlan {
             }
         }
         plan
+    }
+
+    /// The paths the plan makes read-only.
+    fn read_only_paths(&self) -> Vec<PathBuf> {
+        self.mounts
+            .iter()
+            .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
+            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
+            .collect()
     }
 
     /// The protected paths that did not exist when the plan was made: the command must not
@@ -465,12 +469,7 @@ mod tests {
             roots: vec![ws.clone()],
             enforceable: Enforceable::default(),
         });
-        let read_only: Vec<PathBuf> = plan
-            .mounts
-            .iter()
-            .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
-            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
-            .collect();
+        let read_only = plan.read_only_paths();
         for expected in ["gc", "notes/hook", ".git/config", ".git/hooks"] {
             assert!(
                 read_only.contains(&ws.join(expected)),
