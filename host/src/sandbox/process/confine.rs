@@ -297,6 +297,24 @@ impl Confinement {
     /// Builds the Landlock ruleset and namespace set-up in the parent. `report_fd` becomes the
     /// child's fd 3.
     pub(crate) fn prepare(&self, report_fd: Option<OwnedFd>) -> Result<Prepared, String> {
+        // Above the numbers the child moves descriptors to (0 to 3), which a host started with
+        // stdin, stdout or stderr closed could otherwise have handed out.
+        let report_fd = report_fd
+            .map(|fd| {
+                use std::os::fd::FromRawFd as _;
+                // SAFETY: duplicates a descriptor we own; the copy is owned by the result.
+                let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+                if moved == -1 {
+                    Err(format!(
+                        "cannot move the report pipe: {}",
+                        std::io::Error::last_os_error()
+                    ))
+                } else {
+                    // SAFETY: `moved` is a fresh descriptor nothing else owns.
+                    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+                }
+            })
+            .transpose()?;
         let ruleset = if self.sandboxed {
             Some(self.cached_ruleset()?)
         } else {
@@ -407,7 +425,12 @@ impl Prepared {
             // as the host).
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             if let Some(report) = &self.report_fd {
-                check(libc::dup2(report.as_raw_fd(), 3))?;
+                // `dup2` onto itself would keep the close-on-exec flag just set.
+                if report.as_raw_fd() == 3 {
+                    check(libc::fcntl(3, libc::F_SETFD, 0))?;
+                } else {
+                    check(libc::dup2(report.as_raw_fd(), 3))?;
+                }
             }
             if let Some(network) = &self.network {
                 network.enter(self.view.is_some())?;

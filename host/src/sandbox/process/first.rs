@@ -118,19 +118,34 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
             std::ptr::from_ref(&start).cast_mut().cast(),
         );
         if first == -1 {
-            return last();
+            let error = last();
+            stack.unmap();
+            return error;
         }
         libc::close(pipe[1]);
         let mut code = [0u8; 4];
-        if libc::read(pipe[0], code.as_mut_ptr().cast(), code.len()) == 4 {
+        let failed = libc::read(pipe[0], code.as_mut_ptr().cast(), code.len()) == 4;
+        if failed {
             let mut status = 0;
             libc::waitpid(first, &mut status, 0);
+        }
+        // The first process executed or was reaped: its stack is free (in `spawn.rs`'s case
+        // it lies in the host's memory, so it must not leak).
+        stack.unmap();
+        if failed {
             return std::io::Error::from_raw_os_error(i32::from_ne_bytes(code));
         }
-        stack.unmap();
         // The waiter holds nothing the command's readers wait on: not its output pipes, not
-        // the pipe on which `std` learns that the command was executed.
-        libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32);
+        // the pipe on which the host learns that the command was executed.
+        close_all();
+        // Nothing of the host's memory (which the waiter shares when `spawn.rs` made it) may
+        // ever reach a core dump.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
         loop {
             let mut status = 0;
             if libc::waitpid(first, &mut status, 0) == -1 {
@@ -144,10 +159,52 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
             }
             if libc::WIFSIGNALED(status) {
                 let signal = libc::WTERMSIG(status);
-                libc::signal(signal, libc::SIG_DFL);
-                libc::kill(libc::getpid(), signal);
+                // A signal whose default action dumps core is reported as a shell would
+                // (128 + its number), never raised here, where a dump would hold the host.
+                if !DUMPS_CORE.contains(&signal) {
+                    libc::signal(signal, libc::SIG_DFL);
+                    libc::kill(libc::getpid(), signal);
+                }
                 libc::_exit(128 + signal);
             }
+        }
+    }
+}
+
+/// Signals whose default action dumps core.
+const DUMPS_CORE: &[libc::c_int] = &[
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGSEGV,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGSYS,
+];
+
+/// Closes every descriptor: one `close_range`, else each below the open-file limit (a host
+/// whose seccomp profile refuses `close_range` must not keep a pipe open that the host waits
+/// on). Async-signal-safe.
+fn close_all() {
+    // SAFETY: system calls on descriptor numbers only.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32) == 0 {
+            return;
+        }
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let last = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            libc::c_int::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20)
+        } else {
+            1 << 20
+        };
+        for fd in 0..last {
+            libc::close(fd);
         }
     }
 }

@@ -291,13 +291,7 @@ impl RootPlan {
                             return Err(fail());
                         }
                         if let Some(locked) = read_only {
-                            ok(libc::mount(
-                                none,
-                                target.as_ptr(),
-                                none,
-                                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
-                                std::ptr::null(),
-                            ))?;
+                            seal_read_only(target, *locked)?;
                         }
                     }
                     Step::Symlink { target, link } => {
@@ -368,6 +362,58 @@ impl RootPlan {
         }
         Ok(())
     }
+}
+
+/// Makes the mount at `target` and every mount below it read-only (`mount_setattr` with
+/// `AT_RECURSIVE`, Linux 5.12: a remount alone would leave submounts of a bound directory
+/// writable); where the kernel lacks it, remounts the top one keeping `locked`, the flags a
+/// user namespace does not let a remount drop. Async-signal-safe.
+pub(super) fn seal_read_only(target: &CStr, locked: libc::c_ulong) -> std::io::Result<()> {
+    /// `struct mount_attr` of `<linux/mount.h>`.
+    #[repr(C)]
+    struct MountAttributes {
+        set: u64,
+        clear: u64,
+        propagation: u64,
+        user_namespace_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    const AT_RECURSIVE: libc::c_int = 0x8000;
+    let attributes = MountAttributes {
+        set: MOUNT_ATTR_RDONLY,
+        clear: 0,
+        propagation: 0,
+        user_namespace_fd: 0,
+    };
+    // SAFETY: a NUL-terminated path and a struct of the size passed.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            AT_RECURSIVE,
+            &attributes,
+            std::mem::size_of::<MountAttributes>(),
+        ) == 0
+        {
+            return Ok(());
+        }
+        if *libc::__errno_location() != libc::ENOSYS {
+            return Err(std::io::Error::last_os_error());
+        }
+        let none = std::ptr::null::<libc::c_char>();
+        if libc::mount(
+            none,
+            target.as_ptr(),
+            none,
+            libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
+            std::ptr::null(),
+        ) == -1
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// `pivot_root(2)`, which libc does not wrap.

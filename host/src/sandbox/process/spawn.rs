@@ -19,6 +19,8 @@ use super::confine::{Prepared, check};
 
 /// The child's stack: its steps are system calls; a waiter only waits.
 const STACK_BYTES: usize = 256 << 10;
+/// The guard page at the stack's low end.
+const GUARD_BYTES: usize = 4096;
 
 /// A started child: its process id, and the stack its waiter may still run on.
 #[derive(Debug)]
@@ -36,23 +38,29 @@ pub(super) struct Stack(*mut c_void);
 unsafe impl Send for Stack {}
 
 impl Stack {
-    /// Maps a stack of `STACK_BYTES`. Async-signal-safe.
+    /// Maps a stack of `STACK_BYTES` whose lowest page is a guard: an overflow faults instead
+    /// of writing over the host's memory. Async-signal-safe.
     pub(super) fn map() -> std::io::Result<Self> {
         // SAFETY: an anonymous private mapping; nothing else refers to it yet.
-        let base = unsafe {
-            libc::mmap(
+        unsafe {
+            let base = libc::mmap(
                 std::ptr::null_mut(),
                 STACK_BYTES,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
                 -1,
                 0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
+            );
+            if base == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::mprotect(base, GUARD_BYTES, libc::PROT_NONE) == -1 {
+                let error = std::io::Error::last_os_error();
+                libc::munmap(base, STACK_BYTES);
+                return Err(error);
+            }
+            Ok(Self(base))
         }
-        Ok(Self(base))
     }
 
     /// Where a process starts using it (stacks grow down).
@@ -125,22 +133,52 @@ pub(crate) fn spawn(
         if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) == -1 {
             return Err(last());
         }
+        // Every descriptor the child moves lives above the numbers it moves them to: a host
+        // started with stdin, stdout or stderr closed could otherwise hand out 0, 1 or 2, and
+        // one `dup2` would close what another still needs.
+        let high = |fd: libc::c_int| {
+            let moved = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+            libc::close(fd);
+            moved
+        };
+        pipe = [high(pipe[0]), high(pipe[1])];
+        let stdio = stdio.map(|fd| libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10));
+        let close_stdio = || {
+            for fd in stdio {
+                if fd != -1 {
+                    libc::close(fd);
+                }
+            }
+        };
+        if pipe.contains(&-1) || stdio.contains(&-1) {
+            let error = last();
+            for fd in pipe {
+                if fd != -1 {
+                    libc::close(fd);
+                }
+            }
+            close_stdio();
+            return Err(error);
+        }
         let stack = match Stack::map() {
             Ok(stack) => stack,
             Err(error) => {
                 libc::close(pipe[0]);
                 libc::close(pipe[1]);
+                close_stdio();
                 return Err(error);
             }
         };
         let launch = Launch {
             prepared,
             cwd: &cwd,
-            stdio: stdio.map(|fd| fd.as_raw_fd()),
+            stdio,
             error_fd: pipe[1],
         };
         // The child starts with every signal blocked, so no handler of the host runs in it
-        // before it has reset them.
+        // before it has reset them; this thread keeps them blocked until the child is done
+        // with what it shares, so its `read` below is never interrupted (the child writes
+        // this thread's `errno`, which an interrupted `read` would then misreport).
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut before: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
@@ -152,9 +190,10 @@ pub(crate) fn spawn(
             std::ptr::from_ref(&launch).cast_mut().cast(),
         );
         let cloned = last();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
         libc::close(pipe[1]);
+        close_stdio();
         if pid == -1 {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
             libc::close(pipe[0]);
             stack.unmap();
             return Err(cloned);
@@ -163,14 +202,12 @@ pub(crate) fn spawn(
         let mut got = 0;
         while got < code.len() {
             let read = libc::read(pipe[0], code.as_mut_ptr().add(got).cast(), code.len() - got);
-            if read == -1 && *libc::__errno_location() == libc::EINTR {
-                continue;
-            }
             if read <= 0 {
                 break;
             }
             got += usize::try_from(read).unwrap_or(0);
         }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
         libc::close(pipe[0]);
         let mut spawned = Spawned {
             pid,
@@ -212,7 +249,7 @@ extern "C" fn child(argument: *mut c_void) -> libc::c_int {
 fn prepare(launch: &Launch<'_>) -> std::io::Result<()> {
     // SAFETY: system calls on this process's own signal state and descriptors.
     unsafe {
-        for signal in 1..libc::SIGRTMAX() {
+        for signal in 1..=libc::SIGRTMAX() {
             let mut action: libc::sigaction = std::mem::zeroed();
             if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
                 && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)

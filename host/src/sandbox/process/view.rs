@@ -242,13 +242,7 @@ impl MountPlan {
                             libc::MS_BIND | libc::MS_REC,
                             std::ptr::null(),
                         ) != -1
-                            && libc::mount(
-                                none,
-                                target,
-                                none,
-                                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
-                                std::ptr::null(),
-                            ) != -1
+                            && super::root::seal_read_only(&mount.target, locked).is_ok()
                     }
                     How::MaskFile => {
                         libc::mount(
