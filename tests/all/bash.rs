@@ -1135,6 +1135,31 @@ fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
     }
 }
 
+/// Issue 31, point 2: a command runs in its own PID namespace under a minimal init, not as the
+/// namespace's first process, so signals it sends itself act as outside one: `kill $$` ends
+/// it, `abort` aborts it, and its processes are numbered from the init's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_in_its_pid_namespace_still_dies_of_its_own_signals() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let killed = call(&runtime, "Bash", bash("echo $$; kill $$; echo survived")).await;
+    let text = error_text(&killed, ErrorKind::ToolFailed);
+    assert!(text.contains("killed by signal 15"), "{text}");
+    assert!(text.starts_with("2\n") || text.contains("\n2\n"), "{text}");
+    assert!(!text.contains("survived"), "{text}");
+    let aborted = call(
+        &runtime,
+        "Bash",
+        bash("python3 -c 'import os; os.abort()'; echo \"status $?\""),
+    )
+    .await;
+    assert!(
+        ok_text(&aborted).contains("status 134"),
+        "{}",
+        ok_text(&aborted)
+    );
+}
+
 /// Issue 31, points 2 and 5: a command's root holds only what its grants reach. Outside them a
 /// file has no name, metadata or inotify events (`stat`, `inotify_add_watch`: no such file,
 /// where Landlock alone let both through); a readable directory is a read-only bind, so `chmod`
