@@ -1291,12 +1291,49 @@ async fn cargo_builds_offline_with_a_cached_dependency_in_the_sandbox() {
     assert_eq!(ok_text(&result), "42\n");
 }
 
+/// Copies the directory `from` to `to`, recursively (regular files and directories).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Issue 31, point 4: everyday test runners work in a sample workspace under the sandbox
-/// (`npm test`; `python3 -m unittest`, since pytest is not installed on this image), while the
-/// same commands cannot reach the host's loopback services or read outside the workspace.
+/// (`npm test`, `python3 -m unittest`, and `python3 -m pytest` with the pinned pytest that
+/// `tests/mcp/setup.sh` installs, copied into the workspace as a project's vendored dependency),
+/// while the same commands cannot reach the host's loopback services or read outside the
+/// workspace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_runners_work_and_still_reach_nothing_outside() {
     let fixture = Fixture::new();
+    let site_packages = crate::mcp_support::tools_dir().join("venv/lib");
+    let site_packages = std::fs::read_dir(&site_packages)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("site-packages"))
+        .find(|path| path.join("pytest").is_dir())
+        .expect("tests/mcp/setup.sh installs pytest");
+    for package in ["pytest", "_pytest", "pluggy", "iniconfig", "packaging"] {
+        copy_tree(
+            &site_packages.join(package),
+            &fixture.workspace().join(".deps").join(package),
+        );
+    }
+    std::fs::copy(
+        site_packages.join("py.py"),
+        fixture.workspace().join(".deps/py.py"),
+    )
+    .unwrap();
+    fixture.write(
+        "test_pytest_probe.py",
+        "def test_sum():\n    assert 1 + 1 == 2\n",
+    );
     fixture.write(
         "package.json",
         r#"{"name": "probe", "version": "1.0.0", "scripts": {"test": "node test.js"}}"#,
@@ -1315,6 +1352,7 @@ async fn test_runners_work_and_still_reach_nothing_outside() {
     let secret = fixture.outside().join("secret.txt");
     let command = format!(
         "npm test 2>&1 | tail -1; python3 -m unittest -q 2>&1 | tail -1; \
+         PYTHONPATH=.deps python3 -m pytest -q -p no:cacheprovider test_pytest_probe.py 2>&1 | tail -1; \
          python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' 2>&1 | tail -1; \
          cat {} 2>&1",
         secret.display()
@@ -1327,6 +1365,7 @@ async fn test_runners_work_and_still_reach_nothing_outside() {
     };
     assert!(text.contains("node tests passed"), "{text}");
     assert!(text.contains("OK"), "{text}");
+    assert!(text.contains("1 passed"), "pytest: {text}");
     assert!(text.contains("ConnectionRefusedError"), "{text}");
     assert!(text.contains("No such file or directory"), "{text}");
     assert!(!text.contains("TOPSECRET"), "{text}");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the external test tooling into DIR (idempotent, concurrency-safe):
-#   DIR/venv                      Python venv with the official MCP Python SDK and componentize-py
-#                                 (builds the Python guest, example-tools/python-line-count)
+#   DIR/venv                      Python venv with the official MCP Python SDK, componentize-py
+#                                 (builds the Python guest, example-tools/python-line-count) and
+#                                 pytest (copied into a Bash sandbox test's workspace)
 #   DIR/npm/node_modules/.bin/    mcp-server-everything, mcp-server-filesystem
 #   DIR/ready                     written last; holds the pinned versions
 # Usage: tests/mcp/setup.sh DIR
@@ -12,6 +13,7 @@ MCP_PY_VERSION="2.3.0"                     # PyPI: mcp (needs Python >= 3.10)
 SERVER_EVERYTHING_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-everything
 SERVER_FILESYSTEM_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-filesystem
 COMPONENTIZE_PY_VERSION="0.25.1"           # PyPI: componentize-py
+PYTEST_VERSION="8.3.5"                     # PyPI: pytest (the Bash sandbox's test-runner test)
 
 if [ $# -ne 1 ] || [ -z "$1" ]; then
     echo "usage: $0 DIR" >&2
@@ -22,6 +24,7 @@ PYTHON="${PYTHON:-python3}"
 
 MARKER="mcp==${MCP_PY_VERSION}
 componentize-py==${COMPONENTIZE_PY_VERSION}
+pytest==${PYTEST_VERSION}
 @modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
 @modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
 
@@ -64,7 +67,8 @@ if [ ! -x "$DIR/venv/bin/python" ]; then
     run "$PYTHON" -m venv "$DIR/venv"
 fi
 run "$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "mcp==${MCP_PY_VERSION}" "componentize-py==${COMPONENTIZE_PY_VERSION}"
+    "mcp==${MCP_PY_VERSION}" "componentize-py==${COMPONENTIZE_PY_VERSION}" \
+    "pytest==${PYTEST_VERSION}"
 [ -x "$DIR/venv/bin/componentize-py" ] || fail "missing $DIR/venv/bin/componentize-py"
 run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import ClientSession, StdioServerParameters"
 
