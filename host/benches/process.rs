@@ -102,4 +102,30 @@ async fn run() {
         50,
     )
     .await;
+    // A name denied at any depth (`Read(.env)`) is found by walking the workspace before each
+    // command (issue 31): the cost of that walk in a workspace of 5,000 files in 100
+    // directories, one of which holds a `.env` the view masks.
+    let (deny_root, deny_workspace) = common::temp_workspace();
+    for directory in 0..100 {
+        let directory = deny_workspace.join(format!("dir{directory:03}"));
+        std::fs::create_dir_all(&directory).expect("directory");
+        for file in 0..50 {
+            std::fs::write(directory.join(format!("file{file:02}.txt")), "x").expect("file");
+        }
+    }
+    std::fs::write(deny_workspace.join("dir050/.env"), "SECRET=1\n").expect(".env");
+    let mut denied = RuntimeConfig::new(&deny_workspace);
+    denied.state_dir = Some(deny_root.path().join("state"));
+    denied.cache_dir = Some(root.path().join("cache"));
+    denied.permission_mode = Some(PermissionMode::BypassPermissions);
+    denied.disallowed_tools = vec!["Read(.env)".to_owned()];
+    let denied = Runtime::new(denied).await.expect("runtime");
+    bench(
+        &denied,
+        "full pipeline, `Bash` `true`, confined, `Read(.env)` denied in a 5,000-file workspace",
+        "Bash",
+        &json!({"command": "true"}),
+        200,
+    )
+    .await;
 }

@@ -106,17 +106,21 @@ pub(crate) const WALK_LIMIT: usize = 20_000;
 /// The regular files under `root` that are one of the files `identities` names by device and
 /// inode (see [`walk`]).
 pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
-    walk(root, |_, meta| {
-        meta.is_file() && meta.nlink() > 1 && identities.contains(&(meta.dev(), meta.ino()))
+    walk(root, |_, entry| {
+        entry.file_type().is_ok_and(|kind| kind.is_file())
+            && entry.metadata().is_ok_and(|meta| {
+                meta.nlink() > 1 && identities.contains(&(meta.dev(), meta.ino()))
+            })
     })
 }
 
-/// The entries under `root` that `pick` chooses (given each entry's path and its own metadata,
-/// links not followed). A bounded walk ([`WALK_LIMIT`] entries): it descends into every
-/// directory it did not pick, except `.git/`, and never through a symlink.
+/// The entries under `root` that `pick` chooses (given each entry's path and the entry, whose
+/// `file_type` costs no system call where the file system reports types and whose `metadata`
+/// is an `lstat`: ask for it last). A bounded walk ([`WALK_LIMIT`] entries): it descends into
+/// every directory it did not pick, except `.git/`, and never through a symlink.
 pub(crate) fn walk(
     root: &Path,
-    mut pick: impl FnMut(&Path, &std::fs::Metadata) -> bool,
+    mut pick: impl FnMut(&Path, &std::fs::DirEntry) -> bool,
 ) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
@@ -130,13 +134,12 @@ pub(crate) fn walk(
             if visited > WALK_LIMIT {
                 return found;
             }
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
             let path = entry.path();
-            if pick(&path, &meta) {
+            if pick(&path, &entry) {
                 found.push(path);
-            } else if meta.is_dir() && entry.file_name() != ".git" {
+            } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
+                && entry.file_name() != ".git"
+            {
                 pending.push(path);
             }
         }

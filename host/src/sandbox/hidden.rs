@@ -193,11 +193,12 @@ impl PathView {
             let mut found = std::collections::HashSet::new();
             for root in &self.roots {
                 crate::permissions::walk(root, |name, entry| {
-                    if entry.is_file()
-                        && entry.nlink() > 1
+                    if entry.file_type().is_ok_and(|kind| kind.is_file())
                         && name.ancestors().any(|path| hidden(path))
+                        && let Ok(meta) = entry.metadata()
+                        && meta.nlink() > 1
                     {
-                        found.insert((entry.dev(), entry.ino()));
+                        found.insert((meta.dev(), meta.ino()));
                     }
                     false
                 });

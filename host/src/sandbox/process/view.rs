@@ -333,8 +333,12 @@ fn linked_files(paths: &[PathBuf]) -> Vec<(u64, u64)> {
             continue;
         };
         if meta.is_dir() {
-            walk(path, |_, meta| {
-                note(meta);
+            walk(path, |_, entry| {
+                if entry.file_type().is_ok_and(|kind| kind.is_file())
+                    && let Ok(meta) = entry.metadata()
+                {
+                    note(&meta);
+                }
                 false
             });
         } else {
@@ -348,8 +352,9 @@ fn linked_files(paths: &[PathBuf]) -> Vec<(u64, u64)> {
 fn found(reach: &Reach) -> Vec<PathBuf> {
     match reach {
         Reach::Path(path) | Reach::Tree(path) => vec![path.clone()],
-        Reach::Named { under, name, tree } => walk(under, |path, meta| {
-            path.file_name() == Some(std::ffi::OsStr::new(name)) && (!*tree || meta.is_dir())
+        Reach::Named { under, name, tree } => walk(under, |path, entry| {
+            path.file_name() == Some(std::ffi::OsStr::new(name))
+                && (!*tree || entry.file_type().is_ok_and(|kind| kind.is_dir()))
         }),
     }
 }
