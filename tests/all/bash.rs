@@ -505,6 +505,7 @@ fn doctor_reports_what_the_kernel_supports() {
     assert!(report["landlock_abi"].as_i64().unwrap() >= 1, "{report}");
     assert_eq!(report["process_sandbox"], true, "{report}");
     assert_eq!(report["view_namespaces"], true, "{report}");
+    assert_eq!(report["user_namespace"], true, "{report}");
     assert_eq!(output.status.code(), Some(0));
 }
 

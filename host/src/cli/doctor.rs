@@ -38,6 +38,8 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
                 "network_namespace_error": support.network_namespace.as_ref().err(),
                 "view_namespaces": support.view_namespaces.is_ok(),
                 "view_namespaces_error": support.view_namespaces.as_ref().err(),
+                "user_namespace": support.user_namespace.is_ok(),
+                "user_namespace_error": support.user_namespace.as_ref().err(),
                 "bash": shell,
                 "process_sandbox": missing.is_none(),
                 "missing": missing,
@@ -63,6 +65,20 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
                 "view namespaces:     mount, IPC and PID available (a root of the grants; deny rules enforced by the kernel)"
             ),
             Err(error) => println!("view namespaces:     unavailable ({error})"),
+        }
+        // SAFETY: geteuid cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        match (&support.user_namespace, root) {
+            (Ok(()), true) => {
+                println!("user namespaces:     available (not needed: janua runs as root)")
+            }
+            (Ok(()), false) => {
+                println!("user namespaces:     available (the others are made under one)")
+            }
+            (Err(error), true) => println!(
+                "user namespaces:     unavailable ({error}; not needed: janua runs as root)"
+            ),
+            (Err(error), false) => println!("user namespaces:     unavailable ({error})"),
         }
         println!(
             "/bin/bash:           {}",

@@ -61,6 +61,9 @@ pub struct KernelSupport {
     /// Whether a child can also get its own mount, IPC and PID namespaces (the root of its
     /// grants and the view of the files the rules make), or why not.
     pub view_namespaces: Result<(), String>,
+    /// Whether an unprivileged child can make a user namespace, under which a host that is not
+    /// root makes all the others, or why not (a root host does not need one).
+    pub user_namespace: Result<(), String>,
 }
 
 impl KernelSupport {
@@ -82,6 +85,7 @@ impl KernelSupport {
                 landlock_abi: abi.max(0),
                 network_namespace: probe_namespaces(false),
                 view_namespaces: probe_namespaces(true),
+                user_namespace: probe_user_namespace(),
             }
         })
     }
@@ -153,6 +157,34 @@ pub(super) fn check(result: libc::c_int) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     } else {
         Ok(())
+    }
+}
+
+/// Makes a user namespace in a forked child (async-signal-safe: `unshare` and `_exit` only).
+fn probe_user_namespace() -> Result<(), String> {
+    // SAFETY: the child makes one system call and exits; the parent reaps it.
+    unsafe {
+        let child = libc::fork();
+        if child == -1 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        if child == 0 {
+            let errno = if libc::unshare(libc::CLONE_NEWUSER) == 0 {
+                0
+            } else {
+                *libc::__errno_location()
+            };
+            libc::_exit(errno.clamp(0, 255));
+        }
+        let mut status = 0;
+        if libc::waitpid(child, &mut status, 0) == -1 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
+            Some(0) => Ok(()),
+            Some(errno) => Err(std::io::Error::from_raw_os_error(errno).to_string()),
+            None => Err(format!("the trial child ended with status {status}")),
+        }
     }
 }
 
