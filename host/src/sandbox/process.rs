@@ -779,7 +779,9 @@ pub(crate) fn spawn_on_spawner(
 }
 
 /// Runs `job` on the spawner thread (see [`spawn_on_spawner`]) and returns what it returned.
-fn on_spawner<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
+pub(crate) fn on_spawner<T: Send + 'static>(
+    job: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<T> {
     type Job = Box<dyn FnOnce() + Send>;
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     let sender = SPAWNER.get_or_init(|| {

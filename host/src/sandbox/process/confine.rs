@@ -319,6 +319,12 @@ impl Prepared {
         self
     }
 
+    /// Gives the child what it executes when it executes itself (`spawn.rs`), without a view.
+    pub(crate) fn with_image(mut self, image: super::first::Image) -> Self {
+        self.image = Some(image);
+        self
+    }
+
     /// What the child executes, when it executes itself.
     pub(crate) fn image(&self) -> Option<&super::first::Image> {
         self.image.as_ref()
@@ -654,6 +660,69 @@ pub(crate) fn piped_command(
     spec: &ChildSpec,
     limits: ResourceLimits,
 ) -> Result<std::process::Command, String> {
+    let prepared = prepare_child(spec, limits)?;
+    let mut command = std::process::Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().cloned())
+        .current_dir(&spec.cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            prepared.apply_in_child()
+        });
+    }
+    Ok(command)
+}
+
+/// A child started by [`spawn_piped`], with the host's ends of its stdin, stdout and stderr.
+pub(crate) struct PipedChild {
+    /// The started child (its pid is its process group).
+    pub(crate) process: super::spawn::Spawned,
+    pub(crate) stdin: Option<std::io::PipeWriter>,
+    pub(crate) stdout: Option<std::io::PipeReader>,
+    pub(crate) stderr: Option<std::io::PipeReader>,
+}
+
+/// Starts `spec` confined as [`piped_command`] would, but with `clone(CLONE_VM)` on the
+/// spawner thread (`spawn.rs`): no copy of the host's memory, for children started on every
+/// call (command hooks).
+pub(crate) fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, String> {
+    let prepared = prepare_child(spec, limits)?;
+    let pipe = |what: &str| {
+        std::io::pipe().map_err(|error| format!("cannot make the {what} pipe: {error}"))
+    };
+    let (stdin_reader, stdin_writer) = pipe("stdin")?;
+    let (stdout_reader, stdout_writer) = pipe("stdout")?;
+    let (stderr_reader, stderr_writer) = pipe("stderr")?;
+    let cwd = spec.cwd.clone();
+    let process = super::on_spawner(move || {
+        super::spawn::spawn(
+            &prepared,
+            &cwd,
+            [
+                &OwnedFd::from(stdin_reader),
+                &OwnedFd::from(stdout_writer),
+                &OwnedFd::from(stderr_writer),
+            ],
+        )
+    })
+    .and_then(|spawned| spawned)
+    .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
+    Ok(PipedChild {
+        process,
+        stdin: Some(stdin_writer),
+        stdout: Some(stdout_reader),
+        stderr: Some(stderr_reader),
+    })
+}
+
+/// The confinement of a piped child, with what it executes.
+fn prepare_child(spec: &ChildSpec, limits: ResourceLimits) -> Result<Prepared, String> {
     let sandboxed = match spec.sandbox {
         super::ProcessSandbox::Unsandboxed => false,
         super::ProcessSandbox::Unavailable => {
@@ -676,28 +745,14 @@ pub(crate) fn piped_command(
         sandboxed,
         syscalls: spec.syscalls,
     };
-    let mut prepared = confinement.prepare(None)?;
-    if let Some(view) = &spec.view {
-        prepared = prepared.with_view(
+    let prepared = confinement.prepare(None)?;
+    let image = super::first::Image::new(&spec.program, &spec.args, &spec.env)?;
+    Ok(match &spec.view {
+        Some(view) => prepared.with_view(
             super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
             super::view::MountPlan::build(view),
-            super::first::Image::new(&spec.program, &spec.args, &spec.env)?,
-        );
-    }
-    let mut command = std::process::Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().cloned())
-        .current_dir(&spec.cwd)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            prepared.apply_in_child()
-        });
-    }
-    Ok(command)
+            image,
+        ),
+        None => prepared.with_image(image),
+    })
 }

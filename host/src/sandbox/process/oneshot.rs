@@ -2,8 +2,9 @@
 //! (JSON in on stdin, JSON out on stdout, a reason on stderr, meaning in the exit code).
 //!
 //! It uses the same confinement as Bash's commands (`confine.rs`: Landlock, a network namespace,
-//! seccomp, rlimits, its own process group) with the directories the caller names, and kills the
-//! whole group at the deadline, when its caller gives up on it, and when the program ends.
+//! seccomp, rlimits, its own process group) with the directories the caller names, is started as
+//! they are (`spawn.rs`: no copy of the host's memory, since hooks run on every call), and kills
+//! the whole group at the deadline, when its caller gives up on it, and when the program ends.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -11,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::confine::{ChildSpec, ResourceLimits, piped_command};
-use super::{kill_group, spawn_on_spawner};
+use super::confine::{ChildSpec, ResourceLimits, spawn_piped};
+use super::kill_group;
 
 /// How long to wait for the pipes to drain after the program's group is gone.
 const DRAIN: Duration = Duration::from_millis(500);
@@ -54,16 +55,14 @@ pub(crate) struct OneShotOutput {
 
 /// Runs `spec` to completion (or its deadline). `Err` means it could not start.
 pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
-    let command = piped_command(
+    let mut child = spawn_piped(
         &spec.child,
         ResourceLimits {
             cpu_seconds: spec.timeout.as_secs().saturating_add(5),
             ..ResourceLimits::default()
         },
     )?;
-    let mut child = spawn_on_spawner(command)
-        .map_err(|error| format!("cannot start {}: {error}", spec.child.program.display()))?;
-    let group = i32::try_from(child.id()).unwrap_or(0);
+    let group = i32::try_from(child.process.id()).unwrap_or(0);
     if let Some(mut stdin) = child.stdin.take() {
         let input = spec.stdin;
         // A program that never reads must not block the host: the writer has its own thread.
@@ -79,7 +78,7 @@ pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
     let waiter = std::thread::Builder::new()
         .name("janua-hook-wait".into())
         .spawn(move || {
-            let _ = sender.send(child.wait());
+            let _ = sender.send(child.process.wait());
         });
     if waiter.is_err() {
         kill_group(group);
