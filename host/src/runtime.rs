@@ -767,10 +767,14 @@ impl Runtime {
     /// settings file.
     fn record_approvals(&self, rules: &[String]) {
         self.session.add_approved_rules(rules);
-        if self.save_approvals
-            && let Err(error) = settings::save_local_approvals(self.workspace(), rules)
-        {
-            tracing::warn!("{error}");
+        if self.save_approvals {
+            // Noted first: a command running meanwhile must not have janua's own file set
+            // aside as a protected path it planted.
+            self.shell
+                .note_made_by_host(settings::local_settings_path(self.workspace()));
+            if let Err(error) = settings::save_local_approvals(self.workspace(), rules) {
+                tracing::warn!("{error}");
+            }
         }
     }
 

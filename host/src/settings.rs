@@ -24,7 +24,8 @@ pub use hooks::HookSetting;
 pub use load::{SettingsInput, user_settings_path};
 
 pub(crate) use load::{
-    ScopedHook, load, plugin_approvals, save_local_approvals, update_settings_file,
+    ScopedHook, load, local_settings_path, plugin_approvals, save_local_approvals,
+    update_settings_file,
 };
 
 use std::path::PathBuf;

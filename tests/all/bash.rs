@@ -1088,8 +1088,8 @@ fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
 /// would run, `.mcp.json`, `.cargo/config.toml`); when the command ends janua renames each one it
 /// made beside itself, contents intact, and says so. `.gitattributes`, which `git lfs track`
 /// makes, stays. Control: without the process sandbox everything stays where it was made.
-#[test]
-fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
     let script = "mkdir .janua .cargo && echo '{\"hooks\": {}}' > .janua/settings.local.json \
         && echo '{}' > .mcp.json && echo '[build]' > .cargo/config.toml \
         && echo '*.bin filter=lfs' > .gitattributes && echo made";
@@ -1122,6 +1122,29 @@ fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
         "{\"hooks\": {}}\n"
     );
     assert!(ws.join(".gitattributes").exists(), "{names:?}");
+
+    // A background task's creations are set aside when it ends, and its status says so.
+    let fixture = Fixture::new();
+    let ws = fixture.workspace();
+    fixture.write(
+        "plant.sh",
+        "mkdir .claude && echo '{}' > .claude/settings.json",
+    );
+    let runtime = permissive(&fixture).await;
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({"command": "bash plant.sh", "run_in_background": true}),
+    )
+    .await;
+    let task = started.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ended = call(&runtime, "TaskOutput", json!({"task_id": task})).await;
+    let text = ok_text(&ended);
+    assert!(text.contains("janua set aside protected paths"), "{text}");
+    assert!(!ws.join(".claude").exists(), "{text}");
 
     let fixture = Fixture::new();
     let ws = fixture.workspace();
@@ -1159,6 +1182,49 @@ async fn a_command_in_its_pid_namespace_still_dies_of_its_own_signals() {
         "{}",
         ok_text(&aborted)
     );
+}
+
+/// Answers every permission request "allow always".
+struct AllowAlways;
+
+impl janua::Prompter for AllowAlways {
+    fn ask(&self, _request: &janua::PermissionRequest) -> janua::PromptAnswer {
+        janua::PromptAnswer::AllowAlways
+    }
+}
+
+/// What janua itself makes under a protected path while a command runs (`--save-approvals`
+/// creating `.janua/settings.local.json`) is not set aside when that command ends: only what a
+/// command made is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_file_janua_saves_while_a_task_runs_stays_in_place() {
+    let fixture = Fixture::new();
+    let mut runtime = fixture
+        .runtime(&[], |config| {
+            config.save_approvals = true;
+            config.allowed_tools = vec!["Bash(sleep *)".to_owned()];
+        })
+        .await;
+    runtime.set_prompter(std::sync::Arc::new(AllowAlways));
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({"command": "sleep 1.5", "run_in_background": true}),
+    )
+    .await;
+    let task = started.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let approved = call(&runtime, "Bash", bash("touch approved.txt")).await;
+    ok_text(&approved);
+    let saved = fixture.workspace().join(".janua/settings.local.json");
+    assert!(saved.exists(), "--save-approvals wrote the local settings");
+    let ended = call(&runtime, "TaskOutput", json!({"task_id": task})).await;
+    let text = ok_text(&ended);
+    assert!(text.contains("exited with code 0"), "{text}");
+    assert!(!text.contains("set aside"), "{text}");
+    assert!(saved.exists(), "janua's own file was set aside: {text}");
 }
 
 /// Issue 31, points 2 and 5: a command's root holds only what its grants reach. Outside them a

@@ -168,8 +168,16 @@ pub(crate) fn task(status: &TaskStatus) -> Output {
     } else {
         status.new_output.clone()
     };
+    // What the host did when the task ended (a protected path it made, set aside) is the
+    // model's to know, as for a foreground command.
+    let notice = status
+        .finished
+        .as_ref()
+        .and_then(|finished| finished.notice.as_deref())
+        .map(|notice| format!("\n{notice}"))
+        .unwrap_or_default();
     let text = format!(
-        "Task {} ({state}): {}\n{output}\n[{} bytes of output so far, in {}]",
+        "Task {} ({state}): {}\n{output}\n[{} bytes of output so far, in {}]{notice}",
         status.id, status.label, status.output_bytes, status.output_path
     );
     Output::text(text).with_structured(json!({

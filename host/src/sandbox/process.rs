@@ -97,6 +97,9 @@ pub(crate) struct Shell {
     next_spool: AtomicU64,
     /// The operator's git identity, read from the host once, for each child's `.gitconfig`.
     identity: std::sync::OnceLock<home::GitIdentity>,
+    /// Protected paths janua itself made while commands ran (`--save-approvals` creating
+    /// `.janua/`): never set aside as a command's.
+    made_by_host: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 /// What one call may do with processes.
@@ -142,6 +145,8 @@ struct Child {
     absent: Vec<PathBuf>,
     /// What was set aside (`view::set_aside`).
     set_aside: Mutex<Option<String>>,
+    /// The shell's record of protected paths janua made itself.
+    made_by_host: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl Child {
@@ -241,7 +246,17 @@ impl Shell {
             next_task: AtomicU64::new(1),
             next_spool: AtomicU64::new(1),
             identity: std::sync::OnceLock::new(),
+            made_by_host: Arc::default(),
         }
+    }
+
+    /// Records that janua itself made `path` (a protected path a running command must not be
+    /// blamed for).
+    pub(crate) fn note_made_by_host(&self, path: PathBuf) {
+        self.made_by_host
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .push(path);
     }
 
     /// The current shell directory.
@@ -670,6 +685,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         killed: Mutex::new(None),
         absent,
         set_aside: Mutex::new(None),
+        made_by_host: Arc::clone(&shell.made_by_host),
     });
     watch(process, Arc::clone(&child));
     Ok(Started { child, report })
@@ -686,11 +702,23 @@ fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
                 let status = process.wait();
                 kill_group(child.group);
                 // Before anyone hears that it ended, so no later call finds what it made.
+                let absent: Vec<PathBuf> = {
+                    let made_by_host = child
+                        .made_by_host
+                        .lock()
+                        .unwrap_or_else(|poison| poison.into_inner());
+                    child
+                        .absent
+                        .iter()
+                        .filter(|path| !made_by_host.iter().any(|made| made.starts_with(path)))
+                        .cloned()
+                        .collect()
+                };
                 *child
                     .set_aside
                     .lock()
                     .unwrap_or_else(|poison| poison.into_inner()) =
-                    view::set_aside(&child.absent, u128::from(crate::session::unix_ms()));
+                    view::set_aside(&absent, u128::from(crate::session::unix_ms()));
                 let status = status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(-1));
                 *child
                     .exit
