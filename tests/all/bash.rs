@@ -1184,6 +1184,81 @@ async fn a_command_in_its_pid_namespace_still_dies_of_its_own_signals() {
     );
 }
 
+/// Issue 31, point 2: the namespaces are made once per session, not per command. A server a
+/// background task starts on the loopback answers the session's next command, and both run in
+/// one network namespace; yet each command still has its own mount and PID namespaces (its
+/// view, its processes). Another session's commands cannot reach that server, and the host's
+/// loopback is another network altogether: the host binds the same port meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_commands_share_its_loopback_but_keep_their_own_mounts_and_processes() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let host_side = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = host_side.local_addr().unwrap().port();
+    let started = call(
+        &runtime,
+        "Bash",
+        json!({
+            "command": format!(
+                "readlink /proc/self/ns/net /proc/self/ns/mnt /proc/self/ns/pid; \
+                 exec python3 -m http.server {port} --bind 127.0.0.1"
+            ),
+            "run_in_background": true
+        }),
+    )
+    .await;
+    let task = started.outcome.structured.clone().unwrap()["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let fetch = format!(
+        "for i in $(seq 100); do \
+           python3 -c 'import urllib.request; print(\"status\", urllib.request.urlopen(\"http://127.0.0.1:{port}/\").status)' 2>/dev/null && break; \
+           sleep 0.05; \
+         done; \
+         readlink /proc/self/ns/net /proc/self/ns/mnt /proc/self/ns/pid"
+    );
+    let namespaces = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| line.contains(":["))
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = call(&runtime, "Bash", bash(&fetch)).await;
+    let first = ok_text(&first);
+    assert!(first.contains("status 200"), "{first}");
+    let second = call(&runtime, "Bash", bash(&fetch)).await;
+    let second = ok_text(&second);
+    assert!(second.contains("status 200"), "{second}");
+    // The server's task still runs, so its namespaces' numbers cannot have been reused.
+    let serving = call(
+        &runtime,
+        "TaskOutput",
+        json!({"task_id": task, "block": false}),
+    )
+    .await;
+    let serving = namespaces(&ok_text(&serving));
+    let (first, second) = (namespaces(&first), namespaces(&second));
+    assert_eq!(serving.len(), 3, "{serving:?}");
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert_eq!(first[0], serving[0], "one network namespace per session");
+    assert_eq!(second[0], serving[0], "one network namespace per session");
+    assert_ne!(first[1], serving[1], "a mount namespace per command");
+    assert_ne!(first[2], serving[2], "a PID namespace per command");
+
+    let other_fixture = Fixture::new();
+    let other = permissive(&other_fixture).await;
+    let elsewhere = call(&other, "Bash", bash(&fetch.replace("seq 100", "seq 3"))).await;
+    let elsewhere = ok_text(&elsewhere);
+    assert!(!elsewhere.contains("status"), "{elsewhere}");
+    assert_ne!(
+        namespaces(&elsewhere)[0],
+        first[0],
+        "another session's network"
+    );
+    drop(host_side);
+}
+
 /// Answers every permission request "allow always".
 struct AllowAlways;
 

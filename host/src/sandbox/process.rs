@@ -11,6 +11,7 @@ mod home;
 pub(crate) mod oneshot;
 mod root;
 pub(crate) mod server;
+mod shared;
 mod spawn;
 mod spool;
 mod syscalls;
@@ -301,6 +302,7 @@ impl Drop for Shell {
     /// Background tasks die with the session.
     fn drop(&mut self) {
         self.stop_all();
+        shared::forget(&self.config.temp_dir);
     }
 }
 
@@ -636,7 +638,8 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
             mounts,
             image,
-        );
+        )
+        .share_root();
     // The command is started by `spawn.rs` (sharing the host's memory until it executes, not
     // copying it); `image` holds its program, arguments and environment.
     let stdin =

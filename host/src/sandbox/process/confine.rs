@@ -297,8 +297,19 @@ pub(crate) struct Prepared {
 
 /// A child's own namespaces beside the network one: its root and the rules' mounts on top.
 struct View {
-    root: super::root::RootPlan,
+    root: Root,
     mounts: super::view::MountPlan,
+}
+
+/// Where a child's root comes from.
+enum Root {
+    /// Built by the child's own first process, in namespaces made for it alone.
+    Own(super::root::RootPlan),
+    /// Made once for its plan and joined (`shared.rs`); `cwd` is entered inside.
+    Shared {
+        namespaces: Arc<super::shared::SharedNamespaces>,
+        cwd: CString,
+    },
 }
 
 impl Prepared {
@@ -313,9 +324,34 @@ impl Prepared {
         image: super::first::Image,
     ) -> Self {
         if self.network.is_some() {
-            self.view = Some(View { root, mounts });
+            self.view = Some(View {
+                root: Root::Own(root),
+                mounts,
+            });
         }
         self.image = Some(image);
+        self
+    }
+
+    /// Joins the namespaces made once for this view's root plan (made now if this is the first
+    /// child with that plan) instead of making them for this child alone: the same view at a
+    /// fraction of the cost (`shared.rs`). Where they cannot be made, the child makes its own.
+    pub(crate) fn share_root(mut self) -> Self {
+        if let (Some(network), Some(view)) = (&self.network, &mut self.view)
+            && let Root::Own(plan) = &view.root
+        {
+            match super::shared::for_plan(plan, network.user_maps.as_ref()) {
+                Ok(namespaces) => {
+                    view.root = Root::Shared {
+                        namespaces,
+                        cwd: plan.cwd().to_owned(),
+                    };
+                }
+                Err(error) => {
+                    tracing::debug!("cannot share the namespaces of a root: {error}");
+                }
+            }
+        }
         self
     }
 
@@ -470,8 +506,16 @@ impl Prepared {
                     check(libc::dup2(report.as_raw_fd(), 3))?;
                 }
             }
-            if let Some(network) = &self.network {
-                network.enter(self.view.is_some())?;
+            match (&self.network, &self.view) {
+                (
+                    Some(_),
+                    Some(View {
+                        root: Root::Shared { namespaces, .. },
+                        ..
+                    }),
+                ) => namespaces.join()?,
+                (Some(network), view) => network.enter(view.is_some())?,
+                (None, _) => {}
             }
         }
         match (&self.view, &self.image) {
@@ -484,7 +528,10 @@ impl Prepared {
             // waiter, a copy of the host, could not even map the first process's stack.
             (Some(view), Some(image)) => Err(super::first::launch(image, &|| {
                 self.limit()?;
-                view.root.apply()?;
+                match &view.root {
+                    Root::Own(plan) => plan.apply()?,
+                    Root::Shared { cwd, .. } => super::shared::enter(cwd)?,
+                }
                 view.mounts.apply()?;
                 self.restrict()
             })),
@@ -578,55 +625,66 @@ impl NetworkNamespace {
     /// Unshares the network namespace (with a user namespace when not root) and brings its
     /// loopback up. Async-signal-safe.
     fn enter(&self, with_view: bool) -> std::io::Result<()> {
-        let fail = || Err(std::io::Error::last_os_error());
-        // SAFETY: system calls on owned, NUL-terminated buffers; no allocation.
-        unsafe {
-            let mut flags = match self.user_maps {
-                Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
-                None => libc::CLONE_NEWNET,
-            };
-            if with_view {
-                // Its own mounts, System V IPC objects that die with it, and processes that
-                // see (and signal, trace, open a pidfd on) only each other (`first.rs`).
-                flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
-            }
-            if libc::unshare(flags) == -1 {
-                return fail();
-            }
-            if let Some(maps) = &self.user_maps {
-                for (path, content) in maps {
-                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                    if fd == -1 {
-                        return fail();
-                    }
-                    let bytes = content.as_bytes();
-                    let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-                    libc::close(fd);
-                    if written == -1 {
-                        return fail();
-                    }
-                }
-            }
-            // A private loopback, so programs that talk to themselves (test servers) still work.
-            let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-            if socket == -1 {
-                return fail();
-            }
-            let mut request: libc::ifreq = std::mem::zeroed();
-            for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
-                *slot = *byte as libc::c_char;
-            }
-            let up = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) != -1 && {
-                request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-                libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) != -1
-            };
-            libc::close(socket);
-            if !up {
-                return fail();
+        let mut flags = match self.user_maps {
+            Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
+            None => libc::CLONE_NEWNET,
+        };
+        if with_view {
+            // Its own mounts, System V IPC objects that die with it, and processes that
+            // see (and signal, trace, open a pidfd on) only each other (`first.rs`).
+            flags |= libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+        }
+        // SAFETY: one system call on a flag set.
+        check(unsafe { libc::unshare(flags) })?;
+        if let Some(maps) = &self.user_maps {
+            write_user_maps(maps)?;
+        }
+        loopback_up()
+    }
+}
+
+/// Writes a fresh user namespace's `setgroups`, `uid_map` and `gid_map` (path, content).
+/// Async-signal-safe.
+pub(super) fn write_user_maps(maps: &[(CString, CString); 3]) -> std::io::Result<()> {
+    // SAFETY: system calls on owned, NUL-terminated buffers; no allocation.
+    unsafe {
+        for (path, content) in maps {
+            let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            check(fd)?;
+            let bytes = content.as_bytes();
+            let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+            let error = std::io::Error::last_os_error();
+            libc::close(fd);
+            if written == -1 {
+                return Err(error);
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// Brings the loopback of a fresh network namespace up, so programs that talk to themselves
+/// (test servers) still work. Async-signal-safe.
+pub(super) fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: system calls on a zeroed `ifreq` and a socket closed before returning.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(socket)?;
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *slot = *byte as libc::c_char;
+        }
+        let up = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request) != -1 && {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS, &request) != -1
+        };
+        let error = std::io::Error::last_os_error();
+        libc::close(socket);
+        if !up {
+            return Err(error);
+        }
+    }
+    Ok(())
 }
 
 /// What a piped, confined child runs and may reach (command hooks, MCP servers).
@@ -748,11 +806,13 @@ fn prepare_child(spec: &ChildSpec, limits: ResourceLimits) -> Result<Prepared, S
     let prepared = confinement.prepare(None)?;
     let image = super::first::Image::new(&spec.program, &spec.args, &spec.env)?;
     Ok(match &spec.view {
-        Some(view) => prepared.with_view(
-            super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
-            super::view::MountPlan::build(view),
-            image,
-        ),
+        Some(view) => prepared
+            .with_view(
+                super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
+                super::view::MountPlan::build(view),
+                image,
+            )
+            .share_root(),
         None => prepared.with_image(image),
     })
 }

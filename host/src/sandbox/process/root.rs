@@ -42,7 +42,7 @@ pub(crate) struct RootPlan {
 }
 
 /// One step, on paths already prefixed with [`OLD`] or [`NEW`].
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
     /// A directory in the new root (a mount point); one that exists already is fine.
     Directory(CString),
@@ -77,7 +77,55 @@ struct Reachable {
     writable: bool,
 }
 
+/// What makes two roots the same: the same steps over the same directories (device and inode of
+/// each bind's source, so a directory removed and made again gets a new root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RootIdentity {
+    steps: Vec<Step>,
+    sources: Vec<Option<(u64, u64)>>,
+}
+
+impl RootIdentity {
+    /// Whether the root binds `dir` writable.
+    pub(crate) fn writes(&self, dir: &Path) -> bool {
+        let Some(target) = new(dir) else {
+            return false;
+        };
+        self.steps.iter().any(|step| {
+            matches!(step, Step::Bind { target: bound, read_only: None, .. } if *bound == target)
+        })
+    }
+}
+
 impl RootPlan {
+    /// What identifies this root apart from the directory the command starts in.
+    pub(crate) fn identity(&self) -> RootIdentity {
+        use std::os::unix::fs::MetadataExt as _;
+        let sources = self
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Bind { source, .. } => Some(source),
+                _ => None,
+            })
+            .map(|source| {
+                let host = &source.as_bytes()[OLD.len()..];
+                std::fs::metadata(std::ffi::OsStr::from_bytes(host))
+                    .ok()
+                    .map(|meta| (meta.dev(), meta.ino()))
+            })
+            .collect();
+        RootIdentity {
+            steps: self.steps.clone(),
+            sources,
+        }
+    }
+
+    /// The directory the command starts in, as given to [`RootPlan::build`].
+    pub(crate) fn cwd(&self) -> &CStr {
+        &self.cwd
+    }
+
     /// The root for a child that may read `read_dirs` and write `write_dirs`, starting in `cwd`.
     pub(crate) fn build(read_dirs: &[PathBuf], write_dirs: &[PathBuf], cwd: &Path) -> Self {
         let scratch = SCRATCH
@@ -519,6 +567,46 @@ mod tests {
 
     fn text(path: &CString) -> String {
         path.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn a_root_is_the_same_only_over_the_same_directories_and_knows_what_it_writes() {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let (tools, work) = (base.join("tools"), base.join("work"));
+        for dir in [&tools, &work] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let plan = |cwd: &Path| {
+            RootPlan::build(
+                std::slice::from_ref(&tools),
+                std::slice::from_ref(&work),
+                cwd,
+            )
+        };
+        let first = plan(&work).identity();
+        assert_eq!(
+            first,
+            plan(&base).identity(),
+            "the directory entered does not count"
+        );
+        assert!(first.writes(&work));
+        assert!(!first.writes(&tools), "read-only");
+        assert!(!first.writes(&base.join("elsewhere")));
+        // Kept under another name, as a bind of it would keep it: its inode cannot be reused.
+        std::fs::rename(&tools, base.join("tools-before")).unwrap();
+        std::fs::create_dir(&tools).unwrap();
+        assert_ne!(
+            first,
+            plan(&work).identity(),
+            "a directory made again is another root"
+        );
+        let wider = RootPlan::build(
+            &[tools.clone(), base.join("tools")],
+            &[work.clone(), base.clone()],
+            &work,
+        );
+        assert_ne!(plan(&work).identity(), wider.identity());
     }
 
     #[test]
