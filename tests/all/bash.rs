@@ -1259,6 +1259,94 @@ async fn a_sessions_commands_share_its_loopback_but_keep_their_own_mounts_and_pr
     drop(host_side);
 }
 
+/// A host that is not root makes every namespace under a user namespace, and keeps doing so
+/// after its first command: a later command hook (a root of other grants, so new namespaces)
+/// still starts, and Bash keeps running in the session's namespaces. Run as `nobody` through
+/// `setpriv` when the test runs as root. (The waiter of a command once made the host's memory
+/// non-dumpable, after which its `/proc/self` belonged to root and no later user namespace could
+/// be given its id maps: the hook failed to start.)
+#[test]
+fn a_host_that_is_not_root_confines_commands_and_hooks_after_its_first_command() {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = tempfile::tempdir().unwrap();
+    let open_to_all = |path: &std::path::Path| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    };
+    open_to_all(root.path());
+    let workspace = root.path().join("workspace");
+    for dir in ["workspace", "state", "cache", "home"] {
+        std::fs::create_dir(root.path().join(dir)).unwrap();
+        open_to_all(&root.path().join(dir));
+    }
+    std::fs::write(workspace.join("notes.txt"), "notes\n").unwrap();
+    open_to_all(&workspace.join("notes.txt"));
+    // SAFETY: geteuid cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let mut command = if as_root {
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(janua_bin());
+        command
+    } else {
+        Command::new(janua_bin())
+    };
+    let hook = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "echo hook-ran >&2; exit 2"}]}]}})
+    .to_string();
+    command
+        .args(["--no-user-settings", "run", "--allowedTools", "Bash,Read"])
+        .args(["--settings", &hook, "--state-dir"])
+        .arg(root.path().join("state"))
+        .arg("--cache-dir")
+        .arg(root.path().join("cache"))
+        .env("HOME", root.path().join("home"))
+        .current_dir(&workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let calls = [
+        json!({"type": "tool_use", "id": "a", "name": "Bash",
+               "input": {"command": "id -u; readlink /proc/self/ns/user"}}),
+        json!({"type": "tool_use", "id": "b", "name": "Read", "input": {"file_path": "notes.txt"}}),
+        json!({"type": "tool_use", "id": "c", "name": "Bash", "input": {"command": "echo again"}}),
+    ];
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        for call in calls {
+            writeln!(stdin, "{call}").unwrap();
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let results: Vec<String> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["type"] == "user")
+        .filter_map(|line| {
+            line["message"]["content"][0]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{stdout}");
+    let own_user_namespace = std::fs::read_link("/proc/self/ns/user").unwrap();
+    let first: Vec<&str> = results[0].lines().collect();
+    if as_root {
+        assert_eq!(first[0], "65534", "{stdout}");
+    }
+    assert_ne!(
+        first[1],
+        own_user_namespace.to_string_lossy(),
+        "a user namespace of its own"
+    );
+    assert!(
+        results[1].contains("hook-ran"),
+        "the hook started: {stdout}"
+    );
+    assert_eq!(results[2], "again\n", "{stdout}");
+}
+
 /// Answers every permission request "allow always".
 struct AllowAlways;
 

@@ -174,3 +174,83 @@ fn mcp_hostile_an_unknown_protocol_revision_is_refused() {
     assert!(!stdout.contains("mcp__bad"), "{stdout}");
     assert!(stderr.contains("1999-01-01"), "{stderr}");
 }
+
+/// Issue 31, point 2: an MCP server granted the host's network still runs in mount, IPC and PID
+/// namespaces under a root of its grants with the rules' view on top. Even with the workspace
+/// granted writable, `.git/config` is read-only; a file outside its grants does not exist; the
+/// host's processes are not there to signal. Control: `--unsandboxed-process` reaches all three.
+#[test]
+fn mcp_hostile_a_server_granted_the_network_still_gets_its_own_root_view_and_processes() {
+    let fixture = Fixture::new();
+    fixture.write(".git/config", "[core]\n");
+    let secret = fixture.outside().join("secret.txt");
+    std::fs::write(&secret, "outside").expect("secret");
+    let workspace = fixture.workspace();
+    let git_config = workspace.join(".git/config");
+    let script = repo().join("tests/mcp/hostile_server.py");
+    let config = fixture.root().join("probe.json");
+    let targets = [
+        format!("stat:{}", secret.display()),
+        format!("kill:{}", std::process::id()),
+        format!("write:{}", git_config.display()),
+    ];
+    let mut args = vec![script.display().to_string(), "probe".to_owned()];
+    args.extend(targets.iter().cloned());
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"probe": {"command": "/usr/bin/python3", "args": args}}}).to_string(),
+    )
+    .expect("config");
+    let settings = json!({"mcpServerPolicy": {"probe": {
+        "read": [repo().join("tests/mcp")],
+        "write": [workspace],
+        "network": true,
+    }}})
+    .to_string();
+    let config = config.display().to_string();
+    let run = |extra: &[&str]| {
+        let mut command = janua_command(
+            &fixture,
+            &[
+                "--mcp-config",
+                &config,
+                "--settings",
+                &settings,
+                "--allowedTools",
+                "mcp__probe",
+            ],
+        );
+        command.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        command.extend(CALL_OK.iter().map(|arg| arg.replace("bad", "probe")));
+        let program = command.remove(0);
+        let output = Command::new(program)
+            .args(&command)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run janua");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        text(&stdout)
+    };
+    let confined = run(&[]);
+    let expected = |results: [&str; 3]| {
+        targets
+            .iter()
+            .zip(results)
+            .map(|(target, result)| format!("{target} {result}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(confined, expected(["ENOENT", "ESRCH", "EROFS"]));
+    assert_eq!(
+        std::fs::read_to_string(&git_config).expect("config"),
+        "[core]\n"
+    );
+    let unconfined = run(&["--unsandboxed-process"]);
+    assert_eq!(unconfined, expected(["ok", "ok", "ok"]));
+}

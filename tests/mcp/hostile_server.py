@@ -11,9 +11,13 @@ Modes (each misbehaves in one way; everything else is a plain, correct server wi
   crash_on_call exits in the middle of every tools/call
   stderr_flood  writes 50 MiB to stderr on every call, then answers
   wrong_version answers initialize with protocol version 1999-01-01
+  probe         answers tools/call with what it could do to each later argument, one line each:
+                stat:PATH, kill:PID (signal 0), write:PATH (open for appending); "ok" or the errno
 """
 
+import errno
 import json
+import os
 import sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "plain"
@@ -47,6 +51,23 @@ def tools():
         {"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(2000)
     )
     return listed
+
+
+def probe(targets):
+    lines = []
+    for target in targets:
+        kind, _, value = target.partition(":")
+        try:
+            if kind == "stat":
+                os.stat(value)
+            elif kind == "kill":
+                os.kill(int(value), 0)
+            elif kind == "write":
+                open(value, "a").close()
+            lines.append(f"{target} ok")
+        except OSError as error:
+            lines.append(f"{target} {errno.errorcode.get(error.errno, error.errno)}")
+    return "\n".join(lines)
 
 
 def main():
@@ -85,6 +106,8 @@ def main():
                     pass
             elif MODE == "crash_on_call":
                 sys.exit(3)
+            elif MODE == "probe":
+                result(request, {"content": [{"type": "text", "text": probe(sys.argv[2:])}]})
             else:
                 if MODE == "stderr_flood":
                     chunk = "e" * (1 << 20)

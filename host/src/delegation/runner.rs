@@ -84,7 +84,8 @@ impl CommandRunner {
                 .filter(|path| path.is_absolute() && path.is_file()),
         );
         Ok(ChildSpec {
-            view: None,
+            // A root of its grants, with nothing of the workspace in it to protect.
+            view: Some(crate::sandbox::process::ViewRules::default()),
             program,
             args: args.to_vec(),
             env,

@@ -203,7 +203,7 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
         .stderr(std::process::Stdio::null());
     let mut prepared = Prepared {
         ruleset: None,
-        network: Some(NetworkNamespace::new()),
+        namespaces: Some(Namespaces::new(true)),
         seccomp: None,
         limits: ResourceLimits::default(),
         report_fd: None,
@@ -282,7 +282,9 @@ pub(crate) struct Confinement {
 /// A confinement ready to apply in a forked child.
 pub(crate) struct Prepared {
     ruleset: Option<Arc<OwnedFd>>,
-    network: Option<NetworkNamespace>,
+    /// The child's own namespaces: network (unless the host's is granted), and with a view
+    /// mount, IPC and PID; under a user namespace on a non-root host.
+    namespaces: Option<Namespaces>,
     /// The seccomp program (with the capability drop), when sandboxed on a supported architecture.
     seccomp: Option<Vec<libc::sock_filter>>,
     limits: ResourceLimits,
@@ -314,16 +316,18 @@ enum Root {
 
 impl Prepared {
     /// Gives the child its own mount, IPC and PID namespaces, with `root` as its root and
-    /// `mounts` on top, running `image` as the namespace's first process. Only a child in its
-    /// own network namespace gets them (the same `unshare`, under the same user namespace on a
-    /// non-root host).
+    /// `mounts` on top, running `image` as the namespace's first process. Every sandboxed child
+    /// gets them, in the same `unshare` as its network namespace, or alone where the host's
+    /// network is granted (under the same user namespace on a non-root host).
     pub(crate) fn with_view(
         mut self,
         root: super::root::RootPlan,
         mounts: super::view::MountPlan,
         image: super::first::Image,
     ) -> Self {
-        if self.network.is_some() {
+        if self.ruleset.is_some() {
+            self.namespaces
+                .get_or_insert_with(|| Namespaces::new(false));
             self.view = Some(View {
                 root: Root::Own(root),
                 mounts,
@@ -337,10 +341,14 @@ impl Prepared {
     /// child with that plan) instead of making them for this child alone: the same view at a
     /// fraction of the cost (`shared.rs`). Where they cannot be made, the child makes its own.
     pub(crate) fn share_root(mut self) -> Self {
-        if let (Some(network), Some(view)) = (&self.network, &mut self.view)
+        if let (Some(namespaces), Some(view)) = (&self.namespaces, &mut self.view)
             && let Root::Own(plan) = &view.root
         {
-            match super::shared::for_plan(plan, network.user_maps.as_ref()) {
+            match super::shared::for_plan(
+                plan,
+                namespaces.user_maps.as_ref(),
+                namespaces.isolate_network,
+            ) {
                 Ok(namespaces) => {
                     view.root = Root::Shared {
                         namespaces,
@@ -396,7 +404,7 @@ impl Confinement {
         };
         Ok(Prepared {
             ruleset,
-            network: (self.sandboxed && self.isolate_network).then(NetworkNamespace::new),
+            namespaces: (self.sandboxed && self.isolate_network).then(|| Namespaces::new(true)),
             seccomp: if self.sandboxed {
                 syscalls::filter(self.syscalls)
             } else {
@@ -506,7 +514,7 @@ impl Prepared {
                     check(libc::dup2(report.as_raw_fd(), 3))?;
                 }
             }
-            match (&self.network, &self.view) {
+            match (&self.namespaces, &self.view) {
                 (
                     Some(_),
                     Some(View {
@@ -514,7 +522,7 @@ impl Prepared {
                         ..
                     }),
                 ) => namespaces.join()?,
-                (Some(network), view) => network.enter(view.is_some())?,
+                (Some(namespaces), view) => namespaces.enter(view.is_some())?,
                 (None, _) => {}
             }
         }
@@ -593,16 +601,18 @@ impl Prepared {
     }
 }
 
-/// Set-up for a fresh network namespace, prepared in the parent.
+/// Set-up for the child's own namespaces, prepared in the parent.
 #[derive(Debug)]
-struct NetworkNamespace {
+struct Namespaces {
+    /// A fresh network namespace with its loopback up (false: the host's network is granted).
+    isolate_network: bool,
     /// For a non-root host: `/proc/self/{setgroups,uid_map,gid_map}` contents for a user namespace
     /// mapping the host's own ids.
     user_maps: Option<[(CString, CString); 3]>,
 }
 
-impl NetworkNamespace {
-    fn new() -> Self {
+impl Namespaces {
+    fn new(isolate_network: bool) -> Self {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let user_maps = (uid != 0).then(|| {
@@ -619,16 +629,22 @@ impl NetworkNamespace {
                 ),
             ]
         });
-        Self { user_maps }
+        Self {
+            isolate_network,
+            user_maps,
+        }
     }
 
     /// Unshares the network namespace (with a user namespace when not root) and brings its
-    /// loopback up. Async-signal-safe.
+    /// loopback up, and with a view the mount, IPC and PID namespaces. Async-signal-safe.
     fn enter(&self, with_view: bool) -> std::io::Result<()> {
-        let mut flags = match self.user_maps {
-            Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNET,
-            None => libc::CLONE_NEWNET,
-        };
+        let mut flags = 0;
+        if self.user_maps.is_some() {
+            flags |= libc::CLONE_NEWUSER;
+        }
+        if self.isolate_network {
+            flags |= libc::CLONE_NEWNET;
+        }
         if with_view {
             // Its own mounts, System V IPC objects that die with it, and processes that
             // see (and signal, trace, open a pidfd on) only each other (`first.rs`).
@@ -639,7 +655,10 @@ impl NetworkNamespace {
         if let Some(maps) = &self.user_maps {
             write_user_maps(maps)?;
         }
-        loopback_up()
+        if self.isolate_network {
+            loopback_up()?;
+        }
+        Ok(())
     }
 }
 
@@ -705,9 +724,10 @@ pub(crate) struct ChildSpec {
     /// The seccomp filter's profile (`SyscallProfile::Browser` only for the browser).
     pub(crate) syscalls: SyscallProfile,
     pub(crate) sandbox: super::ProcessSandbox,
-    /// The view the rules ask for (protected and deny-rule paths), in the child's own mount
-    /// namespace; `None` for a child with nothing of the workspace to protect (the browser, the
-    /// agent runner) or with the host's network (no namespaces to make it in).
+    /// The root of the child's grants and the view the rules ask for (protected and deny-rule
+    /// paths), in the child's own mount, IPC and PID namespaces (also where the host's network is
+    /// granted); `None` only for the browser, whose Chromium runs under Landlock and its network
+    /// namespace without them.
     pub(crate) view: Option<super::view::ViewRules>,
 }
 

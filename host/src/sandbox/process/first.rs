@@ -160,8 +160,16 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
         // the pipe on which the host learns that the command was executed.
         close_all_but(statuses[0]);
         // Nothing of the host's memory (which the waiter shares when `spawn.rs` made it) may
-        // ever reach a core dump.
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // ever reach a core dump: a signal that would dump the waiter ends it plainly instead.
+        // (Not `PR_SET_DUMPABLE`, which belongs to the memory, so it would make the host itself
+        // non-dumpable: its `/proc/self` files then belong to root, and a host that is not root
+        // could write no user namespace's id maps after its first command.)
+        for signal in DUMPS_CORE {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = end_plainly as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigfillset(&mut action.sa_mask);
+            libc::sigaction(*signal, &action, std::ptr::null_mut());
+        }
         let none = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
@@ -190,6 +198,12 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
         }
         libc::_exit(128 + libc::WTERMSIG(status))
     }
+}
+
+/// The waiter's handler for a signal that would dump it: ends it as a shell reports a signal.
+extern "C" fn end_plainly(signal: libc::c_int) {
+    // SAFETY: `_exit` is async-signal-safe and touches no shared memory.
+    unsafe { libc::_exit(128 + signal) }
 }
 
 /// Signals whose default action dumps core.

@@ -78,11 +78,14 @@ struct Reachable {
 }
 
 /// What makes two roots the same: the same steps over the same directories (device and inode of
-/// each bind's source, so a directory removed and made again gets a new root).
+/// each bind's source, so a directory removed and made again gets a new root) and the same
+/// host mounts (binds are recursive: a volume mounted or unmounted below a directory since is
+/// seen, or let go, only by a new root).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RootIdentity {
     steps: Vec<Step>,
     sources: Vec<Option<(u64, u64)>>,
+    mounts: Vec<u8>,
 }
 
 impl RootIdentity {
@@ -118,6 +121,7 @@ impl RootPlan {
         RootIdentity {
             steps: self.steps.clone(),
             sources,
+            mounts: std::fs::read("/proc/self/mountinfo").unwrap_or_default(),
         }
     }
 

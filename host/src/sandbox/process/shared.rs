@@ -10,6 +10,9 @@
 //! the view of the rules (`view.rs`), its IPC objects and its processes stay its own and die
 //! with it, as before.
 //!
+//! A child granted the host's network (an MCP server, the agent runner) gets the same without a
+//! network namespace: its own root, view and processes, the host's network.
+//!
 //! What the commands of one set of grants do share is the loopback: a server a background task
 //! starts is reachable from the next command, as on the host. The plan holds the session's own
 //! temporary directory, so two sessions never share one; a session drops its namespaces when it
@@ -22,6 +25,7 @@
 use std::collections::VecDeque;
 use std::ffi::{CStr, c_void};
 use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::root::{RootIdentity, RootPlan};
@@ -30,16 +34,20 @@ use super::spawn::Stack;
 /// Sets of namespaces kept at once; the oldest is dropped past this (its commands keep it alive).
 const KEPT: usize = 16;
 
-/// A user (on a non-root host), mount and network namespace holding one root of the grants.
+/// A user (on a non-root host), mount and network namespace holding one root of the grants; no
+/// network namespace for a child granted the host's network.
 #[derive(Debug)]
 pub(crate) struct SharedNamespaces {
     user: Option<OwnedFd>,
     mount: OwnedFd,
-    network: OwnedFd,
+    network: Option<OwnedFd>,
 }
 
+/// What namespaces are kept for: a root, with or without a network namespace of its own.
+type Key = (RootIdentity, bool);
+
 /// The namespaces kept, newest last.
-type Kept = VecDeque<(RootIdentity, Arc<SharedNamespaces>)>;
+type Kept = VecDeque<(Key, Arc<SharedNamespaces>)>;
 
 fn kept() -> &'static Mutex<Kept> {
     static KEPT_NAMESPACES: OnceLock<Mutex<Kept>> = OnceLock::new();
@@ -47,18 +55,20 @@ fn kept() -> &'static Mutex<Kept> {
 }
 
 /// The shared namespaces for `plan`, made now unless kept from an earlier command with the same
-/// plan over the same directories. `user_maps` are the id maps of a non-root host.
+/// plan over the same directories. `user_maps` are the id maps of a non-root host; without
+/// `isolate_network` the host's network is kept (granted to the child).
 pub(crate) fn for_plan(
     plan: &RootPlan,
     user_maps: Option<&[(std::ffi::CString, std::ffi::CString); 3]>,
+    isolate_network: bool,
 ) -> std::io::Result<Arc<SharedNamespaces>> {
-    let identity = plan.identity();
-    let lock = || kept().lock().unwrap_or_else(|poison| poison.into_inner());
-    if let Some((_, shared)) = lock().iter().find(|(kept, _)| *kept == identity) {
+    let identity = (plan.identity(), isolate_network);
+    // Held while making, so two commands starting together make one set, not two.
+    let mut kept = kept().lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some((_, shared)) = kept.iter().find(|(kept, _)| *kept == identity) {
         return Ok(Arc::clone(shared));
     }
-    let shared = Arc::new(make(plan, user_maps)?);
-    let mut kept = lock();
+    let shared = Arc::new(make(plan, user_maps, isolate_network)?);
     if kept.len() >= KEPT {
         kept.pop_front();
     }
@@ -72,7 +82,7 @@ pub(crate) fn forget(dir: &std::path::Path) {
     kept()
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
-        .retain(|(identity, _)| !identity.writes(dir));
+        .retain(|((identity, _), _)| !identity.writes(dir));
 }
 
 impl SharedNamespaces {
@@ -86,7 +96,9 @@ impl SharedNamespaces {
                 super::confine::check(libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER))?;
             }
             super::confine::check(libc::setns(self.mount.as_raw_fd(), libc::CLONE_NEWNS))?;
-            super::confine::check(libc::setns(self.network.as_raw_fd(), libc::CLONE_NEWNET))?;
+            if let Some(network) = &self.network {
+                super::confine::check(libc::setns(network.as_raw_fd(), libc::CLONE_NEWNET))?;
+            }
             super::confine::check(libc::unshare(
                 libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID,
             ))
@@ -113,27 +125,32 @@ pub(crate) fn enter(cwd: &CStr) -> std::io::Result<()> {
     }
 }
 
-/// What the maker and the first process of its PID namespace read, on the host's stack until
-/// the maker ended.
+/// What the maker and the first process of its PID namespace read and write, on the host's
+/// stack until the maker ended.
 struct Make<'a> {
     plan: &'a RootPlan,
     user_maps: Option<&'a [(std::ffi::CString, std::ffi::CString); 3]>,
-    /// The maker sends 0 or the `errno` of the step that failed here.
-    result_write: libc::c_int,
-    result_read: libc::c_int,
-    /// The maker holds its namespaces until the host closes the other end.
-    hold_read: libc::c_int,
-    hold_write: libc::c_int,
+    isolate_network: bool,
     init_stack: *mut c_void,
+    /// 0 once made, else the `errno` of the step that failed; [`NOT_DONE`] until the maker ends.
+    outcome: AtomicI32,
+    /// The namespaces the maker opened, in the host's descriptor table it shares; -1 if not.
+    user: AtomicI32,
+    mount: AtomicI32,
+    network: AtomicI32,
 }
 
+/// The outcome of a maker that ended before it could say.
+const NOT_DONE: i32 = -1;
+
 /// Makes the namespaces in a maker process cloned with `CLONE_VM` (no copy of the host's page
-/// tables), opens them from the host's side and lets the maker end.
+/// tables) and `CLONE_FILES` (the namespaces it opens are the host's descriptors, and it holds
+/// no copy of any other), and waits for it to end.
 fn make(
     plan: &RootPlan,
     user_maps: Option<&[(std::ffi::CString, std::ffi::CString); 3]>,
+    isolate_network: bool,
 ) -> std::io::Result<SharedNamespaces> {
-    let last = std::io::Error::last_os_error;
     let maker_stack = Stack::map()?;
     let init_stack = match Stack::map() {
         Ok(stack) => stack,
@@ -142,46 +159,21 @@ fn make(
             return Err(error);
         }
     };
-    let close_all = |fds: &[libc::c_int]| {
-        for fd in fds {
-            // SAFETY: descriptors made below, each closed once.
-            unsafe { libc::close(*fd) };
-        }
-    };
-    let mut result = [-1; 2];
-    let mut hold = [-1; 2];
-    // SAFETY: pipe2 fills the arrays.
-    let piped = unsafe {
-        libc::pipe2(result.as_mut_ptr(), libc::O_CLOEXEC) != -1
-            && libc::pipe2(hold.as_mut_ptr(), libc::O_CLOEXEC) != -1
-    };
-    if !piped {
-        let error = last();
-        close_all(
-            &[result, hold]
-                .concat()
-                .into_iter()
-                .filter(|fd| *fd != -1)
-                .collect::<Vec<_>>(),
-        );
-        maker_stack.unmap();
-        init_stack.unmap();
-        return Err(error);
-    }
     let make = Make {
         plan,
         user_maps,
-        result_write: result[1],
-        result_read: result[0],
-        hold_read: hold[0],
-        hold_write: hold[1],
+        isolate_network,
         init_stack: init_stack.top(),
+        outcome: AtomicI32::new(NOT_DONE),
+        user: AtomicI32::new(-1),
+        mount: AtomicI32::new(-1),
+        network: AtomicI32::new(-1),
     };
-    // SAFETY: the maker runs on `maker_stack` and reads `make` until it ends, which this
+    // SAFETY: the maker runs on `maker_stack` and uses `make` until it ends, which this
     // function waits for before both go away. Every signal stays blocked in this thread while
     // the maker shares it (the maker writes this thread's `errno`), and the maker keeps them
     // blocked: no host handler ever runs on shared memory.
-    unsafe {
+    let status = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut before: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
@@ -189,81 +181,76 @@ fn make(
         let maker = libc::clone(
             maker_process,
             maker_stack.top(),
-            libc::CLONE_VM | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
             std::ptr::from_ref(&make).cast_mut().cast(),
         );
-        let cloned = last();
-        close_all(&[result[1], hold[0]]);
-        let opened = if maker == -1 {
-            Err(cloned)
+        let status = if maker == -1 {
+            Err(std::io::Error::last_os_error())
         } else {
-            let mut code = [0u8; 4];
-            let got = libc::read(result[0], code.as_mut_ptr().cast(), code.len());
-            match (got, i32::from_ne_bytes(code)) {
-                (4, 0) => open(maker, user_maps.is_some()),
-                (4, errno) => Err(std::io::Error::from_raw_os_error(errno)),
-                _ => Err(std::io::Error::other(
-                    "the process making the shared namespaces ended early",
-                )),
-            }
-        };
-        // The maker ends when it sees this end closed.
-        close_all(&[result[0], hold[1]]);
-        if maker != -1 {
             let mut status = 0;
-            while libc::waitpid(maker, &mut status, 0) == -1
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {
+            while libc::waitpid(maker, &mut status, 0) == -1 {
+                if *libc::__errno_location() != libc::EINTR {
+                    break;
+                }
             }
-        }
+            Ok(())
+        };
         libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        maker_stack.unmap();
-        init_stack.unmap();
-        opened
+        status
+    };
+    maker_stack.unmap();
+    init_stack.unmap();
+    let owned = |fd: &AtomicI32| {
+        let fd = fd.load(Ordering::Acquire);
+        // SAFETY: a descriptor the maker opened in this process's table, owned by nothing else.
+        (fd >= 0).then(|| unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+    };
+    let (user, mount, network) = (owned(&make.user), owned(&make.mount), owned(&make.network));
+    status?;
+    match make.outcome.load(Ordering::Acquire) {
+        0 => Ok(SharedNamespaces {
+            user,
+            mount: mount.ok_or_else(|| std::io::Error::other("no mount namespace was opened"))?,
+            network,
+        }),
+        NOT_DONE => Err(std::io::Error::other(
+            "the process making the shared namespaces ended early",
+        )),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
     }
 }
 
-/// Opens the maker's namespaces, while it holds them.
-fn open(maker: libc::pid_t, with_user: bool) -> std::io::Result<SharedNamespaces> {
-    let namespace = |name: &str| -> std::io::Result<OwnedFd> {
-        Ok(std::fs::File::open(format!("/proc/{maker}/ns/{name}"))?.into())
-    };
-    Ok(SharedNamespaces {
-        user: with_user.then(|| namespace("user")).transpose()?,
-        mount: namespace("mnt")?,
-        network: namespace("net")?,
-    })
-}
-
-/// The maker: unshares the namespaces, brings the loopback up, has the root built by the first
-/// process of a new PID namespace, reports, then holds the namespaces until the host has them.
+/// The maker: makes the namespaces, opens them, has the root built by the first process of a
+/// new PID namespace, and reports in `make`.
 extern "C" fn maker_process(argument: *mut c_void) -> libc::c_int {
     // SAFETY: `argument` is the `Make` on the host's stack, which outlives this process.
     let make = unsafe { &*argument.cast_const().cast::<Make<'_>>() };
-    // SAFETY: system calls on data prepared before the clone.
-    unsafe {
-        libc::close(make.result_read);
-        libc::close(make.hold_write);
-        let code = match build(make) {
-            Ok(()) => 0,
-            Err(error) => error.raw_os_error().unwrap_or(libc::EINVAL),
-        };
-        let code = code.to_ne_bytes();
-        libc::write(make.result_write, code.as_ptr().cast(), code.len());
-        let mut byte = 0u8;
-        // Returns at end of file: the host opened the namespaces, or gave up.
-        libc::read(make.hold_read, std::ptr::from_mut(&mut byte).cast(), 1);
-        libc::_exit(0)
-    }
+    let outcome = match build(make) {
+        Ok(()) => 0,
+        Err(error) => error.raw_os_error().unwrap_or(libc::EINVAL),
+    };
+    make.outcome.store(outcome, Ordering::Release);
+    // SAFETY: ends this process.
+    unsafe { libc::_exit(0) }
 }
 
 /// The maker's steps. Async-signal-safe.
 fn build(make: &Make<'_>) -> std::io::Result<()> {
     use super::confine::check;
+    let open = |path: &CStr, into: &AtomicI32| -> std::io::Result<()> {
+        // SAFETY: a NUL-terminated static path.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        check(fd)?;
+        into.store(fd, Ordering::Release);
+        Ok(())
+    };
     // SAFETY: system calls on data prepared before the clone.
     unsafe {
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
+        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        if make.isolate_network {
+            flags |= libc::CLONE_NEWNET;
+        }
         if make.user_maps.is_some() {
             flags |= libc::CLONE_NEWUSER;
         }
@@ -271,11 +258,22 @@ fn build(make: &Make<'_>) -> std::io::Result<()> {
         if let Some(maps) = make.user_maps {
             super::confine::write_user_maps(maps)?;
         }
-        super::confine::loopback_up()?;
+        if make.isolate_network {
+            super::confine::loopback_up()?;
+        }
+        // Its own namespaces, opened as itself (a host another command made non-dumpable
+        // could not open another process's).
+        if make.user_maps.is_some() {
+            open(c"/proc/self/ns/user", &make.user)?;
+        }
+        open(c"/proc/self/ns/mnt", &make.mount)?;
+        if make.isolate_network {
+            open(c"/proc/self/ns/net", &make.network)?;
+        }
         let init = libc::clone(
             root_process,
             make.init_stack,
-            libc::CLONE_VM | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
             std::ptr::from_ref(make).cast_mut().cast(),
         );
         if init == -1 {
