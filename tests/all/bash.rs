@@ -1083,6 +1083,56 @@ fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
     );
 }
 
+/// Issue 31, point 2: protected paths below the top of the workspace are read-only too, where
+/// they exist: the hooks and configuration of a submodule's repository (`.git/modules/...`,
+/// which `git status` above runs), of a nested repository, and a nested `.envrc`. Control: with
+/// the process sandbox off the same script plants every one.
+#[test]
+fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read_only() {
+    let targets = [
+        ".git/modules/libs/core/config",
+        ".git/modules/libs/core/hooks/post-checkout",
+        ".git/modules/libs/core/modules/inner/hooks/pre-commit",
+        "vendor/tool/.git/config",
+        "vendor/tool/.git/hooks/pre-commit",
+        "packages/app/web/.envrc",
+    ];
+    let attack = targets
+        .iter()
+        .map(|target| format!("echo evil >> {target} 2>/dev/null && echo planted {target}\n"))
+        .collect::<String>()
+        + "exit 0\n";
+    let prepare = || {
+        let fixture = Fixture::new();
+        for repository in [
+            ".git/modules/libs/core",
+            ".git/modules/libs/core/modules/inner",
+            "vendor/tool/.git",
+        ] {
+            fixture.write(&format!("{repository}/HEAD"), "ref: refs/heads/main\n");
+            fixture.write(&format!("{repository}/config"), "[core]\n");
+            std::fs::create_dir_all(fixture.workspace().join(repository).join("hooks")).unwrap();
+        }
+        fixture.write(".git/config", "[core]\n");
+        fixture.write("packages/app/web/.envrc", "export A=1\n");
+        fixture.write("attack.sh", &attack);
+        fixture
+    };
+    let fixture = prepare();
+    let text = bash_through_janua(&fixture, &[], "bash attack.sh 2>&1");
+    assert!(!text.contains("planted"), "{text}");
+    for target in targets {
+        let path = fixture.workspace().join(target);
+        let content = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(!content.contains("evil"), "{target}: {text}");
+    }
+    let fixture = prepare();
+    let text = bash_through_janua(&fixture, &["--unsandboxed-process"], "bash attack.sh 2>&1");
+    for target in targets {
+        assert!(text.contains(&format!("planted {target}")), "{text}");
+    }
+}
+
 /// Issue 31, point 2: a protected path that did not exist when a command started has nothing to
 /// mount on, so a command can create it (`.janua/settings.local.json` with a hook the next call
 /// would run, `.mcp.json`, `.cargo/config.toml`); when the command ends janua renames each one it

@@ -3,9 +3,10 @@
 //!
 //! - the protected paths that exist at the top of the workspace and of each additional directory
 //!   (`.git/hooks`, `.git/config`, `.janua/`, `.claude/`, `.mcp.json`, `.envrc`, ..., the lists
-//!   of `permissions/protected.rs`) are read-only: no program, link, rename or directory trick
-//!   changes them (a hard link across the mount fails with `EXDEV`, a rename of the mount point
-//!   with `EBUSY`);
+//!   of `permissions/protected.rs`), those up to [`NESTED_DEPTH`] levels below, and the hooks and
+//!   configuration of submodules' repositories are read-only: no program, link, rename or
+//!   directory trick changes them (a hard link across the mount fails with `EXDEV`, a rename of
+//!   the mount point with `EBUSY`);
 //! - the paths of `Edit(...)` deny rules are read-only;
 //! - the paths of `Read(...)` deny rules are masked: `/dev/null` over a file, an empty read-only
 //!   `tmpfs` over a directory.
@@ -48,6 +49,18 @@ const PROTECTED_INSIDE: &[(&str, &[&str])] = &[
 /// anything without `.git/config`, which stays read-only.
 const MADE_BY_TOOLS: &[&str] = &[".gitmodules", ".gitattributes"];
 
+/// How many directory levels below a root protected names are looked for (`a/b/c/.envrc`, a
+/// nested repository's `.git/hooks`), and how many entries that search reads at most: every
+/// command pays for it before it starts.
+const NESTED_DEPTH: usize = 3;
+const NESTED_ENTRIES: usize = 2_000;
+/// Trees not searched for nested protected names: large, made by tools, read by none of them
+/// for configuration.
+const NOT_SEARCHED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__"];
+/// How deep `.git/modules` is searched for the repositories of submodules (nested ones under
+/// `modules/<name>/modules/`, names with slashes as directories).
+const MODULES_DEPTH: usize = 8;
+
 /// The mounts for one command, prepared before fork.
 #[derive(Debug, Default)]
 pub(crate) struct MountPlan {
@@ -77,22 +90,11 @@ impl MountPlan {
     pub(crate) fn build(rules: &ViewRules) -> Self {
         let mut plan = Self::default();
         for root in &rules.roots {
-            // A missing `.git`, `.hg` or `.yarn` is the tool's to make (`git init`); what
-            // changes what runs inside an existing one is not.
-            for (directory, inside) in PROTECTED_INSIDE {
-                let directory = root.join(directory);
-                if is_real_directory(&directory) {
-                    for part in *inside {
-                        plan.protect(&directory.join(part));
-                    }
-                }
-            }
-            for name in PROTECTED_DIRECTORIES
-                .iter()
-                .chain(PROTECTED_FILES)
-                .filter(|name| !PROTECTED_INSIDE.iter().any(|(inside, _)| inside == *name))
-            {
-                plan.protect(&root.join(name));
+            plan.protect_in(root);
+            // Below the top only what exists: a command may make a directory holding a
+            // protected name (`npm init` in a new package); it cannot change one that exists.
+            for nested in nested_protected(root) {
+                plan.protect_nested(&nested);
             }
         }
         let enforceable = &rules.enforceable;
@@ -136,6 +138,58 @@ impl MountPlan {
             }
         }
         plan
+    }
+
+    /// The protected paths at the top of a root (one that does not exist is remembered, to be
+    /// set aside if a command makes it), and the repositories of its submodules.
+    fn protect_in(&mut self, root: &Path) {
+        // A missing `.git`, `.hg` or `.yarn` is the tool's to make (`git init`); what changes
+        // what runs inside an existing one is not.
+        for (directory, inside) in PROTECTED_INSIDE {
+            let directory = root.join(directory);
+            if is_real_directory(&directory) {
+                for part in *inside {
+                    self.protect(&directory.join(part));
+                }
+            }
+        }
+        self.protect_submodules(&root.join(".git"));
+        for name in PROTECTED_DIRECTORIES
+            .iter()
+            .chain(PROTECTED_FILES)
+            .filter(|name| !PROTECTED_INSIDE.iter().any(|(inside, _)| inside == *name))
+        {
+            self.protect(&root.join(name));
+        }
+    }
+
+    /// A protected name found below the top of a root: read-only, or for `.git`, `.hg` and
+    /// `.yarn` what changes what runs inside them.
+    fn protect_nested(&mut self, path: &Path) {
+        let inside = PROTECTED_INSIDE
+            .iter()
+            .find(|(name, _)| path.file_name().is_some_and(|found| found == *name));
+        match inside {
+            Some((_, parts)) => {
+                if is_real_directory(path) {
+                    for part in *parts {
+                        self.read_only(&path.join(part));
+                    }
+                    self.protect_submodules(path);
+                }
+            }
+            None => self.read_only(path),
+        }
+    }
+
+    /// The hooks and configuration of the submodules' repositories in `git_directory/modules`:
+    /// they run with `git` inside a submodule (and with `git status` in the repository above).
+    fn protect_submodules(&mut self, git_directory: &Path) {
+        for repository in submodule_repositories(&git_directory.join("modules")) {
+            for part in ["hooks", "config"] {
+                self.read_only(&repository.join(part));
+            }
+        }
     }
 
     /// The paths the plan makes read-only.
@@ -272,6 +326,90 @@ impl MountPlan {
     }
 }
 
+/// The protected names (`PROTECTED_DIRECTORIES`, `PROTECTED_FILES`) in the directories from
+/// one to [`NESTED_DEPTH`] levels below `root`, outside [`NOT_SEARCHED`] trees and the
+/// protected directories themselves, reading at most [`NESTED_ENTRIES`] entries. Only names and
+/// entry types are read: no metadata, so the search costs about a microsecond per entry.
+fn nested_protected(root: &Path) -> Vec<PathBuf> {
+    let protected = |name: &std::ffi::OsStr| {
+        PROTECTED_DIRECTORIES
+            .iter()
+            .chain(PROTECTED_FILES)
+            .any(|protected| name == *protected)
+    };
+    let mut found = Vec::new();
+    let mut level = vec![root.to_path_buf()];
+    let mut read = 0;
+    for depth in 0..=NESTED_DEPTH {
+        let mut next = Vec::new();
+        for directory in &level {
+            let Ok(entries) = std::fs::read_dir(directory) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                read += 1;
+                if read > NESTED_ENTRIES {
+                    return found;
+                }
+                let name = entry.file_name();
+                if protected(&name) {
+                    // The top's are the plan's already (`protect_in`).
+                    if depth > 0 {
+                        found.push(entry.path());
+                    }
+                } else if depth < NESTED_DEPTH
+                    && !NOT_SEARCHED.iter().any(|skip| name == *skip)
+                    && entry.file_type().is_ok_and(|kind| kind.is_dir())
+                {
+                    next.push(entry.path());
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
+/// The repositories under a `.git/modules` directory: each directory holding `HEAD`, and those
+/// of its own submodules (its `modules/`); bounded by [`MODULES_DEPTH`] and [`NESTED_ENTRIES`].
+fn submodule_repositories(modules: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if !is_real_directory(modules) {
+        return found;
+    }
+    let mut level = vec![modules.to_path_buf()];
+    let mut read = 0;
+    for _ in 0..MODULES_DEPTH {
+        let mut next = Vec::new();
+        for directory in &level {
+            let Ok(entries) = std::fs::read_dir(directory) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                read += 1;
+                if read > NESTED_ENTRIES {
+                    return found;
+                }
+                if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    continue;
+                }
+                let path = entry.path();
+                if path.join("HEAD").is_file() {
+                    let inner = path.join("modules");
+                    if is_real_directory(&inner) {
+                        next.push(inner);
+                    }
+                    found.push(path);
+                } else {
+                    next.push(path);
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
 fn c_path(path: &Path) -> Option<CString> {
     CString::new(path.as_os_str().as_bytes()).ok()
 }
@@ -362,6 +500,41 @@ fn found(reach: &Reach) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protected_names_are_found_three_levels_down_outside_tool_trees() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path();
+        let cases = [
+            ("a/.envrc", true),
+            ("a/b/c/.envrc", true),
+            ("a/b/c/d/.envrc", false),
+            ("node_modules/pkg/.npmrc", false),
+            ("target/debug/.cargo", false),
+            (".janua/inner/.envrc", false),
+            ("a/b/notes.txt", false),
+        ];
+        for (path, _) in cases {
+            let path = base.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "").unwrap();
+        }
+        std::fs::create_dir_all(base.join("vendor/tool/.git/modules/lib/hooks")).unwrap();
+        std::fs::write(base.join("vendor/tool/.git/modules/lib/HEAD"), "").unwrap();
+        let found = nested_protected(base);
+        for (path, expected) in cases {
+            assert_eq!(
+                found.contains(&base.join(path)),
+                expected,
+                "{path}: {found:?}"
+            );
+        }
+        assert!(found.contains(&base.join("vendor/tool/.git")), "{found:?}");
+        assert_eq!(
+            submodule_repositories(&base.join("vendor/tool/.git/modules")),
+            [base.join("vendor/tool/.git/modules/lib")]
+        );
+    }
 
     #[test]
     fn a_plan_covers_protected_paths_and_deny_rules_that_exist() {
