@@ -1133,6 +1133,55 @@ fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read
     }
 }
 
+/// Issue 31, point 2: mounts follow symbolic links as the rules do. A protected `.janua` that
+/// links to another directory of the workspace keeps that directory read-only; replacing the
+/// link with a directory of the command's own is set aside when the command ends. A
+/// `Read`-denied `.env` that links to another file masks that file, under either name.
+/// Control: with the process sandbox off, the secret is read and the settings are planted.
+#[test]
+fn protected_and_denied_symbolic_links_are_enforced_through_their_targets() {
+    let prepare = || {
+        let fixture = Fixture::new();
+        let ws = fixture.workspace();
+        fixture.write("conf/janua/settings.json", "{}\n");
+        fixture.write("conf/real.env", "SECRET=hunter2\n");
+        std::os::unix::fs::symlink("conf/janua", ws.join(".janua")).unwrap();
+        std::os::unix::fs::symlink("conf/real.env", ws.join(".env")).unwrap();
+        fixture.write(
+            "attack.sh",
+            "cat .env conf/real.env\n\
+             echo '{\"hooks\": {}}' > conf/janua/settings.local.json 2>/dev/null && echo wrote-through\n\
+             rm .janua && mkdir .janua && echo '{\"hooks\": {}}' > .janua/settings.local.json && echo replaced\n\
+             exit 0\n",
+        );
+        fixture
+    };
+    let denied = ["--disallowedTools", "Read(.env)"];
+    let fixture = prepare();
+    let ws = fixture.workspace();
+    let text = bash_through_janua(&fixture, &denied, "bash attack.sh 2>&1");
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(!text.contains("wrote-through"), "{text}");
+    assert!(
+        !ws.join("conf/janua/settings.local.json").exists(),
+        "{text}"
+    );
+    assert!(
+        text.contains("replaced") && text.contains("set aside"),
+        "{text}"
+    );
+    assert!(!ws.join(".janua/settings.local.json").exists(), "{text}");
+
+    let fixture = prepare();
+    let ws = fixture.workspace();
+    let mut unsandboxed = vec!["--unsandboxed-process"];
+    unsandboxed.extend(denied);
+    let text = bash_through_janua(&fixture, &unsandboxed, "bash attack.sh 2>&1");
+    assert!(text.contains("hunter2"), "{text}");
+    assert!(text.contains("wrote-through"), "{text}");
+    assert!(ws.join(".janua/settings.local.json").exists(), "{text}");
+}
+
 /// Issue 31, point 2: a protected path that did not exist when a command started has nothing to
 /// mount on, so a command can create it (`.janua/settings.local.json` with a hook the next call
 /// would run, `.mcp.json`, `.cargo/config.toml`); when the command ends janua renames each one it

@@ -143,7 +143,7 @@ struct Child {
     killed: Mutex<Option<Kill>>,
     /// Protected paths that did not exist when the child started, set aside when it ends if it
     /// made them.
-    absent: Vec<PathBuf>,
+    absent: Vec<view::Guarded>,
     /// What was set aside (`view::set_aside`).
     set_aside: Mutex<Option<String>>,
     /// The shell's record of protected paths janua made itself.
@@ -627,7 +627,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
     let mounts = view::MountPlan::build(&config.view);
     let absent = if sandboxed {
-        mounts.absent().to_vec()
+        mounts.guarded().to_vec()
     } else {
         Vec::new()
     };
@@ -705,7 +705,7 @@ fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
                 let status = process.wait();
                 kill_group(child.group);
                 // Before anyone hears that it ended, so no later call finds what it made.
-                let absent: Vec<PathBuf> = {
+                let absent: Vec<view::Guarded> = {
                     let made_by_host = child
                         .made_by_host
                         .lock()
@@ -713,7 +713,11 @@ fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
                     child
                         .absent
                         .iter()
-                        .filter(|path| !made_by_host.iter().any(|made| made.starts_with(path)))
+                        .filter(|guarded| {
+                            !made_by_host
+                                .iter()
+                                .any(|made| made.starts_with(guarded.path()))
+                        })
                         .cloned()
                         .collect()
                 };

@@ -14,8 +14,9 @@
 //! Rules are read back from their compiled globs (`permissions/enforced.rs`); a name at any
 //! depth (`Read(.env)`) is found by walking the roots before each command (bounded, without
 //! following links). Mounts propagate nowhere: `/` is made private first. A path that is a
-//! symlink is left to the decision and Landlock (a mount would cover the link's target, and the
-//! link itself could be replaced).
+//! symbolic link is enforced through its target, as the decision reads it (either name denies);
+//! a protected link is guarded too, since a command may replace the link itself
+//! ([`Guarded`], [`set_aside`]).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -65,8 +66,9 @@ const MODULES_DEPTH: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct MountPlan {
     mounts: Vec<Mount>,
-    /// Protected paths that did not exist, so nothing could be mounted on them.
-    absent: Vec<PathBuf>,
+    /// Protected paths that did not exist, so nothing could be mounted on them, and those that
+    /// were symbolic links, which a command may replace.
+    guarded: Vec<Guarded>,
 }
 
 #[derive(Debug)]
@@ -201,13 +203,14 @@ impl MountPlan {
             .collect()
     }
 
-    /// The protected paths that did not exist when the plan was made: the command must not
-    /// leave them behind (`set_aside`).
-    pub(crate) fn absent(&self) -> &[PathBuf] {
-        &self.absent
+    /// The protected paths that did not exist or were symbolic links when the plan was made:
+    /// the command must not leave anything else there behind (`set_aside`).
+    pub(crate) fn guarded(&self) -> &[Guarded] {
+        &self.guarded
     }
 
-    /// A protected path: read-only when it exists, remembered when it does not.
+    /// A protected path: read-only when it exists (its target, for a symbolic link, which is
+    /// also guarded against being replaced), remembered when it does not.
     fn protect(&mut self, path: &Path) {
         match std::fs::symlink_metadata(path) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -215,18 +218,36 @@ impl MountPlan {
                     .file_name()
                     .is_some_and(|name| MADE_BY_TOOLS.iter().any(|made| name == *made));
                 if !made_by_tools {
-                    self.absent.push(path.to_path_buf());
+                    self.guarded.push(Guarded {
+                        path: path.to_path_buf(),
+                        link: None,
+                    });
                 }
+            }
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if let Ok(link) = std::fs::read_link(path) {
+                    self.guarded.push(Guarded {
+                        path: path.to_path_buf(),
+                        link: Some(link),
+                    });
+                }
+                self.read_only(path);
             }
             _ => self.read_only(path),
         }
     }
 
+    /// Makes `path` read-only; a symbolic link as the rules read it, through its target (a
+    /// mount on the link's name would land on the target anyway, and the name itself lies in a
+    /// writable directory).
     fn read_only(&mut self, path: &Path) {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return;
         };
         if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::canonicalize(path) {
+                self.read_only(&target);
+            }
             return;
         }
         let Some(target) = c_path(path) else {
@@ -236,10 +257,18 @@ impl MountPlan {
         self.push(target, How::ReadOnly { locked });
     }
 
+    /// Masks `path`; a symbolic link through its target, which a `Read` deny covers as the
+    /// decision does (either name denies).
     fn mask(&mut self, path: &Path) {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             return;
         };
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::canonicalize(path) {
+                self.mask(&target);
+            }
+            return;
+        }
         let how = if meta.is_dir() {
             How::MaskDirectory
         } else if meta.is_file() {
@@ -418,15 +447,44 @@ fn is_real_directory(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
 }
 
-/// Moves aside each of `absent` that exists now (a command made it, which a mount could not
-/// stop: there was nothing to mount on), renaming it beside itself so nothing is lost and
-/// nothing loads it; the notice says what moved where.
-pub(crate) fn set_aside(absent: &[PathBuf], stamp: u128) -> Option<String> {
+/// A protected path a command may not leave changed: absent (`link` is `None`) or the same
+/// symbolic link.
+#[derive(Debug, Clone)]
+pub(crate) struct Guarded {
+    path: PathBuf,
+    link: Option<PathBuf>,
+}
+
+impl Guarded {
+    /// The protected path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether what is at the path now is what was there before the command.
+    fn unchanged(&self) -> bool {
+        match (&self.link, std::fs::symlink_metadata(&self.path)) {
+            // Removing a protected link makes nothing load.
+            (_, Err(_)) => true,
+            (None, Ok(_)) => false,
+            (Some(link), Ok(meta)) => {
+                meta.file_type().is_symlink()
+                    && std::fs::read_link(&self.path).is_ok_and(|now| now == *link)
+            }
+        }
+    }
+}
+
+/// Moves aside each of `guarded` a command made or replaced (which a mount could not stop:
+/// there was nothing to mount on, or only a link's target), renaming it beside itself so
+/// nothing is lost and nothing loads it; the notice says what moved where.
+pub(crate) fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
     let mut moved = Vec::new();
-    for path in absent {
-        if std::fs::symlink_metadata(path).is_err() {
+    for guarded in guarded {
+        if guarded.unchanged() {
             continue;
         }
+        let path = &guarded.path;
         let Some(name) = path.file_name() else {
             continue;
         };
@@ -560,7 +618,10 @@ mod tests {
         ] {
             std::fs::write(ws.join(file), "x").unwrap();
         }
-        std::os::unix::fs::symlink("/etc/hostname", ws.join(".envrc")).unwrap();
+        std::fs::write(ws.join("env.real"), "x").unwrap();
+        std::os::unix::fs::symlink("env.real", ws.join(".envrc")).unwrap();
+        std::fs::write(ws.join("secret.real"), "x").unwrap();
+        std::os::unix::fs::symlink("../secret.real", ws.join("deep/.env")).unwrap();
         let rules = ViewRules {
             roots: vec![ws.clone()],
             enforceable: Enforceable {
@@ -604,6 +665,9 @@ mod tests {
             ("gen", read_only),
             (".env", How::MaskFile),
             ("deep/er/.env", How::MaskFile),
+            // A link is read as the rules read it: through its target.
+            ("env.real", read_only),
+            ("secret.real", How::MaskFile),
             ("secrets", How::MaskDirectory),
         ] {
             assert!(
@@ -614,9 +678,18 @@ mod tests {
         assert!(
             !listed
                 .iter()
-                .any(|(path, _)| path == ".envrc" || path == "absent"),
+                .any(|(path, _)| path == ".envrc" || path == "deep/.env" || path == "absent"),
             "links and missing paths are not mounted: {listed:?}"
         );
+        let link = plan
+            .guarded()
+            .iter()
+            .find(|guarded| guarded.path() == ws.join(".envrc"))
+            .expect("a protected link is guarded");
+        assert!(link.unchanged());
+        std::fs::remove_file(ws.join(".envrc")).unwrap();
+        std::fs::write(ws.join(".envrc"), "planted").unwrap();
+        assert!(!link.unchanged(), "a file in the link's place is a change");
         assert!(
             !listed
                 .iter()
