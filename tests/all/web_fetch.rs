@@ -379,3 +379,50 @@ fn an_inherited_proxy_is_ignored_and_the_operators_network_proxy_is_used() {
     );
     assert_eq!(proxy.proxied.load(Ordering::SeqCst), 1);
 }
+
+/// Issue 31, point 6: a host the rules refuse is never even resolved (no lookup can leak its
+/// name to a resolver): with a deny rule naming `localhost`, janua opens no `/etc/hosts`, which
+/// every lookup of the C library reads first. Control in the same test: allowed, the same fetch
+/// looks the name up (then refuses the loopback address it finds).
+#[test]
+fn a_host_the_rules_refuse_is_never_resolved() {
+    let fixture = Fixture::new();
+    let input = fetch("http://localhost:9/page").to_string();
+    let traced = |label: &str, rules: &[&str]| -> (String, String) {
+        let trace = fixture.root().join(format!("trace-{label}"));
+        let output = std::process::Command::new("strace")
+            .args(["-f", "-e", "trace=open,openat", "-o"])
+            .arg(&trace)
+            .arg(crate::support::janua_bin())
+            .arg("--no-user-settings")
+            .args(rules)
+            .args(["call", "WebFetch", "--input", &input, "--state-dir"])
+            .arg(fixture.state_dir())
+            .arg("--cache-dir")
+            .arg(crate::support::cache_dir())
+            .current_dir(fixture.workspace())
+            .output()
+            .expect("strace runs (Debian: apt-get install strace)");
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            std::fs::read_to_string(&trace).expect("the trace"),
+        )
+    };
+    let (refused, trace) = traced(
+        "refused",
+        &[
+            "--allowedTools",
+            "WebFetch",
+            "--disallowedTools",
+            "WebFetch(domain:localhost)",
+        ],
+    );
+    assert!(refused.contains("permission_denied"), "{refused}");
+    assert!(
+        !trace.contains("/etc/hosts"),
+        "the refused host was looked up"
+    );
+    let (allowed, trace) = traced("allowed", &["--allowedTools", "WebFetch(domain:localhost)"]);
+    assert!(allowed.contains("allowPrivateNetworkHosts"), "{allowed}");
+    assert!(trace.contains("/etc/hosts"), "an allowed host is looked up");
+}
