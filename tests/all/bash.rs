@@ -1446,6 +1446,47 @@ fn a_host_that_is_not_root_confines_commands_and_hooks_after_its_first_command()
     assert_eq!(results[2], "again\n", "{stdout}");
 }
 
+/// The namespace's init shares the host's memory, so a command must never reach it: `ptrace`,
+/// `process_vm_readv` and `pidfd_getfd` on process 1 fail with `EPERM` (Landlock refuses them
+/// outside the command's domain; before, `PTRACE_ATTACH` on it succeeded and could have written
+/// the host's memory). Control in the same command: it can still trace a child of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_trace_or_read_the_init_that_shares_the_hosts_memory() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    let script = r#"
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+def report(name, result):
+    print(name, "ok" if result != -1 else os.strerror(ctypes.get_errno()))
+report("attach-init", libc.ptrace(16, 1, 0, 0))
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+buffer = ctypes.create_string_buffer(8)
+local = IoVec(ctypes.cast(buffer, ctypes.c_void_p), 8)
+remote = IoVec(0x400000, 8)
+report("read-init", libc.process_vm_readv(1, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+pidfd = os.pidfd_open(1)
+report("getfd-init", libc.syscall(438, pidfd, 0, 0))
+child = os.fork()
+if child == 0:
+    time.sleep(5)
+    os._exit(0)
+report("attach-own-child", libc.ptrace(16, child, 0, 0))
+os.kill(child, signal.SIGKILL)
+"#;
+    fixture.write("probe.py", script);
+    let result = call(&runtime, "Bash", bash("python3 probe.py")).await;
+    let text = ok_text(&result);
+    for line in ["attach-init", "read-init", "getfd-init"] {
+        assert!(
+            text.contains(&format!("{line} Operation not permitted")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("attach-own-child ok"), "{text}");
+}
+
 /// Answers every permission request "allow always".
 struct AllowAlways;
 

@@ -534,15 +534,20 @@ impl Prepared {
             (Some(_), None) => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
             // The limits bind the first process only: under the address-space limit the
             // waiter, a copy of the host, could not even map the first process's stack.
-            (Some(view), Some(image)) => Err(super::first::launch(image, &|| {
-                self.limit()?;
-                match &view.root {
-                    Root::Own(plan) => plan.apply()?,
-                    Root::Shared { cwd, .. } => super::shared::enter(cwd)?,
-                }
-                view.mounts.apply()?;
-                self.restrict()
-            })),
+            // The command restricts itself, not the init: the init shares the host's memory
+            // and must stay out of the command's reach (`first::launch`).
+            (Some(view), Some(image)) => Err(super::first::launch(
+                image,
+                &|| {
+                    self.limit()?;
+                    match &view.root {
+                        Root::Own(plan) => plan.apply()?,
+                        Root::Shared { cwd, .. } => super::shared::enter(cwd)?,
+                    }
+                    view.mounts.apply()
+                },
+                &|| self.restrict(),
+            )),
         }
     }
 

@@ -88,7 +88,10 @@ impl Image {
 /// [`launch`] until the init ends.
 struct Start<'a> {
     image: &'a Image,
+    /// The init's own steps (limits, root, view), before it starts the command.
     confine: &'a dyn Fn() -> std::io::Result<()>,
+    /// The command's last steps before it executes (capabilities, seccomp, Landlock).
+    restrict: &'a dyn Fn() -> std::io::Result<()>,
     /// Where a failure before the command executes is sent (close-on-exec).
     error_fd: libc::c_int,
     /// Where the init reports the signal that ended the command (close-on-exec).
@@ -104,7 +107,15 @@ struct Start<'a> {
 /// outside a namespace (`kill $$` ends it, `abort` aborts it); this process waits outside and
 /// ends as the command ended. Returns only when the command could not be started, confined or
 /// executed, with the error then reported to the host. Async-signal-safe: system calls only.
-pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -> std::io::Error {
+///
+/// `confine` runs in the init, `restrict` in the command only: the init shares the host's memory
+/// (or the waiter's copy of it), so it must stay outside the command's Landlock domain, where
+/// the kernel refuses the command `ptrace`, `process_vm_writev` and `pidfd_getfd` on it.
+pub(crate) fn launch(
+    image: &Image,
+    confine: &dyn Fn() -> std::io::Result<()>,
+    restrict: &dyn Fn() -> std::io::Result<()>,
+) -> std::io::Error {
     let last = std::io::Error::last_os_error;
     // SAFETY: system calls on memory this function owns. The init runs on `init_stack` and
     // reads `start` until it ends; this function returns or exits only after reaping it. The
@@ -126,6 +137,7 @@ pub(crate) fn launch(image: &Image, confine: &dyn Fn() -> std::io::Result<()>) -
         let start = Start {
             image,
             confine,
+            restrict,
             error_fd: errors[1],
             status_fd: statuses[1],
             command_stack: command_stack.top(),
@@ -326,10 +338,11 @@ extern "C" fn command_process(argument: *mut c_void) -> libc::c_int {
     // SAFETY: `argument` is the `Start` on the waiter's stack; the init that made this process
     // is suspended until it executes or exits.
     let start = unsafe { &*argument.cast_const().cast::<Start<'_>>() };
-    let code = execute(start.image)
-        .raw_os_error()
-        .unwrap_or(libc::EINVAL)
-        .to_ne_bytes();
+    let error = match (start.restrict)() {
+        Ok(()) => execute(start.image),
+        Err(error) => error,
+    };
+    let code = error.raw_os_error().unwrap_or(libc::EINVAL).to_ne_bytes();
     // SAFETY: write and _exit on our own descriptor.
     unsafe {
         libc::write(start.error_fd, code.as_ptr().cast(), code.len());
