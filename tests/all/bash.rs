@@ -1101,7 +1101,12 @@ fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read
         .iter()
         .map(|target| format!("echo evil >> {target} 2>/dev/null && echo planted {target}\n"))
         .collect::<String>()
-        + "exit 0\n";
+        // A directory above a read-only path renamed away, and a new one made in its place.
+        + "mv vendor/tool/.git vendor/tool/g 2>/dev/null && mkdir -p vendor/tool/.git/hooks \
+           && echo evil > vendor/tool/.git/hooks/pre-commit && echo planted renamed-nested\n\
+           mv .git .git.old 2>/dev/null && mkdir .git && echo evil > .git/config \
+           && echo planted renamed-top\n\
+           exit 0\n";
     let prepare = || {
         let fixture = Fixture::new();
         for repository in [
@@ -1131,6 +1136,8 @@ fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read
     for target in targets {
         assert!(text.contains(&format!("planted {target}")), "{text}");
     }
+    assert!(text.contains("planted renamed-nested"), "{text}");
+    assert!(text.contains("planted renamed-top"), "{text}");
 }
 
 /// Issue 31, point 2: mounts follow symbolic links as the rules do. A protected `.janua` that
@@ -1151,6 +1158,7 @@ fn protected_and_denied_symbolic_links_are_enforced_through_their_targets() {
             "attack.sh",
             "cat .env conf/real.env\n\
              echo '{\"hooks\": {}}' > conf/janua/settings.local.json 2>/dev/null && echo wrote-through\n\
+             mv conf c.o 2>/dev/null && mkdir -p conf/janua && echo '{}' > conf/janua/settings.local.json && echo renamed-parent\n\
              rm .janua && mkdir .janua && echo '{\"hooks\": {}}' > .janua/settings.local.json && echo replaced\n\
              exit 0\n",
         );
@@ -1162,6 +1170,7 @@ fn protected_and_denied_symbolic_links_are_enforced_through_their_targets() {
     let text = bash_through_janua(&fixture, &denied, "bash attack.sh 2>&1");
     assert!(!text.contains("hunter2"), "{text}");
     assert!(!text.contains("wrote-through"), "{text}");
+    assert!(!text.contains("renamed-parent"), "{text}");
     assert!(
         !ws.join("conf/janua/settings.local.json").exists(),
         "{text}"

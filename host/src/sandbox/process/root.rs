@@ -149,6 +149,7 @@ impl RootPlan {
             plan.system(Path::new(dir));
         }
         plan.system(Path::new("/etc"));
+        plan.resolver(Path::new("/etc/resolv.conf"));
         plan.devices();
         if let (Some(target), Some(host)) = (new(Path::new("/proc")), old(Path::new("/proc"))) {
             plan.steps.push(Step::Directory(target.clone()));
@@ -182,6 +183,24 @@ impl RootPlan {
             }
         } else if meta.is_dir() {
             self.bind(path, false);
+        }
+    }
+
+    /// Where `/etc/resolv.conf` links out of `/etc` (systemd-resolved's
+    /// `/run/systemd/resolve/stub-resolv.conf`), the directory it links to, read-only: a child
+    /// granted the host's network must still find its name server.
+    fn resolver(&mut self, resolv_conf: &Path) {
+        let Ok(target) = std::fs::canonicalize(resolv_conf) else {
+            return;
+        };
+        let shown = SYSTEM_READ_DIRS
+            .iter()
+            .chain(&["/etc"])
+            .any(|dir| target.starts_with(dir) && is_real_directory(dir));
+        if let (false, Some(directory)) = (shown, target.parent())
+            && directory != Path::new("/")
+        {
+            self.bind(directory, false);
         }
     }
 
@@ -571,6 +590,36 @@ mod tests {
 
     fn text(path: &CString) -> String {
         path.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn a_resolver_configuration_linked_out_of_etc_brings_its_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let run = base.join("run/systemd/resolve");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("stub-resolv.conf"), "nameserver 127.0.0.53\n").unwrap();
+        let link = base.join("resolv.conf");
+        std::os::unix::fs::symlink(run.join("stub-resolv.conf"), &link).unwrap();
+        let mut plan = RootPlan::build(&[], &[], Path::new("/"));
+        plan.resolver(&link);
+        let target = new(&run).unwrap();
+        assert!(
+            plan.steps.iter().any(|step| matches!(
+                step,
+                Step::Bind { target: bound, read_only: Some(_), .. } if *bound == target
+            )),
+            "{:?}",
+            plan.steps
+        );
+        let mut plain = RootPlan::build(&[], &[], Path::new("/"));
+        let before = plain.steps.len();
+        plain.resolver(Path::new("/etc/hostname"));
+        assert_eq!(
+            plain.steps.len(),
+            before,
+            "a file in /etc needs nothing more"
+        );
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub(crate) struct MountPlan {
     /// Protected paths that did not exist, so nothing could be mounted on them, and those that
     /// were symbolic links, which a command may replace.
     guarded: Vec<Guarded>,
+    /// The workspace and additional directories: a link is followed only to a target inside
+    /// one of them (and not to one of them, or above).
+    roots: Vec<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -85,12 +88,18 @@ enum How {
     },
     MaskFile,
     MaskDirectory,
+    /// Bind onto itself, writable as before: a mount point cannot be renamed (`EBUSY`), so a
+    /// read-only path below it cannot be swapped for a new one by renaming a directory above.
+    Pin,
 }
 
 impl MountPlan {
     /// The mounts `rules` ask for, for the paths that exist now.
     pub(crate) fn build(rules: &ViewRules) -> Self {
-        let mut plan = Self::default();
+        let mut plan = Self {
+            roots: rules.roots.clone(),
+            ..Self::default()
+        };
         for root in &rules.roots {
             plan.protect_in(root);
             // Below the top only what exists: a command may make a directory holding a
@@ -128,7 +137,8 @@ impl MountPlan {
         // masked file found under the roots is masked too.
         let linked: Vec<(u64, u64)> = masked_files
             .iter()
-            .filter_map(|path| std::fs::symlink_metadata(path).ok())
+            // A masked link's target, whose other names are as secret.
+            .filter_map(|path| std::fs::metadata(path).ok())
             .filter(|meta| meta.is_file() && meta.nlink() > 1)
             .map(|meta| (meta.dev(), meta.ino()))
             .collect();
@@ -139,7 +149,31 @@ impl MountPlan {
                 }
             }
         }
+        plan.pin_parents();
         plan
+    }
+
+    /// Pins every directory between a root and a read-only path (`.git` above `.git/config`,
+    /// `conf` above a protected link's target `conf/janua`): renaming one away and making a
+    /// new one in its place would leave a fresh, writable file at the protected name.
+    fn pin_parents(&mut self) {
+        let read_only = self.read_only_paths();
+        for path in read_only {
+            let Some(root) = self.roots.iter().find(|root| path.starts_with(root)) else {
+                continue;
+            };
+            let mut above: Vec<&Path> = path
+                .ancestors()
+                .skip(1)
+                .take_while(|ancestor| *ancestor != root.as_path())
+                .collect();
+            above.reverse();
+            for directory in above {
+                if let Some(target) = c_path(directory) {
+                    self.push(target, How::Pin);
+                }
+            }
+        }
     }
 
     /// The protected paths at the top of a root (one that does not exist is remembered, to be
@@ -175,13 +209,41 @@ impl MountPlan {
             Some((_, parts)) => {
                 if is_real_directory(path) {
                     for part in *parts {
+                        self.guard_link(&path.join(part));
                         self.read_only(&path.join(part));
                     }
                     self.protect_submodules(path);
                 }
             }
-            None => self.read_only(path),
+            None => {
+                self.guard_link(path);
+                self.read_only(path);
+            }
         }
+    }
+
+    /// Guards `path` against being replaced when it is a symbolic link (its target is made
+    /// read-only through it; the link itself lies in a writable directory).
+    fn guard_link(&mut self, path: &Path) {
+        let is_link =
+            std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+        if is_link && let Ok(link) = std::fs::read_link(path) {
+            self.guarded.push(Guarded {
+                path: path.to_path_buf(),
+                link: Some(link),
+            });
+        }
+    }
+
+    /// The canonical target of a link when it lies strictly inside a root: a link to a root
+    /// itself, to a directory above one or to anything outside would turn a mount on it into
+    /// a read-only workspace or a masked `/usr` (a command can make such links).
+    fn followed(&self, link: &Path) -> Option<PathBuf> {
+        let target = std::fs::canonicalize(link).ok()?;
+        self.roots
+            .iter()
+            .any(|root| target.starts_with(root) && target != *root)
+            .then_some(target)
     }
 
     /// The hooks and configuration of the submodules' repositories in `git_directory/modules`:
@@ -189,6 +251,7 @@ impl MountPlan {
     fn protect_submodules(&mut self, git_directory: &Path) {
         for repository in submodule_repositories(&git_directory.join("modules")) {
             for part in ["hooks", "config"] {
+                self.guard_link(&repository.join(part));
                 self.read_only(&repository.join(part));
             }
         }
@@ -245,7 +308,7 @@ impl MountPlan {
             return;
         };
         if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::canonicalize(path) {
+            if let Some(target) = self.followed(path) {
                 self.read_only(&target);
             }
             return;
@@ -264,7 +327,7 @@ impl MountPlan {
             return;
         };
         if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::canonicalize(path) {
+            if let Some(target) = self.followed(path) {
                 self.mask(&target);
             }
             return;
@@ -304,15 +367,25 @@ impl MountPlan {
             {
                 return Err(fail());
             }
-            // Read-only mounts first: masks may lie under them.
-            let ordered = self
+            // Pins first (parents before children), then read-only mounts, then masks, which
+            // may lie under them.
+            let mut pins: Vec<&Mount> = self
                 .mounts
                 .iter()
-                .filter(|mount| matches!(mount.how, How::ReadOnly { .. }))
+                .filter(|mount| mount.how == How::Pin)
+                .collect();
+            pins.sort_by_key(|mount| mount.target.as_bytes().len());
+            let ordered = pins
+                .into_iter()
                 .chain(
                     self.mounts
                         .iter()
-                        .filter(|mount| !matches!(mount.how, How::ReadOnly { .. })),
+                        .filter(|mount| matches!(mount.how, How::ReadOnly { .. })),
+                )
+                .chain(
+                    self.mounts
+                        .iter()
+                        .filter(|mount| matches!(mount.how, How::MaskFile | How::MaskDirectory)),
                 );
             for mount in ordered {
                 let target = mount.target.as_ptr();
@@ -343,6 +416,15 @@ impl MountPlan {
                             c"tmpfs".as_ptr(),
                             libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
                             c"size=4k,mode=0500".as_ptr().cast(),
+                        ) != -1
+                    }
+                    How::Pin => {
+                        libc::mount(
+                            target,
+                            target,
+                            none,
+                            libc::MS_BIND | libc::MS_REC,
+                            std::ptr::null(),
                         ) != -1
                     }
                 };
@@ -622,6 +704,11 @@ mod tests {
         std::os::unix::fs::symlink("env.real", ws.join(".envrc")).unwrap();
         std::fs::write(ws.join("secret.real"), "x").unwrap();
         std::os::unix::fs::symlink("../secret.real", ws.join("deep/.env")).unwrap();
+        // Links a command could make to turn a mount into a read-only workspace or a masked
+        // `/usr`: not followed.
+        std::os::unix::fs::symlink(&ws, ws.join(".vscode")).unwrap();
+        std::fs::create_dir_all(ws.join("other")).unwrap();
+        std::os::unix::fs::symlink("/usr", ws.join("other/.env")).unwrap();
         let rules = ViewRules {
             roots: vec![ws.clone()],
             enforceable: Enforceable {
@@ -681,6 +768,17 @@ mod tests {
                 .any(|(path, _)| path == ".envrc" || path == "deep/.env" || path == "absent"),
             "links and missing paths are not mounted: {listed:?}"
         );
+        assert!(
+            !listed.iter().any(|(path, _)| path.is_empty()),
+            "a link to the workspace itself is not followed: {listed:?}"
+        );
+        assert!(
+            !plan
+                .mounts
+                .iter()
+                .any(|mount| mount.target.as_bytes() == b"/usr"),
+            "a link out of the roots is not followed"
+        );
         let link = plan
             .guarded()
             .iter()
@@ -691,11 +789,16 @@ mod tests {
         std::fs::write(ws.join(".envrc"), "planted").unwrap();
         assert!(!link.unchanged(), "a file in the link's place is a change");
         assert!(
-            !listed
-                .iter()
-                .any(|(path, _)| [".git", ".hg", ".yarn", ".yarn/cache"].contains(&path.as_str())),
+            !listed.iter().any(|(path, how)| *how != How::Pin
+                && [".git", ".hg", ".yarn", ".yarn/cache"].contains(&path.as_str())),
             "a tool's working state stays writable: {listed:?}"
         );
+        for pinned in [".git", ".hg", ".yarn"] {
+            assert!(
+                listed.contains(&(pinned.to_owned(), How::Pin)),
+                "{pinned} cannot be renamed away: {listed:?}"
+            );
+        }
     }
 
     #[test]
