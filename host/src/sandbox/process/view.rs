@@ -230,7 +230,7 @@ impl MountPlan {
         if is_link && let Ok(link) = std::fs::read_link(path) {
             self.guarded.push(Guarded {
                 path: path.to_path_buf(),
-                link: Some(link),
+                link: Some(Link::of(path, link)),
             });
         }
     }
@@ -291,7 +291,7 @@ impl MountPlan {
                 if let Ok(link) = std::fs::read_link(path) {
                     self.guarded.push(Guarded {
                         path: path.to_path_buf(),
-                        link: Some(link),
+                        link: Some(Link::of(path, link)),
                     });
                 }
                 self.read_only(path);
@@ -530,11 +530,28 @@ fn is_real_directory(path: &Path) -> bool {
 }
 
 /// A protected path a command may not leave changed: absent (`link` is `None`) or the same
-/// symbolic link.
+/// symbolic link, leading to the same place.
 #[derive(Debug, Clone)]
 pub(crate) struct Guarded {
     path: PathBuf,
-    link: Option<PathBuf>,
+    link: Option<Link>,
+}
+
+/// A symbolic link as it was: its text, and where it led (`None`: nowhere, a dangling link a
+/// command could make lead somewhere by creating its target, or a chain it could redirect).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Link {
+    text: PathBuf,
+    target: Option<PathBuf>,
+}
+
+impl Link {
+    fn of(path: &Path, text: PathBuf) -> Self {
+        Self {
+            text,
+            target: std::fs::canonicalize(path).ok(),
+        }
+    }
 }
 
 impl Guarded {
@@ -551,7 +568,8 @@ impl Guarded {
             (None, Ok(_)) => false,
             (Some(link), Ok(meta)) => {
                 meta.file_type().is_symlink()
-                    && std::fs::read_link(&self.path).is_ok_and(|now| now == *link)
+                    && std::fs::read_link(&self.path)
+                        .is_ok_and(|now| Link::of(&self.path, now) == *link)
             }
         }
     }
@@ -707,6 +725,7 @@ mod tests {
         // Links a command could make to turn a mount into a read-only workspace or a masked
         // `/usr`: not followed.
         std::os::unix::fs::symlink(&ws, ws.join(".vscode")).unwrap();
+        std::os::unix::fs::symlink("later", ws.join(".claude")).unwrap();
         std::fs::create_dir_all(ws.join("other")).unwrap();
         std::os::unix::fs::symlink("/usr", ws.join("other/.env")).unwrap();
         let rules = ViewRules {
@@ -788,6 +807,17 @@ mod tests {
         std::fs::remove_file(ws.join(".envrc")).unwrap();
         std::fs::write(ws.join(".envrc"), "planted").unwrap();
         assert!(!link.unchanged(), "a file in the link's place is a change");
+        let dangling = plan
+            .guarded()
+            .iter()
+            .find(|guarded| guarded.path() == ws.join(".claude"))
+            .expect("a dangling protected link is guarded");
+        assert!(dangling.unchanged());
+        std::fs::create_dir(ws.join("later")).unwrap();
+        assert!(
+            !dangling.unchanged(),
+            "a dangling link made to lead somewhere"
+        );
         assert!(
             !listed.iter().any(|(path, how)| *how != How::Pin
                 && [".git", ".hg", ".yarn", ".yarn/cache"].contains(&path.as_str())),
