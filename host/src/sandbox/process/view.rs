@@ -449,35 +449,21 @@ fn nested_protected(root: &Path) -> Vec<PathBuf> {
             .any(|protected| name == *protected)
     };
     let mut found = Vec::new();
-    let mut level = vec![root.to_path_buf()];
-    let mut read = 0;
-    for depth in 0..=NESTED_DEPTH {
-        let mut next = Vec::new();
-        for directory in &level {
-            let Ok(entries) = std::fs::read_dir(directory) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                read += 1;
-                if read > NESTED_ENTRIES {
-                    return found;
-                }
-                let name = entry.file_name();
-                if protected(&name) {
-                    // The top's are the plan's already (`protect_in`).
-                    if depth > 0 {
-                        found.push(entry.path());
-                    }
-                } else if depth < NESTED_DEPTH
-                    && !NOT_SEARCHED.iter().any(|skip| name == *skip)
-                    && entry.file_type().is_ok_and(|kind| kind.is_dir())
-                {
-                    next.push(entry.path());
-                }
+    read_levels(root, NESTED_DEPTH + 1, |depth, entry| {
+        let name = entry.file_name();
+        if protected(&name) {
+            // The top's are the plan's already (`protect_in`).
+            if depth > 0 {
+                found.push(entry.path());
             }
+            None
+        } else {
+            (depth < NESTED_DEPTH
+                && !NOT_SEARCHED.iter().any(|skip| name == *skip)
+                && entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .then(|| entry.path())
         }
-        level = next;
-    }
+    });
     found
 }
 
@@ -488,9 +474,33 @@ fn submodule_repositories(modules: &Path) -> Vec<PathBuf> {
     if !is_real_directory(modules) {
         return found;
     }
-    let mut level = vec![modules.to_path_buf()];
+    read_levels(modules, MODULES_DEPTH, |_, entry| {
+        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            return None;
+        }
+        let path = entry.path();
+        if path.join("HEAD").is_file() {
+            let inner = path.join("modules");
+            found.push(path);
+            is_real_directory(&inner).then_some(inner)
+        } else {
+            Some(path)
+        }
+    });
+    found
+}
+
+/// Reads `start` and the directories `visit` asks for, level by level: `levels` levels at most
+/// and [`NESTED_ENTRIES`] entries in all. `visit` gets each entry with its level (0: the
+/// entries of `start`) and returns the directory to read at the next level, if any.
+fn read_levels(
+    start: &Path,
+    levels: usize,
+    mut visit: impl FnMut(usize, &std::fs::DirEntry) -> Option<PathBuf>,
+) {
+    let mut level = vec![start.to_path_buf()];
     let mut read = 0;
-    for _ in 0..MODULES_DEPTH {
+    for depth in 0..levels {
         let mut next = Vec::new();
         for directory in &level {
             let Ok(entries) = std::fs::read_dir(directory) else {
@@ -499,26 +509,13 @@ fn submodule_repositories(modules: &Path) -> Vec<PathBuf> {
             for entry in entries.flatten() {
                 read += 1;
                 if read > NESTED_ENTRIES {
-                    return found;
+                    return;
                 }
-                if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    continue;
-                }
-                let path = entry.path();
-                if path.join("HEAD").is_file() {
-                    let inner = path.join("modules");
-                    if is_real_directory(&inner) {
-                        next.push(inner);
-                    }
-                    found.push(path);
-                } else {
-                    next.push(path);
-                }
+                next.extend(visit(depth, &entry));
             }
         }
         level = next;
     }
-    found
 }
 
 fn c_path(path: &Path) -> Option<CString> {
