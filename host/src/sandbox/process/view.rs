@@ -389,15 +389,18 @@ impl MountPlan {
                 );
             for mount in ordered {
                 let target = mount.target.as_ptr();
+                let bound_onto_itself = || {
+                    libc::mount(
+                        target,
+                        target,
+                        none,
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    ) != -1
+                };
                 let done = match mount.how {
                     How::ReadOnly { locked } => {
-                        libc::mount(
-                            target,
-                            target,
-                            none,
-                            libc::MS_BIND | libc::MS_REC,
-                            std::ptr::null(),
-                        ) != -1
+                        bound_onto_itself()
                             && super::root::seal_read_only(&mount.target, locked).is_ok()
                     }
                     How::MaskFile => {
@@ -418,15 +421,7 @@ impl MountPlan {
                             c"size=4k,mode=0500".as_ptr().cast(),
                         ) != -1
                     }
-                    How::Pin => {
-                        libc::mount(
-                            target,
-                            target,
-                            none,
-                            libc::MS_BIND | libc::MS_REC,
-                            std::ptr::null(),
-                        ) != -1
-                    }
+                    How::Pin => bound_onto_itself(),
                 };
                 if !done && *libc::__errno_location() != libc::ENOENT {
                     return Err(fail());
