@@ -20,22 +20,38 @@ fn against(
 ) -> (Option<i32>, String, String, Duration) {
     let fixture = Fixture::new();
     let script = repo().join("tests/mcp/hostile_server.py");
-    let config = fixture.root().join("hostile.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"bad": {"command": "/usr/bin/python3", "args": [script, mode]}}})
-            .to_string(),
-    )
-    .expect("config");
-    let settings = json!({"mcpServerPolicy": {"bad": {
+    let policy = json!({
         "read": [repo().join("tests/mcp")],
         "startupTimeoutMs": 3000,
         "callTimeoutMs": call_timeout_ms,
-    }}})
-    .to_string();
+    });
+    run_server(
+        &fixture,
+        &[script.display().to_string(), mode.to_owned()],
+        &policy,
+        args,
+    )
+}
+
+/// `janua --mcp-config <python3 SERVER_ARGS as "bad"> --settings <its POLICY> --allowedTools
+/// mcp__bad ARGS...` in `fixture`; returns (exit code, stdout, stderr, wall time).
+fn run_server(
+    fixture: &Fixture,
+    server_args: &[String],
+    policy: &Value,
+    args: &[&str],
+) -> (Option<i32>, String, String, Duration) {
+    let config = fixture.root().join("hostile.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"bad": {"command": "/usr/bin/python3", "args": server_args}}})
+            .to_string(),
+    )
+    .expect("config");
+    let settings = json!({"mcpServerPolicy": {"bad": policy}}).to_string();
     let config = config.display().to_string();
     let mut command = janua_command(
-        &fixture,
+        fixture,
         &[
             "--mcp-config",
             &config,
@@ -188,53 +204,22 @@ fn mcp_hostile_a_server_granted_the_network_still_gets_its_own_root_view_and_pro
     let workspace = fixture.workspace();
     let git_config = workspace.join(".git/config");
     let script = repo().join("tests/mcp/hostile_server.py");
-    let config = fixture.root().join("probe.json");
     let targets = [
         format!("stat:{}", secret.display()),
         format!("kill:{}", std::process::id()),
         format!("write:{}", git_config.display()),
     ];
-    let mut args = vec![script.display().to_string(), "probe".to_owned()];
-    args.extend(targets.iter().cloned());
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"probe": {"command": "/usr/bin/python3", "args": args}}}).to_string(),
-    )
-    .expect("config");
-    let settings = json!({"mcpServerPolicy": {"probe": {
+    let mut server_args = vec![script.display().to_string(), "probe".to_owned()];
+    server_args.extend(targets.iter().cloned());
+    let policy = json!({
         "read": [repo().join("tests/mcp")],
         "write": [workspace],
         "network": true,
-    }}})
-    .to_string();
-    let config = config.display().to_string();
+    });
     let run = |extra: &[&str]| {
-        let mut command = janua_command(
-            &fixture,
-            &[
-                "--mcp-config",
-                &config,
-                "--settings",
-                &settings,
-                "--allowedTools",
-                "mcp__probe",
-            ],
-        );
-        command.extend(extra.iter().map(|arg| (*arg).to_owned()));
-        command.extend(CALL_OK.iter().map(|arg| arg.replace("bad", "probe")));
-        let program = command.remove(0);
-        let output = Command::new(program)
-            .args(&command)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run janua");
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let args: Vec<&str> = extra.iter().chain(CALL_OK).copied().collect();
+        let (code, stdout, stderr, _) = run_server(&fixture, &server_args, &policy, &args);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
         text(&stdout)
     };
     let confined = run(&[]);
