@@ -174,10 +174,7 @@ fn make(
     // the maker shares it (the maker writes this thread's `errno`), and the maker keeps them
     // blocked: no host handler ever runs on shared memory.
     let status = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+        let blocked = super::spawn::SignalsBlocked::new();
         let maker = libc::clone(
             maker_process,
             maker_stack.top(),
@@ -195,7 +192,7 @@ fn make(
             }
             Ok(())
         };
-        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        drop(blocked);
         status
     };
     maker_stack.unmap();

@@ -76,6 +76,32 @@ impl Stack {
     }
 }
 
+/// Every signal blocked in the calling thread until dropped (then the mask it had): a child
+/// cloned with `CLONE_VM` shares the thread's memory and `errno`, so no host handler may run,
+/// and no call the thread makes may be interrupted, while the child uses them.
+pub(super) struct SignalsBlocked(libc::sigset_t);
+
+impl SignalsBlocked {
+    /// Blocks every signal in this thread.
+    pub(super) fn new() -> Self {
+        // SAFETY: the sets are plain values filled by the calls.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+            Self(before)
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
 impl Spawned {
     /// The child's process id (also its process group).
     pub(crate) fn id(&self) -> u32 {
@@ -179,10 +205,7 @@ pub(crate) fn spawn(
         // before it has reset them; this thread keeps them blocked until the child is done
         // with what it shares, so its `read` below is never interrupted (the child writes
         // this thread's `errno`, which an interrupted `read` would then misreport).
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut before: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+        let blocked = SignalsBlocked::new();
         let pid = libc::clone(
             child,
             stack.top(),
@@ -193,7 +216,7 @@ pub(crate) fn spawn(
         libc::close(pipe[1]);
         close_stdio();
         if pid == -1 {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+            drop(blocked);
             libc::close(pipe[0]);
             stack.unmap();
             return Err(cloned);
@@ -207,7 +230,7 @@ pub(crate) fn spawn(
             }
             got += usize::try_from(read).unwrap_or(0);
         }
-        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        drop(blocked);
         libc::close(pipe[0]);
         let mut spawned = Spawned {
             pid,

@@ -27,6 +27,10 @@ use crate::permissions::{
     Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, other_names, walk,
 };
 
+mod aside;
+
+pub(crate) use aside::{Guarded, set_aside};
+
 /// What the session's rules ask of every command's view.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ViewRules {
@@ -225,14 +229,7 @@ impl MountPlan {
     /// Guards `path` against being replaced when it is a symbolic link (its target is made
     /// read-only through it; the link itself lies in a writable directory).
     fn guard_link(&mut self, path: &Path) {
-        let is_link =
-            std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
-        if is_link && let Ok(link) = std::fs::read_link(path) {
-            self.guarded.push(Guarded {
-                path: path.to_path_buf(),
-                link: Some(Link::of(path, link)),
-            });
-        }
+        self.guarded.extend(Guarded::link(path));
     }
 
     /// The canonical target of a link when it lies strictly inside a root: a link to a root
@@ -281,22 +278,13 @@ impl MountPlan {
                     .file_name()
                     .is_some_and(|name| MADE_BY_TOOLS.iter().any(|made| name == *made));
                 if !made_by_tools {
-                    self.guarded.push(Guarded {
-                        path: path.to_path_buf(),
-                        link: None,
-                    });
+                    self.guarded.push(Guarded::absent(path));
                 }
             }
-            Ok(meta) if meta.file_type().is_symlink() => {
-                if let Ok(link) = std::fs::read_link(path) {
-                    self.guarded.push(Guarded {
-                        path: path.to_path_buf(),
-                        link: Some(Link::of(path, link)),
-                    });
-                }
+            _ => {
+                self.guard_link(path);
                 self.read_only(path);
             }
-            _ => self.read_only(path),
         }
     }
 
@@ -519,92 +507,6 @@ fn c_path(path: &Path) -> Option<CString> {
 
 fn is_real_directory(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
-}
-
-/// A protected path a command may not leave changed: absent (`link` is `None`) or the same
-/// symbolic link, leading to the same place.
-#[derive(Debug, Clone)]
-pub(crate) struct Guarded {
-    path: PathBuf,
-    link: Option<Link>,
-}
-
-/// A symbolic link as it was: its text, and where it led (`None`: nowhere, a dangling link a
-/// command could make lead somewhere by creating its target, or a chain it could redirect).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Link {
-    text: PathBuf,
-    target: Option<PathBuf>,
-}
-
-impl Link {
-    fn of(path: &Path, text: PathBuf) -> Self {
-        Self {
-            text,
-            target: std::fs::canonicalize(path).ok(),
-        }
-    }
-}
-
-impl Guarded {
-    /// The protected path.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Whether what is at the path now is what was there before the command.
-    fn unchanged(&self) -> bool {
-        match (&self.link, std::fs::symlink_metadata(&self.path)) {
-            // Removing a protected link makes nothing load.
-            (_, Err(_)) => true,
-            (None, Ok(_)) => false,
-            (Some(link), Ok(meta)) => {
-                meta.file_type().is_symlink()
-                    && std::fs::read_link(&self.path)
-                        .is_ok_and(|now| Link::of(&self.path, now) == *link)
-            }
-        }
-    }
-}
-
-/// Moves aside each of `guarded` a command made or replaced (which a mount could not stop:
-/// there was nothing to mount on, or only a link's target), renaming it beside itself so
-/// nothing is lost and nothing loads it; the notice says what moved where.
-pub(crate) fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
-    let mut moved = Vec::new();
-    for guarded in guarded {
-        if guarded.unchanged() {
-            continue;
-        }
-        let path = &guarded.path;
-        let Some(name) = path.file_name() else {
-            continue;
-        };
-        let aside = (0..100).map(|attempt| {
-            let mut aside = name.to_os_string();
-            aside.push(format!(".janua-set-aside-{stamp}-{attempt}"));
-            path.with_file_name(aside)
-        });
-        for target in aside {
-            if std::fs::symlink_metadata(&target).is_ok() {
-                continue;
-            }
-            match std::fs::rename(path, &target) {
-                Ok(()) => moved.push(format!("{} to {}", path.display(), target.display())),
-                Err(error) => moved.push(format!(
-                    "{} could not be moved ({error}); remove it before trusting this workspace",
-                    path.display()
-                )),
-            }
-            break;
-        }
-    }
-    (!moved.is_empty()).then(|| {
-        format!(
-            "janua set aside protected paths this command created, which commands may not make (docs/PROCESS.md): moved {}",
-            moved.join("; ")
-        )
-    })
 }
 
 /// The device and inode of every multiply linked regular file among `paths` and under those
