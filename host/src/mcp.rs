@@ -306,7 +306,8 @@ fn launch(
             network: policy.network,
             syscalls: crate::sandbox::process::SyscallProfile::Command,
             sandbox: input.sandbox,
-            view: Some(input.view.clone()),
+            view: input.view.clone(),
+            own_proc_readable: false,
         },
         startup_timeout: policy
             .startup_timeout_ms

@@ -390,6 +390,7 @@ impl Runtime {
                 file_roots: std::iter::once(grant_context.workspace.clone())
                     .chain(grant_context.additional_dirs.iter().cloned())
                     .collect(),
+                enforceable: policy.enforceable(),
                 sandbox: config.process_sandbox,
                 executable: config.browser.clone(),
             },

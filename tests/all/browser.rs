@@ -517,6 +517,72 @@ async fn requests_to_a_host_nobody_granted_never_leave() {
     assert!(site.requests() >= 3, "{:?}", site.paths());
 }
 
+/// A page's subresources on a host the rules refuse are never even looked up (no DNS query can
+/// carry data out): `strace` follows janua (and detaches from the browser at its `execve`, whose
+/// own resolver answers nothing), and the name service's `/etc/hosts` is opened only when the
+/// rules allow the host, as the control shows.
+#[test]
+fn a_host_the_rules_refuse_is_never_resolved_for_a_page() {
+    let fixture = Fixture::new();
+    let site = Site::start("127.0.0.1", Some("http://localhost:9"));
+    let traced = |label: &str, rule: &str| -> (Value, String) {
+        let trace = fixture.root().join(format!("trace-{label}"));
+        let settings = json!({
+            "allowPrivateNetworkHosts": ["127.0.0.1"],
+            "permissions": {"allow": ["Browser(domain:127.0.0.1)", rule]},
+        });
+        let output = std::process::Command::new("strace")
+            .args(["-f", "-b", "execve", "-e", "trace=open,openat", "-o"])
+            .arg(&trace)
+            .arg(janua_bin())
+            .args(["call", "Browser", "--no-user-settings", "--cwd"])
+            .arg(fixture.workspace())
+            .arg("--state-dir")
+            .arg(fixture.root().join(format!("state-{label}")))
+            .arg("--settings")
+            .arg(settings.to_string())
+            .arg("--input")
+            .arg(
+                json!({"url": site.url("/leak"), "actions": [{"action": "wait_for_network_idle"}]})
+                    .to_string(),
+            )
+            .env("JANUA_CACHE_DIR", crate::support::cache_dir())
+            .env("JANUA_BROWSER", test_browser())
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .output()
+            .expect("strace runs (Debian: apt-get install strace)");
+        let block: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+            panic!(
+                "a tool_result ({error}): {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        (block, std::fs::read_to_string(&trace).expect("the trace"))
+    };
+    // Building the browser's Landlock rules opens every `/etc` entry as a path only (`O_PATH`);
+    // a lookup reads the file.
+    let looked_up = |trace: &str| {
+        trace
+            .lines()
+            .any(|line| line.contains("\"/etc/hosts\"") && !line.contains("O_PATH"))
+    };
+    let (refused, trace) = traced("refused", "Browser(domain:example.com)");
+    assert_eq!(refused["is_error"], false, "{refused}");
+    let text = refused.to_string();
+    assert!(text.contains("http://localhost:9/pixel.png"), "{text}");
+    assert!(!looked_up(&trace), "the refused host was looked up");
+    let (allowed, trace) = traced("allowed", "Browser(domain:localhost)");
+    assert_eq!(allowed["is_error"], false, "{allowed}");
+    assert!(
+        allowed
+            .to_string()
+            .contains("localhost resolves to 127.0.0.1"),
+        "{allowed}"
+    );
+    assert!(looked_up(&trace), "an allowed host is looked up");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_addresses_stay_closed_even_when_every_call_is_allowed() {
     let fixture = Fixture::new();
@@ -706,6 +772,26 @@ async fn the_browser_process_tree_ends_with_the_session() {
         running.len() >= 2,
         "the browser and its helpers run: {running:?}"
     );
+    // Every browser process runs in namespaces of its own: it sees its own processes and mounts
+    // (the root of its grants), not the host's.
+    let namespace = |pid: &str, kind: &str| std::fs::read_link(format!("/proc/{pid}/ns/{kind}"));
+    let browsers: Vec<&i32> = running
+        .iter()
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe.to_string_lossy().contains("chrom"))
+        })
+        .collect();
+    assert!(!browsers.is_empty(), "no browser among {running:?}");
+    for pid in browsers {
+        for kind in ["mnt", "pid", "ipc", "net"] {
+            assert_ne!(
+                namespace(&pid.to_string(), kind).ok(),
+                namespace("self", kind).ok(),
+                "browser process {pid} shares the host's {kind} namespace"
+            );
+        }
+    }
     let profiles = browser_profiles(&fixture.state_dir());
     assert_eq!(profiles.len(), 1, "one fresh profile: {profiles:?}");
     runtime.end_session("test").await;

@@ -85,7 +85,8 @@ impl CommandRunner {
         );
         Ok(ChildSpec {
             // A root of its grants, with nothing of the workspace in it to protect.
-            view: Some(crate::sandbox::process::ViewRules::default()),
+            view: crate::sandbox::process::ViewRules::default(),
+            own_proc_readable: false,
             program,
             args: args.to_vec(),
             env,
@@ -248,7 +249,7 @@ impl AgentRunner for CommandRunner {
 }
 
 /// A thread writing each line it is sent to the runner's stdin; dropping the sender closes it.
-fn spawn_writer(mut stdin: std::process::ChildStdin) -> std::sync::mpsc::SyncSender<Value> {
+fn spawn_writer(mut stdin: std::io::PipeWriter) -> std::sync::mpsc::SyncSender<Value> {
     let (lines, pending) = std::sync::mpsc::sync_channel::<Value>(QUEUED_LINES);
     std::thread::spawn(move || {
         for line in pending {

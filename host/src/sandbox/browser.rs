@@ -71,6 +71,8 @@ pub(crate) struct BrowserConfig {
     /// Directories `file://` pages may show and the browser may read: the workspace and the
     /// additional directories.
     pub(crate) file_roots: Vec<PathBuf>,
+    /// The deny rules' paths, enforced by the browser's view of `file_roots`.
+    pub(crate) enforceable: crate::permissions::Enforceable,
     /// The operator's process-sandbox mode.
     pub(crate) sandbox: ProcessSandbox,
     /// The embedder's browser; `None`: [`find_browser`] at each start.
@@ -207,6 +209,7 @@ impl BrowserService {
             profile: profile.clone(),
             scratch: scratch.path().to_path_buf(),
             read_dirs: self.config.file_roots.clone(),
+            enforceable: self.config.enforceable.clone(),
             sandbox: self.config.sandbox,
             until,
         });

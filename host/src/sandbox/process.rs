@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 pub(crate) use confine::ChildSpec;
 use confine::Confinement;
 pub use confine::{KernelSupport, close_inherited_descriptors};
-pub(crate) use confine::{ResourceLimits, SyscallProfile, piped_command};
+pub(crate) use confine::{ResourceLimits, SyscallProfile, spawn_with};
+pub(crate) use spawn::Spawned;
 pub(crate) use spool::DEFAULT_OUTPUT_CAP;
 use spool::Spool;
 pub(crate) use view::ViewRules;
@@ -612,6 +613,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
         isolate_network: true,
         syscalls: crate::sandbox::process::SyscallProfile::Command,
+        own_proc_readable: false,
         limits: ResourceLimits {
             // A background task (no timeout) may run as long as the session.
             cpu_seconds: match command.timeout_ms {
@@ -632,7 +634,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         Vec::new()
     };
     let prepared = confinement
-        .prepare(report_writer)
+        .prepare(report_writer.into_iter().collect())
         .map_err(ProcessError::SandboxUnavailable)?
         .with_view(
             root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
@@ -805,15 +807,9 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
     }
 }
 
-/// Spawns on one long-lived thread: children die (`PR_SET_PDEATHSIG`) when the thread that forked
-/// them ends, and this one lives as long as the host.
-pub(crate) fn spawn_on_spawner(
-    mut command: std::process::Command,
-) -> std::io::Result<std::process::Child> {
-    on_spawner(move || command.spawn()).and_then(|spawned| spawned)
-}
-
-/// Runs `job` on the spawner thread (see [`spawn_on_spawner`]) and returns what it returned.
+/// Runs `job` on one long-lived thread, the spawner, and returns what it returned: children die
+/// (`PR_SET_PDEATHSIG`) when the thread that made them ends, and this one lives as long as the
+/// host.
 pub(crate) fn on_spawner<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
 ) -> std::io::Result<T> {

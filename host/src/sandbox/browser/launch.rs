@@ -1,22 +1,25 @@
 //! Starting Chromium: finding it, its flags, and the process sandbox around it.
 //!
 //! The browser is a confined child like a Bash command (`sandbox/process/confine.rs`): scrubbed
-//! environment, Landlock (read: system directories and the workspace; write: its own profile),
-//! seccomp, resource limits, its own process group, and a fresh network namespace, so it has no
-//! network at all. Its only way out is the DevTools pipe, over which the host answers every
-//! request it makes (`intercept.rs`). Chromium's own sandbox needs namespaces and setuid helpers
-//! that janua's seccomp filter refuses, so it runs with `--no-sandbox`: janua's confinement is
-//! the boundary around the whole browser instead of around each renderer.
+//! environment, its own mount, IPC and PID namespaces with a root of its grants (system
+//! directories, the workspace read-only with the rules' masks on top, its profile and scratch
+//! directory writable, its own `/proc`, no `/sys`), Landlock, seccomp, resource limits, its own
+//! process group, and a fresh network namespace, so it has no network at all. Its only way out
+//! is the DevTools pipe (its descriptors 3 and 4), over which the host answers every request it
+//! makes (`intercept.rs`). Chromium's own sandbox needs namespaces and setuid helpers that
+//! janua's seccomp filter refuses, so it runs with `--no-sandbox`: janua's confinement is the
+//! boundary around the whole browser instead of around each renderer.
 
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cdp::Connection;
+use crate::permissions::Enforceable;
 use crate::sandbox::process::{
-    ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, SyscallProfile, kill_group,
-    piped_command, spawn_on_spawner,
+    ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, Spawned, SyscallProfile, ViewRules,
+    kill_group, spawn_with,
 };
 
 /// Where Chromium is looked for when `JANUA_BROWSER` does not name it. Debian's `/usr/bin/chromium`
@@ -76,6 +79,8 @@ pub(crate) struct LaunchConfig {
     pub(crate) scratch: PathBuf,
     /// Directories the browser may read besides the system ones (workspace, additional dirs).
     pub(crate) read_dirs: Vec<PathBuf>,
+    /// The deny rules' paths, masked or made read-only in the browser's view of `read_dirs`.
+    pub(crate) enforceable: Enforceable,
     /// The operator's process-sandbox mode.
     pub(crate) sandbox: ProcessSandbox,
     /// The latest the browser may take to answer its first command (at most [`START_TIMEOUT`]).
@@ -85,7 +90,7 @@ pub(crate) struct LaunchConfig {
 /// A running browser process: its group is killed when this is dropped.
 pub(crate) struct BrowserProcess {
     pid: i32,
-    child: std::process::Child,
+    child: Spawned,
     /// The browser was reaped and its group killed: its pid may belong to someone else now, so
     /// it is never signalled again.
     reaped: bool,
@@ -119,7 +124,6 @@ impl BrowserProcess {
             return;
         }
         kill_group(self.pid);
-        let _ = self.child.kill();
         let _ = self.child.wait();
         self.reaped = true;
     }
@@ -186,7 +190,11 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
     })?;
     let profile = config.profile.to_string_lossy().into_owned();
     let spec = ChildSpec {
-        view: None,
+        view: ViewRules {
+            roots: config.read_dirs.clone(),
+            enforceable: config.enforceable.clone(),
+        },
+        own_proc_readable: true,
         program: config.executable.clone(),
         args: flags(&config.profile),
         env: vec![
@@ -202,7 +210,6 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
             .read_dirs
             .iter()
             .cloned()
-            .chain(["/proc".into(), "/sys".into()])
             .chain(install_dir(&config.executable))
             .collect(),
         write_dirs: vec![config.profile.clone(), config.scratch.clone()],
@@ -210,7 +217,20 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         syscalls: SyscallProfile::Browser,
         sandbox: config.sandbox,
     };
-    let mut command = piped_command(
+    let pipe = || std::io::pipe().map_err(|error| format!("cannot create a pipe: {error}"));
+    let (browser_reads, to_browser) = pipe()?;
+    let (from_browser, browser_writes) = pipe()?;
+    let stderr = std::fs::File::create(config.profile.join("stderr.log"))
+        .map_err(|error| format!("cannot create the browser's log: {error}"))?;
+    let null = || {
+        std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .map_err(|error| format!("cannot open /dev/null: {error}"))
+    };
+    // Chromium's `--remote-debugging-pipe` reads commands on descriptor 3 and writes on 4.
+    let child = spawn_with(
         &spec,
         ResourceLimits {
             // V8 and PartitionAlloc reserve far more address space than they use; an address-space
@@ -220,43 +240,26 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
             file_size: MAX_FILE_BYTES,
             ..ResourceLimits::default()
         },
-    )?;
-    let (browser_reads, to_browser) = pipe_above_stdio()?;
-    let (from_browser, browser_writes) = pipe_above_stdio()?;
-    let stderr = std::fs::File::create(config.profile.join("stderr.log"))
-        .map_err(|error| format!("cannot create the browser's log: {error}"))?;
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(stderr);
-    let (reads, writes) = (browser_reads.as_raw_fd(), browser_writes.as_raw_fd());
-    // SAFETY: `dup2` is async-signal-safe; both descriptors stay open in the parent until spawn
-    // returns. Both are above 4 (see `pipe_above_stdio`), so neither is overwritten before use.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            for (from, to) in [(reads, 3), (writes, 4)] {
-                if libc::dup2(from, to) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let child = spawn_on_spawner(command).map_err(|error| {
+        [null()?.into(), null()?.into(), stderr.into()],
+        vec![OwnedFd::from(browser_reads), OwnedFd::from(browser_writes)],
+    )
+    .map_err(|error| {
         format!(
             "cannot start the browser {}: {error}",
             config.executable.display()
         )
     })?;
-    drop((browser_reads, browser_writes));
     let pid = i32::try_from(child.id()).unwrap_or(0);
     let mut process = BrowserProcess {
         pid,
         child,
         reaped: false,
     };
-    let connection = Connection::start(to_browser.into(), from_browser.into())
-        .map_err(|error| format!("cannot start the browser's reader thread: {error}"))?;
+    let connection = Connection::start(
+        OwnedFd::from(to_browser).into(),
+        OwnedFd::from(from_browser).into(),
+    )
+    .map_err(|error| format!("cannot start the browser's reader thread: {error}"))?;
     if let Err(error) = connection.call(
         None,
         "Browser.getVersion",
@@ -293,26 +296,6 @@ fn install_dir(executable: &Path) -> Option<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let too_wide = dir.components().count() <= 2 || home.as_deref() == Some(dir);
     (!too_wide).then(|| dir.to_path_buf())
-}
-
-/// A pipe whose both ends are numbered above 4 (and close on exec), so the child's `dup2` onto
-/// fds 3 and 4 cannot overwrite one end with the other.
-fn pipe_above_stdio() -> Result<(OwnedFd, OwnedFd), String> {
-    let (reader, writer) =
-        std::io::pipe().map_err(|error| format!("cannot create a pipe: {error}"))?;
-    let high = |fd: OwnedFd| -> Result<OwnedFd, String> {
-        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we then own.
-        let duplicate = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
-        if duplicate == -1 {
-            return Err(format!(
-                "cannot move a pipe descriptor: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        // SAFETY: `duplicate` is a fresh descriptor nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
-    };
-    Ok((high(reader.into())?, high(writer.into())?))
 }
 
 /// The last lines of the browser's log, for a start-up failure.
@@ -356,7 +339,7 @@ mod tests {
     /// A stand-in browser (a Python script, run exactly as Chromium would be) reports what its
     /// confinement lets it do, then exits; `launch` returns its report in the error.
     #[test]
-    fn the_browser_can_make_local_sockets_but_connect_nowhere_and_stays_in_its_group() {
+    fn the_browser_sees_only_its_grants_and_processes_and_connects_nowhere() {
         let dir = tempfile::tempdir().unwrap();
         let socket_path = dir.path().join("host.sock");
         let listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
@@ -371,19 +354,25 @@ mod tests {
             format!(
                 r#"#!/usr/bin/python3
 import errno, os, socket, sys
+report = []
 def attempt(name, action):
     try:
-        result = action()
-        print(f"{{name}}=ok:{{result}}", file=sys.stderr)
+        report.append(f"{{name}}=ok:{{action()}}")
     except OSError as error:
-        print(f"{{name}}={{errno.errorcode.get(error.errno, error.errno)}}", file=sys.stderr)
+        report.append(f"{{name}}={{errno.errorcode.get(error.errno, error.errno)}}")
 attempt("unix_socket", lambda: socket.socket(socket.AF_UNIX).fileno() > 0)
 attempt("unix_connect", lambda: socket.socket(socket.AF_UNIX).connect({socket:?}))
 attempt("tcp_connect", lambda: socket.create_connection(("1.1.1.1", 80), timeout=2))
 attempt("setsid", lambda: os.setsid())
-attempt("same_group", lambda: os.getpgid(0) == os.getpid())
+attempt("same_group", lambda: os.getpgid(0) == os.getpgid(1))
 attempt("read_outside", lambda: open({secret:?}).read())
 attempt("write_profile", lambda: open(os.environ["HOME"] + "/probe", "w").write("x"))
+attempt("processes", lambda: sorted(int(name) for name in os.listdir("/proc") if name.isdigit()))
+attempt("own_status", lambda: "Pid:" in open("/proc/self/status").read())
+attempt("init_maps", lambda: open("/proc/1/maps").read())
+attempt("sys", lambda: os.listdir("/sys"))
+# One line: the launch error quotes the log's last lines.
+print(" ".join(report), file=sys.stderr)
 sys.exit(3)
 "#,
                 socket = socket_path.to_str().unwrap(),
@@ -399,6 +388,7 @@ sys.exit(3)
             profile: dir.path().join("profile"),
             scratch,
             read_dirs: vec![workspace],
+            enforceable: Enforceable::default(),
             sandbox: ProcessSandbox::Required,
             until: Instant::now() + Duration::from_secs(20),
         })
@@ -408,10 +398,18 @@ sys.exit(3)
             "unix_socket=ok:True",
             "unix_connect=EACCES",
             "tcp_connect=EACCES",
+            // `setsid` pretends; it stays in the group of the process outside its namespace
+            // that the host kills.
             "setsid=ok:None",
             "same_group=ok:True",
-            "read_outside=EACCES",
+            "read_outside=ENOENT",
             "write_profile=ok:1",
+            // Its own PID namespace: the init and itself, no host process.
+            "processes=ok:[1, 2]",
+            "own_status=ok:True",
+            // The init shares the host's memory and stays outside the browser's Landlock domain.
+            "init_maps=EACCES",
+            "sys=ENOENT",
         ] {
             assert!(error.contains(expected), "{expected}: {error}");
         }

@@ -1,11 +1,11 @@
 //! What confines a child: Landlock file rules, a fresh network namespace, resource limits, its own
 //! session and process group, and death with the host. Everything that allocates happens in the
-//! parent ([`Confinement::prepare`]); the child only makes system calls between `fork` and `exec`
-//! ([`Prepared::apply_in_child`]), as a multithreaded parent requires.
+//! parent ([`Confinement::prepare`]); the child only makes system calls between `clone` and `exec`
+//! ([`Prepared::apply_in_child`], run by `spawn.rs`), as a multithreaded parent requires.
 //!
 //! The raw calls (`setsid`, `setrlimit`, `unshare`, `ioctl`, `landlock_restrict_self`) go through
-//! `libc` directly: they must run in the forked child, where no allocation or lock is allowed, and no
-//! crate wraps that moment more safely than `std::os::unix::process::CommandExt::pre_exec`.
+//! `libc` directly: they must run in the child, where no allocation or lock is allowed, and no
+//! crate wraps that moment (`landlock` and `std`'s `pre_exec` allocate or run after a `fork`).
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -41,6 +41,9 @@ const ETC_SECRETS: &[&str] = &[
 ];
 /// Device files programs commonly open for reading and writing.
 pub(super) const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// The most descriptors a child is passed besides stdin, stdout and stderr: they become 3 to 9,
+/// below the numbers (10 and up) the parent moves everything it hands over to.
+pub(crate) const MAX_PASSED: usize = 7;
 /// Device files programs commonly open for reading.
 pub(super) const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
 
@@ -108,6 +111,24 @@ impl KernelSupport {
         }
         (!missing.is_empty()).then(|| missing.join("; "))
     }
+}
+
+/// `fd`, moved to 10 or above if it lies below: a descriptor the child still uses after it moved
+/// stdin, stdout, stderr and the passed descriptors onto 0 to 9 (a ruleset, a namespace, a
+/// descriptor it moves) must not be one of those, or a `dup2` would replace it. A host started
+/// with few descriptors open hands out low numbers.
+pub(super) fn above_passed(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
+    if fd.as_raw_fd() >= 10 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicates a descriptor we own; the copy is owned by the result.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if moved == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `moved` is a fresh descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
 }
 
 /// Marks every descriptor from `first` up close-on-exec. Async-signal-safe: one `close_range`
@@ -206,7 +227,8 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
         namespaces: Some(Namespaces::new(true)),
         seccomp: None,
         limits: ResourceLimits::default(),
-        report_fd: None,
+        passed: Vec::new(),
+        own_proc: None,
         view: None,
         image: None,
     };
@@ -277,6 +299,9 @@ pub(crate) struct Confinement {
     pub(crate) sandboxed: bool,
     /// The seccomp filter's profile.
     pub(crate) syscalls: SyscallProfile,
+    /// The child may read its own PID namespace's `/proc` (the browser: Chromium reads
+    /// `/proc/self`); no other child may read any `/proc`.
+    pub(crate) own_proc_readable: bool,
 }
 
 /// A confinement ready to apply in a forked child.
@@ -288,8 +313,11 @@ pub(crate) struct Prepared {
     /// The seccomp program (with the capability drop), when sandboxed on a supported architecture.
     seccomp: Option<Vec<libc::sock_filter>>,
     limits: ResourceLimits,
-    /// Write end of the pipe the child reports its final directory on (becomes fd 3).
-    report_fd: Option<OwnedFd>,
+    /// Descriptors passed on purpose: the first becomes the child's fd 3, the next 4, …
+    passed: Vec<OwnedFd>,
+    /// The Landlock access the child gets to its own PID namespace's `/proc`, added to its own
+    /// ruleset once that `/proc` is mounted (its inode does not exist before).
+    own_proc: Option<u64>,
     /// The child's root and view of the files, in its own mount, IPC and PID namespaces.
     view: Option<View>,
     /// What the child executes itself (the first process of a PID namespace, or a child started
@@ -363,12 +391,6 @@ impl Prepared {
         self
     }
 
-    /// Gives the child what it executes when it executes itself (`spawn.rs`), without a view.
-    pub(crate) fn with_image(mut self, image: super::first::Image) -> Self {
-        self.image = Some(image);
-        self
-    }
-
     /// What the child executes, when it executes itself.
     pub(crate) fn image(&self) -> Option<&super::first::Image> {
         self.image.as_ref()
@@ -376,33 +398,33 @@ impl Prepared {
 }
 
 impl Confinement {
-    /// Builds the Landlock ruleset and namespace set-up in the parent. `report_fd` becomes the
-    /// child's fd 3.
-    pub(crate) fn prepare(&self, report_fd: Option<OwnedFd>) -> Result<Prepared, String> {
-        // Above the numbers the child moves descriptors to (0 to 3), which a host started with
-        // stdin, stdout or stderr closed could otherwise have handed out.
-        let report_fd = report_fd
+    /// Builds the Landlock ruleset and namespace set-up in the parent. The descriptors of
+    /// `passed` become the child's 3, 4, … in order (at most [`MAX_PASSED`]).
+    pub(crate) fn prepare(&self, passed: Vec<OwnedFd>) -> Result<Prepared, String> {
+        if passed.len() > MAX_PASSED {
+            return Err(format!(
+                "a child can be passed at most {MAX_PASSED} descriptors, not {}",
+                passed.len()
+            ));
+        }
+        let passed = passed
+            .into_iter()
             .map(|fd| {
-                use std::os::fd::FromRawFd as _;
-                // SAFETY: duplicates a descriptor we own; the copy is owned by the result.
-                let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
-                if moved == -1 {
-                    Err(format!(
-                        "cannot move the report pipe: {}",
-                        std::io::Error::last_os_error()
-                    ))
-                } else {
-                    // SAFETY: `moved` is a fresh descriptor nothing else owns.
-                    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
-                }
+                above_passed(fd).map_err(|error| {
+                    format!("cannot move a descriptor passed to the child: {error}")
+                })
             })
-            .transpose()?;
-        let ruleset = if self.sandboxed {
-            Some(self.cached_ruleset()?)
-        } else {
-            None
+            .collect::<Result<Vec<_>, _>>()?;
+        // A child that adds its own `/proc` to its rules needs a ruleset of its own: the cached
+        // ones are shared by every child with the same directories.
+        let ruleset = match (self.sandboxed, self.own_proc_readable) {
+            (false, _) => None,
+            (true, false) => Some(self.cached_ruleset()?),
+            (true, true) => Some(Arc::new(self.landlock_ruleset()?)),
         };
         Ok(Prepared {
+            own_proc: (self.sandboxed && self.own_proc_readable)
+                .then(|| (AccessFs::ReadFile | AccessFs::ReadDir).bits()),
             ruleset,
             namespaces: (self.sandboxed && self.isolate_network).then(|| Namespaces::new(true)),
             seccomp: if self.sandboxed {
@@ -411,7 +433,7 @@ impl Confinement {
                 None
             },
             limits: self.limits,
-            report_fd,
+            passed,
             view: None,
             image: None,
         })
@@ -468,7 +490,8 @@ impl Confinement {
             .add_rules(path_beneath_rules(&self.write_dirs, all))
             .map_err(error)?;
         let fd: Option<OwnedFd> = created.into();
-        fd.ok_or_else(|| "Landlock is not supported by this kernel".to_owned())
+        let fd = fd.ok_or_else(|| "Landlock is not supported by this kernel".to_owned())?;
+        above_passed(fd).map_err(|error| format!("cannot move the Landlock ruleset: {error}"))
     }
 }
 
@@ -506,12 +529,12 @@ impl Prepared {
             // Dies with the thread that forked it (the host's spawner thread, which lives as long
             // as the host).
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-            if let Some(report) = &self.report_fd {
+            for (target, fd) in (3..).zip(&self.passed) {
                 // `dup2` onto itself would keep the close-on-exec flag just set.
-                if report.as_raw_fd() == 3 {
-                    check(libc::fcntl(3, libc::F_SETFD, 0))?;
+                if fd.as_raw_fd() == target {
+                    check(libc::fcntl(target, libc::F_SETFD, 0))?;
                 } else {
-                    check(libc::dup2(report.as_raw_fd(), 3))?;
+                    check(libc::dup2(fd.as_raw_fd(), target))?;
                 }
             }
             match (&self.namespaces, &self.view) {
@@ -595,6 +618,9 @@ impl Prepared {
                 syscalls::install(program)?;
             }
             if let Some(ruleset) = &self.ruleset {
+                if let Some(access) = self.own_proc {
+                    allow_own_proc(ruleset, access)?;
+                }
                 let restricted =
                     libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
                 if restricted == -1 {
@@ -687,6 +713,48 @@ pub(super) fn write_user_maps(maps: &[(CString, CString); 3]) -> std::io::Result
     Ok(())
 }
 
+/// `landlock_add_rule`'s rule type for a directory and what lies beneath it (uapi
+/// `LANDLOCK_RULE_PATH_BENEATH`; the `landlock` crate cannot be called between fork and exec,
+/// and `libc` does not define it).
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// uapi `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: libc::c_int,
+}
+
+/// Adds the child's `/proc` (its own PID namespace's, mounted by now) to `ruleset` with
+/// `access`. Async-signal-safe.
+fn allow_own_proc(ruleset: &OwnedFd, access: u64) -> std::io::Result<()> {
+    // SAFETY: system calls on a descriptor opened here and a stack value.
+    unsafe {
+        let proc = libc::open(
+            c"/proc".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        check(proc)?;
+        let rule = PathBeneath {
+            allowed_access: access,
+            parent_fd: proc,
+        };
+        let added = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            LANDLOCK_RULE_PATH_BENEATH,
+            std::ptr::from_ref(&rule),
+            0u32,
+        );
+        let error = std::io::Error::last_os_error();
+        libc::close(proc);
+        if added == -1 {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
 /// Brings the loopback of a fresh network namespace up, so programs that talk to themselves
 /// (test servers) still work. Async-signal-safe.
 pub(super) fn loopback_up() -> std::io::Result<()> {
@@ -731,35 +799,10 @@ pub(crate) struct ChildSpec {
     pub(crate) sandbox: super::ProcessSandbox,
     /// The root of the child's grants and the view the rules ask for (protected and deny-rule
     /// paths), in the child's own mount, IPC and PID namespaces (also where the host's network is
-    /// granted); `None` only for the browser, whose Chromium runs under Landlock and its network
-    /// namespace without them.
-    pub(crate) view: Option<super::view::ViewRules>,
-}
-
-/// A command with stdin, stdout and stderr piped and nothing inherited, confined between fork and
-/// exec as the operator's sandbox mode says; `Err` when the mode requires a sandbox this kernel
-/// cannot give.
-pub(crate) fn piped_command(
-    spec: &ChildSpec,
-    limits: ResourceLimits,
-) -> Result<std::process::Command, String> {
-    let prepared = prepare_child(spec, limits)?;
-    let mut command = std::process::Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().cloned())
-        .current_dir(&spec.cwd)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    // SAFETY: `apply_in_child` makes only async-signal-safe system calls on data prepared above.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
-            prepared.apply_in_child()
-        });
-    }
-    Ok(command)
+    /// granted).
+    pub(crate) view: super::view::ViewRules,
+    /// The child may read its own PID namespace's `/proc` (see [`Confinement`]).
+    pub(crate) own_proc_readable: bool,
 }
 
 /// A child started by [`spawn_piped`], with the host's ends of its stdin, stdout and stderr.
@@ -771,31 +814,26 @@ pub(crate) struct PipedChild {
     pub(crate) stderr: Option<std::io::PipeReader>,
 }
 
-/// Starts `spec` confined as [`piped_command`] would, but with `clone(CLONE_VM)` on the
-/// spawner thread (`spawn.rs`): no copy of the host's memory, for children started on every
-/// call (command hooks).
+/// Starts `spec` confined, with stdin, stdout and stderr piped and nothing else inherited, by
+/// `clone(CLONE_VM)` on the spawner thread (`spawn.rs`): no copy of the host's memory. `Err`
+/// when the operator's sandbox mode requires a sandbox this kernel cannot give.
 pub(crate) fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, String> {
-    let prepared = prepare_child(spec, limits)?;
     let pipe = |what: &str| {
         std::io::pipe().map_err(|error| format!("cannot make the {what} pipe: {error}"))
     };
     let (stdin_reader, stdin_writer) = pipe("stdin")?;
     let (stdout_reader, stdout_writer) = pipe("stdout")?;
     let (stderr_reader, stderr_writer) = pipe("stderr")?;
-    let cwd = spec.cwd.clone();
-    let process = super::on_spawner(move || {
-        super::spawn::spawn(
-            &prepared,
-            &cwd,
-            [
-                &OwnedFd::from(stdin_reader),
-                &OwnedFd::from(stdout_writer),
-                &OwnedFd::from(stderr_writer),
-            ],
-        )
-    })
-    .and_then(|spawned| spawned)
-    .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
+    let process = spawn_with(
+        spec,
+        limits,
+        [
+            stdin_reader.into(),
+            stdout_writer.into(),
+            stderr_writer.into(),
+        ],
+        Vec::new(),
+    )?;
     Ok(PipedChild {
         process,
         stdin: Some(stdin_writer),
@@ -804,8 +842,30 @@ pub(crate) fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<Pi
     })
 }
 
+/// Starts `spec` confined, with `stdio` as its stdin, stdout and stderr and `passed` as its
+/// descriptors 3, 4, … (`clone(CLONE_VM)` on the spawner thread, as [`spawn_piped`]).
+pub(crate) fn spawn_with(
+    spec: &ChildSpec,
+    limits: ResourceLimits,
+    stdio: [OwnedFd; 3],
+    passed: Vec<OwnedFd>,
+) -> Result<super::spawn::Spawned, String> {
+    let prepared = prepare_child(spec, limits, passed)?;
+    let cwd = spec.cwd.clone();
+    super::on_spawner(move || {
+        let [stdin, stdout, stderr] = &stdio;
+        super::spawn::spawn(&prepared, &cwd, [stdin, stdout, stderr])
+    })
+    .and_then(|spawned| spawned)
+    .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))
+}
+
 /// The confinement of a piped child, with what it executes.
-fn prepare_child(spec: &ChildSpec, limits: ResourceLimits) -> Result<Prepared, String> {
+fn prepare_child(
+    spec: &ChildSpec,
+    limits: ResourceLimits,
+    passed: Vec<OwnedFd>,
+) -> Result<Prepared, String> {
     let sandboxed = match spec.sandbox {
         super::ProcessSandbox::Unsandboxed => false,
         super::ProcessSandbox::Unavailable => {
@@ -827,17 +887,15 @@ fn prepare_child(spec: &ChildSpec, limits: ResourceLimits) -> Result<Prepared, S
         limits,
         sandboxed,
         syscalls: spec.syscalls,
+        own_proc_readable: spec.own_proc_readable,
     };
-    let prepared = confinement.prepare(None)?;
+    let prepared = confinement.prepare(passed)?;
     let image = super::first::Image::new(&spec.program, &spec.args, &spec.env)?;
-    Ok(match &spec.view {
-        Some(view) => prepared
-            .with_view(
-                super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
-                super::view::MountPlan::build(view),
-                image,
-            )
-            .share_root(),
-        None => prepared.with_image(image),
-    })
+    Ok(prepared
+        .with_view(
+            super::root::RootPlan::build(&spec.read_dirs, &spec.write_dirs, &spec.cwd),
+            super::view::MountPlan::build(&spec.view),
+            image,
+        )
+        .share_root())
 }

@@ -6,8 +6,9 @@
 //! with the host), minus the CPU-seconds limit a server that lives for the session cannot have.
 //! Dropping the [`ServerProcess`] kills the whole group.
 
-use super::confine::{ChildSpec, ResourceLimits, piped_command};
-use super::{kill_group, spawn_on_spawner};
+use super::confine::{ChildSpec, PipedChild, ResourceLimits, spawn_piped};
+use super::kill_group;
+use super::spawn::Spawned;
 
 /// Address space a server may map. JavaScript engines reserve tens of GiB of address space
 /// without touching it, so the Bash limit (16 GiB) would stop `node` from starting.
@@ -17,14 +18,14 @@ const SERVER_ADDRESS_SPACE: u64 = 256 << 30;
 pub(crate) struct ServerProcess {
     /// Its process id (and group id).
     pub(crate) pid: i32,
-    child: std::process::Child,
+    child: Spawned,
 }
 
 /// The program's standard streams.
 pub(crate) struct Pipes {
-    pub(crate) stdin: std::process::ChildStdin,
-    pub(crate) stdout: std::process::ChildStdout,
-    pub(crate) stderr: std::process::ChildStderr,
+    pub(crate) stdin: std::io::PipeWriter,
+    pub(crate) stdout: std::io::PipeReader,
+    pub(crate) stderr: std::io::PipeReader,
 }
 
 impl ServerProcess {
@@ -48,7 +49,12 @@ impl Drop for ServerProcess {
 
 /// Starts `spec`. `Err` says why it could not start.
 pub(crate) fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
-    let command = piped_command(
+    let PipedChild {
+        mut process,
+        stdin,
+        stdout,
+        stderr,
+    } = spawn_piped(
         &spec,
         ResourceLimits {
             address_space: SERVER_ADDRESS_SPACE,
@@ -56,18 +62,17 @@ pub(crate) fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
             ..ResourceLimits::default()
         },
     )?;
-    let mut child = spawn_on_spawner(command)
-        .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))?;
-    let pid = i32::try_from(child.id()).unwrap_or(0);
-    let (Some(stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
+    let pid = i32::try_from(process.id()).unwrap_or(0);
+    let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
         kill_group(pid);
-        let _ = child.wait();
+        let _ = process.wait();
         return Err("the server's pipes could not be opened".to_owned());
     };
     Ok((
-        ServerProcess { pid, child },
+        ServerProcess {
+            pid,
+            child: process,
+        },
         Pipes {
             stdin,
             stdout,

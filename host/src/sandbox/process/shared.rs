@@ -204,6 +204,9 @@ fn make(
     };
     let (user, mount, network) = (owned(&make.user), owned(&make.mount), owned(&make.network));
     status?;
+    // A command joins them after it moved its own descriptors onto 0 to 9.
+    let high = |fd: Option<OwnedFd>| fd.map(super::confine::above_passed).transpose();
+    let (user, mount, network) = (high(user)?, high(mount)?, high(network)?);
     match make.outcome.load(Ordering::Acquire) {
         0 => Ok(SharedNamespaces {
             user,

@@ -108,6 +108,23 @@ impl Spawned {
         u32::try_from(self.pid).unwrap_or(0)
     }
 
+    /// The child's status if it has ended (then its stack is freed), `None` while it runs.
+    pub(crate) fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        let mut status = 0;
+        // SAFETY: waitpid on our own child, without blocking.
+        match unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => Ok(None),
+            _ => {
+                if let Some(stack) = self.stack.take() {
+                    // The child that ran on it is reaped.
+                    stack.unmap();
+                }
+                Ok(Some(std::process::ExitStatus::from_raw(status)))
+            }
+        }
+    }
+
     /// Waits for the child to end, then frees its stack.
     pub(crate) fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
         let mut status = 0;
@@ -139,7 +156,7 @@ struct Launch<'a> {
 
 /// Starts `prepared`'s command (its `image`) in `cwd` with `stdio` as stdin, stdout and
 /// stderr; returns once it executed, or with the error of the step that failed. Call it on the
-/// spawner thread (`spawn_on_spawner`): the child dies with the thread that made it.
+/// spawner thread (`on_spawner`): the child dies with the thread that made it.
 pub(crate) fn spawn(
     prepared: &Prepared,
     cwd: &std::path::Path,
