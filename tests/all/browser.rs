@@ -786,8 +786,8 @@ async fn the_browser_process_tree_ends_with_the_session() {
     for pid in browsers {
         for kind in ["mnt", "pid", "ipc", "net"] {
             assert_ne!(
-                namespace(&pid.to_string(), kind).ok(),
-                namespace("self", kind).ok(),
+                namespace(&pid.to_string(), kind).expect("the browser's namespace"),
+                namespace("self", kind).expect("the test's namespace"),
                 "browser process {pid} shares the host's {kind} namespace"
             );
         }

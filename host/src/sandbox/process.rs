@@ -9,6 +9,7 @@ mod confine;
 mod first;
 mod home;
 pub(crate) mod oneshot;
+mod procfs;
 mod root;
 pub(crate) mod server;
 mod shared;

@@ -19,7 +19,7 @@ use super::cdp::Connection;
 use crate::permissions::Enforceable;
 use crate::sandbox::process::{
     ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, Spawned, SyscallProfile, ViewRules,
-    kill_group, spawn_with,
+    spawn_with,
 };
 
 /// Where Chromium is looked for when `JANUA_BROWSER` does not name it. Debian's `/usr/bin/chromium`
@@ -91,9 +91,6 @@ pub(crate) struct LaunchConfig {
 pub(crate) struct BrowserProcess {
     pid: i32,
     child: Spawned,
-    /// The browser was reaped and its group killed: its pid may belong to someone else now, so
-    /// it is never signalled again.
-    reaped: bool,
 }
 
 impl BrowserProcess {
@@ -102,30 +99,16 @@ impl BrowserProcess {
         self.pid
     }
 
-    /// True while the browser process has not exited. Once it has, what it left of its group
-    /// (helpers still pin the group id) is killed at once.
+    /// True while the browser process has not exited. Once it has, nothing of it is left: its
+    /// PID namespace died with it.
     pub(crate) fn alive(&mut self) -> bool {
-        if self.reaped {
-            return false;
-        }
-        match self.child.try_wait() {
-            Ok(None) => true,
-            _ => {
-                kill_group(self.pid);
-                self.reaped = true;
-                false
-            }
-        }
+        matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Kills the browser's whole process group and reaps the browser (once).
+    /// Kills the browser's whole process group (unless it ended) and reaps the browser.
     pub(crate) fn kill(&mut self) {
-        if self.reaped {
-            return;
-        }
-        kill_group(self.pid);
+        self.child.kill_group();
         let _ = self.child.wait();
-        self.reaped = true;
     }
 }
 
@@ -250,11 +233,7 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         )
     })?;
     let pid = i32::try_from(child.id()).unwrap_or(0);
-    let mut process = BrowserProcess {
-        pid,
-        child,
-        reaped: false,
-    };
+    let mut process = BrowserProcess { pid, child };
     let connection = Connection::start(
         OwnedFd::from(to_browser).into(),
         OwnedFd::from(from_browser).into(),
@@ -267,11 +246,7 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         config.until.min(Instant::now() + START_TIMEOUT),
     ) {
         let status = match process.child.try_wait() {
-            Ok(Some(status)) => {
-                kill_group(process.pid);
-                process.reaped = true;
-                format!(" ({status})")
-            }
+            Ok(Some(status)) => format!(" ({status})"),
             _ => String::new(),
         };
         process.kill();
@@ -364,12 +339,13 @@ attempt("unix_socket", lambda: socket.socket(socket.AF_UNIX).fileno() > 0)
 attempt("unix_connect", lambda: socket.socket(socket.AF_UNIX).connect({socket:?}))
 attempt("tcp_connect", lambda: socket.create_connection(("1.1.1.1", 80), timeout=2))
 attempt("setsid", lambda: os.setsid())
-attempt("same_group", lambda: os.getpgid(0) == os.getpgid(1))
+attempt("group", lambda: os.getpgid(0))
 attempt("read_outside", lambda: open({secret:?}).read())
 attempt("write_profile", lambda: open(os.environ["HOME"] + "/probe", "w").write("x"))
 attempt("processes", lambda: sorted(int(name) for name in os.listdir("/proc") if name.isdigit()))
 attempt("own_status", lambda: "Pid:" in open("/proc/self/status").read())
 attempt("init_maps", lambda: open("/proc/1/maps").read())
+attempt("init_cmdline", lambda: open("/proc/1/cmdline").read())
 attempt("sys", lambda: os.listdir("/sys"))
 # One line: the launch error quotes the log's last lines.
 print(" ".join(report), file=sys.stderr)
@@ -398,17 +374,19 @@ sys.exit(3)
             "unix_socket=ok:True",
             "unix_connect=EACCES",
             "tcp_connect=EACCES",
-            // `setsid` pretends; it stays in the group of the process outside its namespace
-            // that the host kills.
+            // `setsid` pretends; it stays in the group the host kills, whose leader (0: outside
+            // its PID namespace) waits for it.
             "setsid=ok:None",
-            "same_group=ok:True",
+            "group=ok:0",
             "read_outside=ENOENT",
             "write_profile=ok:1",
-            // Its own PID namespace: the init and itself, no host process.
-            "processes=ok:[1, 2]",
+            // Its own PID namespace: itself, no host process, and not the init, which shares the
+            // host's memory (its command line is the host's) and stays outside the browser's
+            // Landlock domain.
+            "processes=ok:[2]",
             "own_status=ok:True",
-            // The init shares the host's memory and stays outside the browser's Landlock domain.
-            "init_maps=EACCES",
+            "init_maps=ENOENT",
+            "init_cmdline=ENOENT",
             "sys=ENOENT",
         ] {
             assert!(error.contains(expected), "{expected}: {error}");

@@ -618,13 +618,17 @@ impl Prepared {
                 syscalls::install(program)?;
             }
             if let Some(ruleset) = &self.ruleset {
-                if let Some(access) = self.own_proc {
-                    allow_own_proc(ruleset, access)?;
-                }
+                let own_proc = match self.own_proc {
+                    Some(access) => super::procfs::allow_own(ruleset, access)?,
+                    None => false,
+                };
                 let restricted =
                     libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32);
                 if restricted == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if own_proc {
+                    super::procfs::check_init_hidden()?;
                 }
             }
         }
@@ -708,48 +712,6 @@ pub(super) fn write_user_maps(maps: &[(CString, CString); 3]) -> std::io::Result
             if written == -1 {
                 return Err(error);
             }
-        }
-    }
-    Ok(())
-}
-
-/// `landlock_add_rule`'s rule type for a directory and what lies beneath it (uapi
-/// `LANDLOCK_RULE_PATH_BENEATH`; the `landlock` crate cannot be called between fork and exec,
-/// and `libc` does not define it).
-const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-
-/// uapi `struct landlock_path_beneath_attr`.
-#[repr(C, packed)]
-struct PathBeneath {
-    allowed_access: u64,
-    parent_fd: libc::c_int,
-}
-
-/// Adds the child's `/proc` (its own PID namespace's, mounted by now) to `ruleset` with
-/// `access`. Async-signal-safe.
-fn allow_own_proc(ruleset: &OwnedFd, access: u64) -> std::io::Result<()> {
-    // SAFETY: system calls on a descriptor opened here and a stack value.
-    unsafe {
-        let proc = libc::open(
-            c"/proc".as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        );
-        check(proc)?;
-        let rule = PathBeneath {
-            allowed_access: access,
-            parent_fd: proc,
-        };
-        let added = libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            LANDLOCK_RULE_PATH_BENEATH,
-            std::ptr::from_ref(&rule),
-            0u32,
-        );
-        let error = std::io::Error::last_os_error();
-        libc::close(proc);
-        if added == -1 {
-            return Err(error);
         }
     }
     Ok(())

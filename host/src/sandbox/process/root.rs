@@ -390,15 +390,7 @@ impl RootPlan {
                         }
                     }
                     Step::Proc { target, host } => {
-                        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                        if libc::mount(
-                            c"proc".as_ptr(),
-                            target.as_ptr(),
-                            c"proc".as_ptr(),
-                            flags,
-                            std::ptr::null(),
-                        ) == -1
-                        {
+                        if !super::procfs::mount(target) {
                             ok(libc::mount(
                                 host.as_ptr(),
                                 target.as_ptr(),

@@ -7,7 +7,6 @@
 //! Dropping the [`ServerProcess`] kills the whole group.
 
 use super::confine::{ChildSpec, PipedChild, ResourceLimits, spawn_piped};
-use super::kill_group;
 use super::spawn::Spawned;
 
 /// Address space a server may map. JavaScript engines reserve tens of GiB of address space
@@ -16,8 +15,6 @@ const SERVER_ADDRESS_SPACE: u64 = 256 << 30;
 
 /// A running program; its group is killed when this is dropped.
 pub(crate) struct ServerProcess {
-    /// Its process id (and group id).
-    pub(crate) pid: i32,
     child: Spawned,
 }
 
@@ -31,7 +28,7 @@ pub(crate) struct Pipes {
 impl ServerProcess {
     /// Kills the program's whole group and reaps it.
     pub(crate) fn kill(&mut self) {
-        kill_group(self.pid);
+        self.child.kill_group();
         let _ = self.child.wait();
     }
 
@@ -62,17 +59,13 @@ pub(crate) fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
             ..ResourceLimits::default()
         },
     )?;
-    let pid = i32::try_from(process.id()).unwrap_or(0);
     let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
-        kill_group(pid);
+        process.kill_group();
         let _ = process.wait();
         return Err("the server's pipes could not be opened".to_owned());
     };
     Ok((
-        ServerProcess {
-            pid,
-            child: process,
-        },
+        ServerProcess { child: process },
         Pipes {
             stdin,
             stdout,

@@ -114,13 +114,7 @@ impl SharedNamespaces {
 pub(crate) fn enter(cwd: &CStr) -> std::io::Result<()> {
     // SAFETY: system calls on NUL-terminated static strings and `cwd`.
     unsafe {
-        libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        );
+        super::procfs::mount(c"/proc");
         super::confine::check(libc::chdir(cwd.as_ptr()))
     }
 }

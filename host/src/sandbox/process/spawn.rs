@@ -22,11 +22,13 @@ const STACK_BYTES: usize = 256 << 10;
 /// The guard page at the stack's low end.
 const GUARD_BYTES: usize = 4096;
 
-/// A started child: its process id, and the stack its waiter may still run on.
+/// A started child: its process id, the stack its waiter may still run on, and its status once
+/// reaped (after which its id may be someone else's, so it is never waited on or signalled again).
 #[derive(Debug)]
 pub(crate) struct Spawned {
     pid: libc::pid_t,
     stack: Option<Stack>,
+    status: Option<std::process::ExitStatus>,
 }
 
 /// An anonymous mapping a cloned process runs on, unmapped only by its owner once that process
@@ -108,28 +110,28 @@ impl Spawned {
         u32::try_from(self.pid).unwrap_or(0)
     }
 
-    /// The child's status if it has ended (then its stack is freed), `None` while it runs.
+    /// The child's status if it has ended (reaped now or before), `None` while it runs.
     pub(crate) fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
         let mut status = 0;
-        // SAFETY: waitpid on our own child, without blocking.
+        // SAFETY: waitpid on our own child, not reaped yet, without blocking.
         match unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => Ok(None),
-            _ => {
-                if let Some(stack) = self.stack.take() {
-                    // The child that ran on it is reaped.
-                    stack.unmap();
-                }
-                Ok(Some(std::process::ExitStatus::from_raw(status)))
-            }
+            _ => Ok(Some(self.reaped(status))),
         }
     }
 
-    /// Waits for the child to end, then frees its stack.
+    /// Waits for the child to end (at once if it was reaped before).
     pub(crate) fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
         let mut status = 0;
         loop {
-            // SAFETY: waitpid on our own child.
+            // SAFETY: waitpid on our own child, not reaped yet.
             if unsafe { libc::waitpid(self.pid, &mut status, 0) } != -1 {
                 break;
             }
@@ -138,11 +140,25 @@ impl Spawned {
                 return Err(error);
             }
         }
+        Ok(self.reaped(status))
+    }
+
+    /// Kills the child's whole process group, unless the child was reaped: then its group has
+    /// ended (a PID namespace dies with its init) and its number may be someone else's.
+    pub(crate) fn kill_group(&self) {
+        if self.status.is_none() {
+            super::kill_group(self.pid);
+        }
+    }
+
+    /// Records the status of the reaped child and frees its stack (nobody runs on it now).
+    fn reaped(&mut self, status: libc::c_int) -> std::process::ExitStatus {
         if let Some(stack) = self.stack.take() {
-            // The child that ran on it is reaped.
             stack.unmap();
         }
-        Ok(std::process::ExitStatus::from_raw(status))
+        let status = std::process::ExitStatus::from_raw(status);
+        self.status = Some(status);
+        status
     }
 }
 
@@ -252,6 +268,7 @@ pub(crate) fn spawn(
         let mut spawned = Spawned {
             pid,
             stack: Some(stack),
+            status: None,
         };
         if got == code.len() {
             // It exits right after sending: reap it and free its stack.
