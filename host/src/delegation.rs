@@ -10,7 +10,7 @@ mod runner;
 mod scope;
 mod subsession;
 
-pub use agent::{AGENT_TOOL, AgentError, AgentReport, AgentRequest, AgentRunner};
+pub use agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 pub use narrowing::{ForkError, Narrowing};
 pub use runner::CommandRunner;
 pub use scope::DEFAULT_MAX_DELEGATION_DEPTH;

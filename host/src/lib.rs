@@ -36,14 +36,18 @@ mod runtime;
 mod sandbox;
 mod session;
 mod settings;
-mod wildcard;
+
+pub use janua_types::{
+    AGENT_TOOL, CapabilityClass, ContentBlock, DeferredCall, ErrorKind, ImageSource, ResultContent,
+    ToolResultBlock, ToolSpec, ToolUse,
+};
 
 pub use authoring::{
     ApprovalError, Finding, PluginReport, Severity, approve_plugin, check_plugin, component_digest,
     manifest_components, wit_version,
 };
 pub use delegation::{
-    AGENT_TOOL, AgentError, AgentReport, AgentRequest, AgentRunner, CommandRunner,
+    AgentError, AgentReport, AgentRequest, AgentRunner, CommandRunner,
     DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing, SubSession,
 };
 pub use hooks::{
@@ -57,25 +61,21 @@ pub use mcp::{
     DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
     DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
 };
-pub use output::{
-    ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
-};
+pub use output::{Normalization, Truncation};
 pub use permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
     UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
 };
 pub use pipeline::{
-    AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, DeferredCall, Dispatch,
-    ErrorKind, Failure, Outcome, ToolUse,
+    AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, Dispatch, Failure, Outcome,
 };
 pub use protocol::{
     DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
     serve_stream, tool_definitions,
 };
 pub use registry::{
-    Alias, AliasError, CapabilityClass, ManifestError, PluginApproval, RegistryError,
-    ToolSelection, ToolSource, ToolSpec,
+    Alias, AliasError, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
 };
 pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig, SessionEndReport,

@@ -21,9 +21,9 @@ pub use config::McpConfigError;
 pub(crate) use connection::{Connection, RequestError};
 pub(crate) use tools::{Converted, convert};
 
-use crate::registry::ToolSpec;
 use crate::sandbox::process::ChildSpec;
 use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+use janua_types::ToolSpec;
 
 /// How long a server has to start and list its tools (Claude Code's `MCP_TIMEOUT` default).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);

@@ -5,12 +5,10 @@
 //! how much was removed, and a success cut saves the whole output to
 //! `<session>/tool-results/<tool_use_id>.txt` (`externalize.rs`), where Read can page through it.
 
-mod block;
 mod externalize;
 mod normalize;
 mod truncate;
 
-pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
 pub use normalize::Normalization;
 pub use truncate::Truncation;
 

@@ -279,7 +279,7 @@ impl Policy {
                 held.text() == rule.text()
                     || (held.is_bare()
                         && (held.tool() == rule.tool()
-                            || crate::wildcard::matches(held.tool(), rule.tool())))
+                            || janua_types::wildcard::matches(held.tool(), rule.tool())))
             })
         })
     }
@@ -396,18 +396,14 @@ impl Policy {
     /// The decision these rules and this mode reach for a call of `tool` with `input`, before
     /// grants, hooks and any prompter (so `Ask` is possible). For embedders that want to show
     /// what would happen; the pipeline's decision also weighs grants and hook votes.
-    pub fn evaluate(
-        &self,
-        tool: &crate::registry::ToolSpec,
-        input: &serde_json::Value,
-    ) -> Decision {
+    pub fn evaluate(&self, tool: &janua_types::ToolSpec, input: &serde_json::Value) -> Decision {
         self.evaluate_in(tool, input, &self.context.cwd)
     }
 
     /// [`Policy::evaluate`] for a session whose shell is in `shell_directory`.
     pub(crate) fn evaluate_in(
         &self,
-        tool: &crate::registry::ToolSpec,
+        tool: &janua_types::ToolSpec,
         input: &serde_json::Value,
         shell_directory: &Path,
     ) -> Decision {
@@ -608,7 +604,7 @@ mod host_check_tests {
 #[cfg(test)]
 mod edit_rule_tests {
     use super::*;
-    use crate::registry::{CapabilityClass, ToolSpec};
+    use janua_types::{CapabilityClass, ToolSpec};
 
     fn editor(name: &str, field: &str) -> ToolSpec {
         ToolSpec {

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use janua_types::{DeferredCall, ErrorKind, ToolUse};
 use serde_json::Value;
 
 pub use batch::BatchDispatch;
@@ -33,7 +34,7 @@ pub use coerce::{Coercion, CoercionRule};
 
 pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
 pub(crate) use delegate::dispatch_scoped;
-pub use outcome::{AliasHop, DeferredCall, Dispatch, ErrorKind, Failure, Outcome, ToolUse};
+pub use outcome::{AliasHop, Dispatch, Failure, Outcome};
 pub(crate) use output::FAILURE_CHARS;
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
@@ -176,7 +177,7 @@ impl<'a> Stages<'a> {
         &self,
         event: crate::hooks::HookEvent,
         base: &pre_hooks::EventBase<'_>,
-        spec: &crate::registry::ToolSpec,
+        spec: &janua_types::ToolSpec,
         input: &Value,
         payload: &Value,
     ) -> Vec<crate::hooks::Ran<'a>> {

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use janua_types::{CapabilityClass, ToolSpec};
 use serde::Serialize;
 
 pub use aliases::{Alias, AliasError};
@@ -34,77 +35,6 @@ use crate::sandbox::limits::{DeclaredLimits, Limits};
 use crate::sandbox::{
     CallSetup, ComponentKind, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError, Wasm,
 };
-
-/// Side-effect class of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CapabilityClass {
-    /// Reads and discloses workspace data.
-    Read,
-    /// Mutates files.
-    Write,
-    /// Runs processes.
-    Process,
-    /// Talks to the network.
-    Network,
-    /// Proxies an MCP server.
-    Mcp,
-    /// Delegates work.
-    Agent,
-    /// Controls an external application.
-    External,
-}
-
-impl CapabilityClass {
-    /// The lower-case name used in listings.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CapabilityClass::Read => "read",
-            CapabilityClass::Write => "write",
-            CapabilityClass::Process => "process",
-            CapabilityClass::Network => "network",
-            CapabilityClass::Mcp => "mcp",
-            CapabilityClass::Agent => "agent",
-            CapabilityClass::External => "external",
-        }
-    }
-}
-
-/// What the model and the permission engine know about a tool.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct ToolSpec {
-    /// Canonical name.
-    pub name: String,
-    /// Description shown to the model.
-    pub description: String,
-    /// JSON Schema of the input object.
-    pub input_schema: serde_json::Value,
-    /// Side-effect class.
-    pub class: CapabilityClass,
-    /// True when the tool never mutates anything.
-    pub read_only: bool,
-    /// True when calls may run in parallel.
-    pub concurrency_safe: bool,
-    /// Input field that rule specifiers match; a path for read and write tools.
-    pub rule_field: Option<String>,
-    /// True when the component's `validate-input` checks this tool; false skips that call.
-    #[serde(default = "validates_by_default")]
-    pub validates_input: bool,
-}
-
-/// A spec that does not say is validated: skipping a check the tool wanted is the worse mistake.
-fn validates_by_default() -> bool {
-    true
-}
-
-impl ToolSpec {
-    /// The rule field when it names a path: read and write tools' rule fields are paths.
-    pub(crate) fn path_field(&self) -> Option<&str> {
-        matches!(self.class, CapabilityClass::Read | CapabilityClass::Write)
-            .then_some(self.rule_field.as_deref())
-            .flatten()
-    }
-}
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -350,14 +280,10 @@ impl Registry {
         let builtins = builtin::load(sandbox, config.operator_limits).await?;
         let mut builtin_names: Vec<String> = builtins.iter().map(|t| t.spec.name.clone()).collect();
         if config.agent {
-            builtin_names.push(crate::delegation::AGENT_TOOL.to_owned());
+            builtin_names.push(janua_types::AGENT_TOOL.to_owned());
         }
         let selected = config.selection.choose(&builtin_names)?;
-        if config.agent
-            && selected
-                .iter()
-                .any(|name| name == crate::delegation::AGENT_TOOL)
-        {
+        if config.agent && selected.iter().any(|name| name == janua_types::AGENT_TOOL) {
             let spec = crate::delegation::agent_spec();
             let validator = jsonschema::validator_for(&spec.input_schema)
                 .expect("the Agent tool's schema is valid");

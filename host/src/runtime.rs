@@ -19,10 +19,8 @@ use crate::hooks::{
 use crate::permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
-use crate::pipeline::{self, CheckReport, Dispatch, ToolUse};
-use crate::registry::{
-    Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource, ToolSpec,
-};
+use crate::pipeline::{self, CheckReport, Dispatch};
+use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::http::{NetRuntime, NetSettings};
 use crate::sandbox::limits::Limits;
@@ -30,6 +28,8 @@ use crate::sandbox::process::{DEFAULT_OUTPUT_CAP, ProcessSandbox, Shell, ShellCo
 use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
+use janua_types::ToolSpec;
+use janua_types::ToolUse;
 
 /// Everything that configures a runtime; the CLI fills it from flags.
 #[derive(Debug, Clone)]
@@ -859,7 +859,7 @@ fn check_rules(
                         tool.spec.input_schema["properties"].get(name).is_some()
                     });
                     if let Some(param) = rule.param_name()
-                        && tool.spec.name == crate::delegation::AGENT_TOOL
+                        && tool.spec.name == janua_types::AGENT_TOOL
                         && tool.spec.input_schema["properties"].get(param).is_none()
                     {
                         warnings.push(format!(

@@ -31,7 +31,6 @@ pub(crate) use bindings::WitDelegated;
 pub(crate) use bindings::WitImage;
 pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub use cache::CacheInfo;
-pub(crate) use cache::hex;
 pub(crate) use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
     ProgressSink, far_deadline,
@@ -66,7 +65,7 @@ pub(crate) struct Sandbox {
 /// SHA-256 of `bytes` in lower-case hex: how components are named in the cache and in approvals.
 pub(crate) fn hex_digest(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    cache::hex(&sha2::Sha256::digest(bytes))
+    janua_types::hex(&sha2::Sha256::digest(bytes))
 }
 
 /// A component, compiled and linked the first time it is needed (or at once, for hooks and
@@ -234,7 +233,7 @@ impl Sandbox {
     ) -> LoadedComponent {
         use sha2::Digest as _;
         let digest = digest.map_or_else(
-            || cache::hex(&sha2::Sha256::digest(wasm.bytes())),
+            || janua_types::hex(&sha2::Sha256::digest(wasm.bytes())),
             str::to_owned,
         );
         LoadedComponent {

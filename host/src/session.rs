@@ -9,12 +9,11 @@
 mod checkpoints;
 mod reads;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use janua_types::{unix_ms, write_atomically};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
@@ -69,7 +68,7 @@ struct SessionState {
     shell_cwd: Option<PathBuf>,
     /// Calls a PreToolUse hook deferred, waiting to be resumed.
     #[serde(default)]
-    deferred: Vec<crate::pipeline::DeferredCall>,
+    deferred: Vec<janua_types::DeferredCall>,
 }
 
 /// An open session.
@@ -110,7 +109,7 @@ impl Session {
             path: root.clone(),
             source,
         })?;
-        let digest = crate::sandbox::hex(&sha2::Sha256::digest(
+        let digest = janua_types::hex(&sha2::Sha256::digest(
             workspace.to_string_lossy().as_bytes(),
         ));
         let dir = root.join(&digest[..16]).join(id);
@@ -231,7 +230,7 @@ impl Session {
 
     /// Stores a deferred call (replacing one with the same id) and saves the state at once: the
     /// caller usually exits next and resumes the call from another process.
-    pub fn defer(&self, call: &crate::pipeline::DeferredCall) -> Result<(), SessionError> {
+    pub fn defer(&self, call: &janua_types::DeferredCall) -> Result<(), SessionError> {
         {
             let mut state = self.lock();
             state.deferred.retain(|stored| stored.id != call.id);
@@ -242,12 +241,12 @@ impl Session {
     }
 
     /// The deferred calls waiting in this session.
-    pub fn deferred(&self) -> Vec<crate::pipeline::DeferredCall> {
+    pub fn deferred(&self) -> Vec<janua_types::DeferredCall> {
         self.lock().deferred.clone()
     }
 
     /// Removes and returns deferred call `id`.
-    pub fn take_deferred(&self, id: &str) -> Option<crate::pipeline::DeferredCall> {
+    pub fn take_deferred(&self, id: &str) -> Option<janua_types::DeferredCall> {
         let mut state = self.lock();
         let index = state.deferred.iter().position(|call| call.id == id)?;
         self.dirty.store(true, Ordering::Relaxed);
@@ -300,17 +299,6 @@ impl Drop for Session {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so readers
-/// see the old or the new content, never a mix.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|error| error.error)?;
-    Ok(())
-}
-
 fn default_state_root() -> Option<PathBuf> {
     if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(state).join("janua"));
@@ -318,13 +306,6 @@ fn default_state_root() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(|home| PathBuf::from(home).join(".local/state/janua"))
-}
-
-pub(crate) fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
+use janua_types::AGENT_TOOL;
 use serde_json::json;
 
-use crate::registry::{CapabilityClass, ToolSpec};
 use crate::sandbox::BoxFuture;
 use crate::sandbox::limits::Limits;
-
-/// The Agent tool's canonical name.
-pub const AGENT_TOOL: &str = "Agent";
+use janua_types::{CapabilityClass, ToolSpec};
 
 /// The longest an agent run may take unless the operator's `--timeout` says more.
 const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::sandbox::grants::{FsAccess, Grants, NetGrant, ProcessGrant, ResolvedGrants};
-use crate::wildcard;
+use janua_types::wildcard;
 
 /// The most a call under a delegating tool or a sub-session may hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 
 use super::SubSession;
 use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
-use crate::pipeline::ToolUse;
 use crate::sandbox::BoxFuture;
 use crate::sandbox::process::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+use janua_types::ToolUse;
 
 /// The longest line a runner may write.
 const MAX_LINE: usize = 4 << 20;

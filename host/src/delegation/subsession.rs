@@ -5,8 +5,9 @@ use std::sync::atomic::AtomicBool;
 
 use super::narrowing::{ForkError, Narrowing, Parent};
 use super::scope::Scope;
-use crate::pipeline::{Dispatch, Stages, ToolUse};
+use crate::pipeline::{Dispatch, Stages};
 use crate::runtime::Runtime;
+use janua_types::ToolUse;
 
 /// A sub-session: the same session, with a tool set, rules and grants that are a subset of its
 /// parent's. Made by [`Runtime::fork`] or [`SubSession::fork`]; every call it dispatches runs the

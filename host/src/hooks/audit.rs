@@ -88,7 +88,7 @@ pub fn verify_audit_log(path: &Path) -> Result<AuditSummary, AuditError> {
         if !record["event"].is_object() {
             return Err(broken("no \"event\" object".to_owned()));
         }
-        previous = crate::sandbox::hex(&sha2::Sha256::digest(line));
+        previous = janua_types::hex(&sha2::Sha256::digest(line));
         lines = number;
     }
     Ok(AuditSummary {
@@ -109,7 +109,7 @@ mod tests {
                 "{{\"event\":{event},\"prev\":\"{previous}\",\"seq\":{}}}",
                 index + 1
             );
-            previous = crate::sandbox::hex(&sha2::Sha256::digest(line.as_bytes()));
+            previous = janua_types::hex(&sha2::Sha256::digest(line.as_bytes()));
             lines.push(line);
         }
         lines

@@ -32,14 +32,14 @@ pub(crate) fn cap_text(text: String, session_dir: &Path, label: &str) -> String 
         .collect();
     let path = session_dir.join("hook-output").join(format!(
         "{}-{}-{safe}.txt",
-        crate::session::unix_ms(),
+        janua_types::unix_ms(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let preview: String = text.chars().take(PREVIEW_CHARS).collect();
     let saved = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| crate::session::write_atomically(&path, text.as_bytes()));
+        .and_then(|()| janua_types::write_atomically(&path, text.as_bytes()));
     match saved {
         Ok(()) => format!(
             "{preview}\n[hook output of {length} characters is over the {MAX_HOOK_TEXT_CHARS}-character cap; all of it is in {}]",

@@ -39,8 +39,8 @@ pub fn write_example(name: &str, dir: &Path) -> Result<PathBuf, std::io::Error> 
     let created = !dir.exists();
     std::fs::create_dir_all(dir)?;
     let manifest_path = dir.join("janua.toml");
-    let written = crate::session::write_atomically(&dir.join(artifact), wasm)
-        .and_then(|()| crate::session::write_atomically(&manifest_path, manifest.as_bytes()));
+    let written = janua_types::write_atomically(&dir.join(artifact), wasm)
+        .and_then(|()| janua_types::write_atomically(&manifest_path, manifest.as_bytes()));
     if let Err(error) = written {
         // Nothing half-written: a directory holding a component without its manifest (or the
         // other way round) would be a broken plugin.

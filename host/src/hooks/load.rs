@@ -610,7 +610,7 @@ pub(crate) fn describe(entry: &HookEntry, tools: &[&str]) -> HookInfo {
 mod tests {
     use super::condition;
     use crate::permissions::{RuleContext, RuleSource, touches};
-    use crate::registry::{CapabilityClass, ToolSpec};
+    use janua_types::{CapabilityClass, ToolSpec};
 
     fn tool(name: &str, field: &str) -> ToolSpec {
         ToolSpec {

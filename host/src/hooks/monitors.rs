@@ -62,7 +62,7 @@ pub(crate) fn monitor_input(input: &Value) -> Value {
     json!({
         "janua_truncated": true,
         "bytes": text.len(),
-        "sha256": crate::sandbox::hex(&sha2::Sha256::digest(text.as_bytes())),
+        "sha256": janua_types::hex(&sha2::Sha256::digest(text.as_bytes())),
     })
 }
 
@@ -312,7 +312,7 @@ impl Monitors {
             "event": kind,
             "seq": self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             "session_id": &*self.session_id,
-            "time_ms": crate::session::unix_ms(),
+            "time_ms": janua_types::unix_ms(),
         });
         if let (Some(object), Value::Object(fields)) = (event.as_object_mut(), fields) {
             object.extend(fields);

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::{Handler, HookEntry, HookEvent, HookSet, Monitors};
 use crate::permissions::RuleContext;
-use crate::registry::ToolSpec;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::process::ProcessSandbox;
 use crate::sandbox::{FileAccess, Sandbox};
+use janua_types::ToolSpec;
 
 /// What hooks need from the runtime.
 pub(crate) struct HookEnv<'a> {

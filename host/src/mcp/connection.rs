@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::pipeline::ErrorKind;
 use crate::protocol::jsonrpc::{self, Incoming, code};
 use crate::sandbox::process::ChildSpec;
 use crate::sandbox::process::server::{Pipes, ServerProcess};
+use janua_types::ErrorKind;
 
 /// Longest line read from a server; a longer one ends the connection (the server is broken).
 const MAX_LINE: usize = 64 << 20;

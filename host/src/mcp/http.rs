@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use wasmtime_wasi_http::io::TokioIo;
 
 use super::connection::{RequestError, SERVER_VERSIONS, stopped};
-use crate::pipeline::ErrorKind;
 use crate::protocol::jsonrpc::{self, Incoming};
+use janua_types::ErrorKind;
 
 /// Largest response body or event read from a server.
 const MAX_BODY: usize = 64 << 20;

@@ -8,8 +8,8 @@ use base64::Engine as _;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::registry::{CapabilityClass, ToolSpec};
 use crate::sandbox::{WitContent, WitImage};
+use janua_types::{CapabilityClass, ToolSpec};
 
 /// Longest canonical name, as model APIs accept.
 const MAX_NAME: usize = 64;

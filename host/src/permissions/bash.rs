@@ -6,7 +6,7 @@
 //! exec-style wrappers (`sudo`, `env`, `exec`) that allow rules never look through.
 
 use super::shell::{ShellWord, Subcommand, join};
-use crate::wildcard;
+use janua_types::wildcard;
 
 /// Leading assignments an allow rule may look past: they change formatting, not what runs.
 const SAFE_ASSIGNMENTS: &[&str] = &[

@@ -16,7 +16,7 @@ use super::protected::is_protected;
 use super::read_only::{ReadOnly, read_only};
 use super::rules::{Family, Rule, RuleKind};
 use super::target::{PathCandidates, Target};
-use crate::registry::{CapabilityClass, ToolSpec};
+use janua_types::{CapabilityClass, ToolSpec};
 
 /// Allow, deny or ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

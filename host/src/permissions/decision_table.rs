@@ -9,7 +9,7 @@
 //! an additional directory.
 
 use super::{PermissionMode, Policy, Rule, RuleContext, RuleKind, RuleSource};
-use crate::registry::{CapabilityClass, ToolSpec};
+use janua_types::{CapabilityClass, ToolSpec};
 
 /// The built-in Bash tool's spec, as the decision sees it.
 pub(crate) fn bash() -> ToolSpec {

@@ -3,7 +3,7 @@
 //! the apex; elsewhere `*` spans one label (`example.*` matches `example.org`, not
 //! `example.evil.com`); `domain:*` matches every host.
 
-use crate::wildcard;
+use janua_types::wildcard;
 
 /// A compiled `domain:` pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]

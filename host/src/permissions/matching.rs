@@ -18,7 +18,7 @@ use super::rules::{
     Family, Rule, RuleContext, RuleKind, Specifier, ValueSpecifier, is_shell_tool, is_url_tool,
 };
 use super::target::{PathCandidates, Target};
-use crate::wildcard;
+use janua_types::wildcard;
 
 /// A call as rules see it.
 pub(crate) struct CallView<'a> {
@@ -126,7 +126,7 @@ fn param_reading(value: &ValueSpecifier, call: &CallView<'_>) -> Option<bool> {
     if !known {
         // `Agent(colour:red)` names a parameter the Agent tool does not have: it matches nothing
         // rather than being read as a sub-agent name (loading it warns).
-        return (call.tool == crate::delegation::AGENT_TOOL).then_some(false);
+        return (call.tool == janua_types::AGENT_TOOL).then_some(false);
     }
     let matched = match call.input.get(name) {
         Some(Value::String(text)) => wildcard::matches(pattern, text),
@@ -288,7 +288,7 @@ fn allows_other(rule: &Rule, call: &CallView<'_>) -> bool {
 /// touches every command rule, so the hook runs (fails open towards more checking).
 pub(crate) fn touches(
     rule: &Rule,
-    spec: &crate::registry::ToolSpec,
+    spec: &janua_types::ToolSpec,
     input: &Value,
     context: &RuleContext,
 ) -> bool {
@@ -308,7 +308,7 @@ pub(crate) fn touches(
     }
     let call = CallView {
         tool: &spec.name,
-        writes: spec.class == crate::registry::CapabilityClass::Write,
+        writes: spec.class == janua_types::CapabilityClass::Write,
         target: &target,
         input,
         schema: &spec.input_schema,

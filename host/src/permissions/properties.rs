@@ -14,7 +14,7 @@ use super::mode::PermissionMode;
 use super::paths::normalize;
 use super::rules::{Rule, RuleContext, RuleKind, RuleSource};
 use super::target::Target;
-use crate::registry::{CapabilityClass, ToolSpec};
+use janua_types::{CapabilityClass, ToolSpec};
 
 const ALLOWED: &[&str] = &["git", "ls", "npm", "cargo", "echo"];
 const OTHERS: &[&str] = &["rm", "curl", "sh", "python3", "dd", "chmod"];

@@ -367,7 +367,7 @@ impl Rule {
             return true;
         }
         if self.tool.contains('*') {
-            return crate::wildcard::matches(&self.tool, tool);
+            return janua_types::wildcard::matches(&self.tool, tool);
         }
         self.tool
             .strip_prefix("mcp__")

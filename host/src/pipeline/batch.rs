@@ -43,8 +43,8 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
         // them).
         let has_images = matches!(
             &result.block.content,
-            crate::output::ResultContent::Blocks(blocks)
-                if blocks.iter().any(|block| matches!(block, crate::output::ContentBlock::Image { .. }))
+            janua_types::ResultContent::Blocks(blocks)
+                if blocks.iter().any(|block| matches!(block, janua_types::ContentBlock::Image { .. }))
         );
         if used.saturating_add(tokens) <= budget || result.block.is_error || has_images {
             used = used.saturating_add(tokens);
@@ -57,7 +57,7 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
             Some(path) => Ok(path.clone()),
             None => std::fs::create_dir_all(dir).and_then(|()| {
                 let path = crate::output::result_file(dir, &result.outcome.tool_use_id);
-                crate::session::write_atomically(&path, text.as_bytes()).map(|()| path)
+                janua_types::write_atomically(&path, text.as_bytes()).map(|()| path)
             }),
         };
         let notice = match saved {
@@ -81,7 +81,7 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
         };
         result.outcome.estimated_tokens = u64::try_from(notice.len().div_ceil(4)).unwrap_or(0);
         used = used.saturating_add(result.outcome.estimated_tokens);
-        result.block.content = crate::output::ResultContent::Text(notice);
+        result.block.content = janua_types::ResultContent::Text(notice);
         result
             .outcome
             .warnings

@@ -10,8 +10,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use super::Stages;
-use super::outcome::{ErrorKind, Failure};
+use super::outcome::Failure;
 use crate::session::Pending;
+use janua_types::ErrorKind;
 
 /// What was saved before the call.
 pub(crate) struct Before {

@@ -9,15 +9,17 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Stages;
-use super::outcome::{ErrorKind, Failure};
+use super::outcome::Failure;
 use super::pre_hooks::EventBase;
 use crate::hooks::{DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
 use crate::permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
     Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
 };
-use crate::registry::{CapabilityClass, RegisteredTool};
+use crate::registry::RegisteredTool;
 use crate::sandbox::grants::{FsAccess, GrantContext};
+use janua_types::CapabilityClass;
+use janua_types::ErrorKind;
 
 /// Everything the decision stage reads besides the call.
 pub(crate) struct DecideContext<'a> {

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::outcome::{Dispatch, ErrorKind, Failure, ToolUse};
+use janua_types::{ErrorKind, ToolUse};
+
+use super::outcome::{Dispatch, Failure};
 use super::{Stages, refused};
 use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
 use crate::registry::{Backend, RegisteredTool};
@@ -219,7 +221,7 @@ impl Delegator for NestedCalls<'_> {
                 .ceiling
                 .delegate
                 .iter()
-                .any(|pattern| crate::wildcard::matches(pattern, canonical))
+                .any(|pattern| janua_types::wildcard::matches(pattern, canonical))
             {
                 let failure = Failure::new(
                     ErrorKind::PermissionDenied,

@@ -7,15 +7,17 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::Stages;
-use super::outcome::{ErrorKind, Failure};
+use super::outcome::Failure;
 use crate::output::head_and_tail;
-use crate::registry::{Backend, CapabilityClass, RegisteredTool};
+use crate::registry::{Backend, RegisteredTool};
 use crate::sandbox::http::NetPolicy;
 use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
 use crate::sandbox::process::ProcessAccess;
 use crate::sandbox::{
     CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, NetOutcome, WitContent,
 };
+use janua_types::CapabilityClass;
+use janua_types::ErrorKind;
 
 /// Largest structured result kept; larger ones are dropped with a warning (the content remains).
 const MAX_STRUCTURED_BYTES: usize = 8 << 20;

@@ -7,10 +7,8 @@ use std::path::Path;
 use base64::Engine as _;
 
 use super::outcome::Failure;
-use crate::output::{
-    ContentBlock, ImageSource, Normalization, ResultContent, ToolResultBlock, Truncation,
-    externalize, head_and_tail, normalize,
-};
+use crate::output::{Normalization, Truncation, externalize, head_and_tail, normalize};
+use janua_types::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
 
 /// Characters kept free for the truncation marker (its text, without the file note).
 const MARKER_RESERVE: usize = 200;
@@ -237,7 +235,7 @@ mod tests {
     #[test]
     fn failures_keep_head_and_tail_within_ten_thousand() {
         let failure = Failure::new(
-            crate::pipeline::ErrorKind::ToolFailed,
+            janua_types::ErrorKind::ToolFailed,
             format!("{}{}", "h".repeat(20_000), "t".repeat(20_000)),
         );
         let rendered = super::failure("t", &failure, 30_000, &[]);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::Stages;
 use super::pre_hooks::EventBase;
 use crate::hooks::{HookEvent, PostAnswer, Reply, cap_text};
-use crate::registry::ToolSpec;
+use janua_types::ToolSpec;
 
 /// Characters of the error text given to PostToolUseFailure hooks; longer errors are cut in the
 /// middle, as Claude Code does.

@@ -14,10 +14,11 @@
 use serde_json::{Value, json};
 
 use super::Stages;
-use super::outcome::{ErrorKind, Failure};
+use super::outcome::Failure;
 use crate::hooks::{HookEvent, OnError, PreAnswer, Reply, cap_text};
 use crate::permissions::{HookVote, VoteKind};
-use crate::registry::ToolSpec;
+use janua_types::ErrorKind;
+use janua_types::ToolSpec;
 
 /// What the PreToolUse hooks decided together.
 #[derive(Debug, Default)]

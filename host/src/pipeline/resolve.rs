@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use super::outcome::{AliasHop, ErrorKind, Failure};
+use janua_types::ErrorKind;
+
+use super::outcome::{AliasHop, Failure};
 use crate::registry::{RegisteredTool, Registry};
 
 /// The registered tool `name` means, and the alias hop taken to get there.

@@ -1,7 +1,9 @@
 //! Stage 3: validate the (coerced) input against the tool's JSON Schema, compiled once at load.
 //! Reports every violation with its JSON pointer.
 
-use super::outcome::{ErrorKind, Failure};
+use janua_types::ErrorKind;
+
+use super::outcome::Failure;
 use crate::registry::RegisteredTool;
 
 /// Most violations listed in one result.

@@ -12,11 +12,12 @@ use std::time::Duration;
 use super::Stages;
 use super::execute::MAX_ERROR_CHARS;
 use super::execute::failure_from_guest;
-use super::outcome::{ErrorKind, Failure};
+use super::outcome::Failure;
 use crate::output::head_and_tail;
 use crate::registry::{RegisteredTool, ToolSource};
 use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{CallContext, CallSetup, GuestReply, GuestRequest};
+use janua_types::ErrorKind;
 
 /// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),
 /// so that one dispatch takes at most this plus the call's own timeout.

@@ -3,13 +3,13 @@
 
 use serde_json::{Value, json};
 
-use crate::registry::ToolSpec;
+use janua_types::ToolSpec;
 
 /// MCP's behaviour hints, from what janua knows of the tool: read-only tools change nothing
 /// (and repeat without effect); write and process tools may destroy; network, MCP and external
 /// tools reach beyond the machine.
 fn annotations(spec: &ToolSpec) -> Value {
-    use crate::registry::CapabilityClass;
+    use janua_types::CapabilityClass;
     let destructive = !spec.read_only
         && matches!(
             spec.class,

@@ -25,8 +25,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::jsonrpc::{self, Incoming, code};
-use crate::pipeline::{ErrorKind, Failure, ToolUse};
+use crate::pipeline::Failure;
 use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
+use janua_types::{ErrorKind, ToolUse};
 
 pub use http::{HttpServe, serve_mcp_http};
 pub(crate) use peer::Peer;
@@ -156,7 +157,7 @@ impl Server {
         for warning in runtime.warnings() {
             tracing::warn!("{warning}");
         }
-        let specs: Vec<crate::registry::ToolSpec> =
+        let specs: Vec<janua_types::ToolSpec> =
             runtime.tools().into_iter().map(|tool| tool.spec).collect();
         let tools_list = super::tool_definitions(&specs, super::DefinitionFormat::Mcp);
         let runtime = Arc::new(runtime);
@@ -198,7 +199,7 @@ impl Server {
                     };
                     match reload {
                         Ok(_) => {
-                            let specs: Vec<crate::registry::ToolSpec> =
+                            let specs: Vec<janua_types::ToolSpec> =
                                 server.runtime.tools().into_iter().map(|tool| tool.spec).collect();
                             *server
                                 .tools_list

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use crate::permissions::{PermissionRequest, PromptAnswer};
-use crate::pipeline::{BatchDispatch, ErrorKind, ToolUse};
+use crate::pipeline::BatchDispatch;
+use janua_types::{ErrorKind, ToolUse};
 
 /// What one input line asks for.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use super::messages::{Inbound, batch_lines, error_line, parse_line};
 use super::prompter::{LineWriter, StreamPrompter};
-use crate::pipeline::ToolUse;
 use crate::runtime::{BatchOptions, DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
+use janua_types::ToolUse;
 
 /// How `janua run` behaves.
 #[derive(Debug, Clone)]

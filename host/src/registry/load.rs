@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{CapabilityClass, ComponentEntry, RegisteredTool, RegistryError, ToolSource, ToolSpec};
+use janua_types::{CapabilityClass, ToolSpec};
+
+use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource};
 use crate::sandbox::grants::ResolvedGrants;
 use crate::sandbox::{
     CallSetup, FileAccess, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,

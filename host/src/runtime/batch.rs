@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::Runtime;
-use crate::pipeline::{self, BatchDispatch, ToolUse};
+use crate::pipeline::{self, BatchDispatch};
+use janua_types::ToolUse;
 
 /// How [`Runtime::dispatch_batch_with`] schedules a batch.
 #[derive(Debug, Clone)]
@@ -121,7 +122,7 @@ impl Runtime {
                     Err(error) => pipeline::refused(
                         &unanswered,
                         pipeline::Failure::new(
-                            pipeline::ErrorKind::Internal,
+                            janua_types::ErrorKind::Internal,
                             format!("janua failed while running this call: {error}"),
                         ),
                     ),
@@ -163,7 +164,7 @@ impl Runtime {
                 if repeated {
                     // Two calls with one id would share a cancel handle and a result slot.
                     let failure = pipeline::Failure::new(
-                        pipeline::ErrorKind::InvalidInput,
+                        janua_types::ErrorKind::InvalidInput,
                         format!(
                             "the tool_use id {:?} appears more than once in this batch; each call needs its own id",
                             call.id

@@ -263,8 +263,3 @@ fn store(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}

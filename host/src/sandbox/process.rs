@@ -665,7 +665,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     let group = i32::try_from(process.id()).unwrap_or(0);
     let spool_path = config.spool_dir.join(format!(
         "process-{}-{}.log",
-        crate::session::unix_ms(),
+        janua_types::unix_ms(),
         shell.next_spool.fetch_add(1, Ordering::Relaxed)
     ));
     let spool = match Spool::start(output, spool_path, config.output_cap, move || {
@@ -728,7 +728,7 @@ fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
                     .set_aside
                     .lock()
                     .unwrap_or_else(|poison| poison.into_inner()) =
-                    view::set_aside(&absent, u128::from(crate::session::unix_ms()));
+                    view::set_aside(&absent, u128::from(janua_types::unix_ms()));
                 let status = status.unwrap_or_else(|_| std::process::ExitStatus::from_raw(-1));
                 *child
                     .exit

@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
-use super::{SessionError, unix_ms, write_atomically};
+use janua_types::{unix_ms, write_atomically};
+
+use super::SessionError;
 
 /// How long an unreferenced blob is spared: longer than any call may run (the longest timeout
 /// is ten minutes), so another process's call in progress never loses its saved content.
@@ -501,7 +503,7 @@ fn referenced_bytes(index: &Index) -> u64 {
 }
 
 fn hex_digest(bytes: &[u8]) -> String {
-    crate::sandbox::hex(&sha2::Sha256::digest(bytes))
+    janua_types::hex(&sha2::Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -529,5 +529,5 @@ pub(crate) fn update_settings_file(
     }
     let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
     bytes.push(b'\n');
-    crate::session::write_atomically(path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
+    janua_types::write_atomically(path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
 }

@@ -49,7 +49,7 @@ impl HttpServe {
         .map_err(|error| format!("cannot read /dev/urandom: {error}"))?;
         Ok(Self {
             address,
-            token: crate::sandbox::hex(&bytes),
+            token: janua_types::hex(&bytes),
         })
     }
 }

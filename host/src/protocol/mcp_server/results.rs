@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::Reply;
-use crate::output::{ContentBlock, ResultContent};
 use crate::pipeline::Dispatch;
 use crate::protocol::jsonrpc;
+use janua_types::{ContentBlock, ResultContent};
 
 /// `{"content","isError","structuredContent"?,"_meta"}`: the same text the model would get in a
 /// `tool_result`, with janua's `error_kind` and result file in `_meta`.

@@ -30,7 +30,7 @@ impl TryFrom<String> for EnvGrant {
 impl EnvGrant {
     /// True when `name` matches this grant.
     pub(crate) fn matches(&self, name: &str) -> bool {
-        crate::wildcard::matches(&self.0, name)
+        janua_types::wildcard::matches(&self.0, name)
     }
 }
 

@@ -63,7 +63,7 @@ impl ProcessGrant {
                 .args
                 .iter()
                 .zip(args)
-                .all(|(pattern, arg)| crate::wildcard::matches(pattern, arg))
+                .all(|(pattern, arg)| janua_types::wildcard::matches(pattern, arg))
     }
 
     /// True when this grant lets a run set variable `name`.

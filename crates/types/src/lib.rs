@@ -1,0 +1,18 @@
+//! janua's vocabulary: the types every layer of the runtime speaks, and nothing that acts.
+//!
+//! Architecture invariant: this crate depends on `serde`, `serde_json` and `tempfile` only. It
+//! knows no rule, no sandbox, no engine and no protocol; every other janua crate may depend on
+//! it, and it on none of them. A type belongs here when two sibling crates (permissions, confine,
+//! sandbox, mcp) or a crate and the runtime above it both need it.
+#![warn(missing_docs)]
+
+mod block;
+mod error_kind;
+mod helpers;
+mod tool;
+pub mod wildcard;
+
+pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
+pub use error_kind::ErrorKind;
+pub use helpers::{hex, unix_ms, write_atomically};
+pub use tool::{AGENT_TOOL, CapabilityClass, DeferredCall, ToolSpec, ToolUse};
