@@ -9,7 +9,7 @@ use std::path::{Component, Path};
 
 use serde_json::Value;
 
-use crate::permissions::{Rule, RuleContext, RuleKind, RuleSource, split_command};
+use janua_permissions::{Rule, RuleContext, RuleKind, RuleSource, split_command};
 
 /// The rule parser: any text, as any rule kind, parses or fails with a typed error; a parsed
 /// rule reparses to the same text.
@@ -58,7 +58,7 @@ pub fn path_normalization(data: &[u8]) {
     } else {
         format!("/{cwd}")
     };
-    let normalized = crate::permissions::paths::normalize(Path::new(&cwd), path);
+    let normalized = janua_permissions::paths::normalize(Path::new(&cwd), path);
     assert!(normalized.is_absolute(), "{normalized:?} is not absolute");
     assert!(
         normalized
@@ -68,7 +68,7 @@ pub fn path_normalization(data: &[u8]) {
     );
     let spelled = normalized.to_string_lossy().into_owned();
     if normalized.to_str().is_some() {
-        let again = crate::permissions::paths::normalize(Path::new("/"), &spelled);
+        let again = janua_permissions::paths::normalize(Path::new("/"), &spelled);
         assert_eq!(again, normalized, "normalization is not idempotent");
     }
 }

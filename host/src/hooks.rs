@@ -45,7 +45,7 @@ pub(crate) use monitors::{Controls, MAX_QUEUE, MONITOR_EVENTS, Monitors, monitor
 pub(crate) use run::{CallRef, HookEnv, Ran, Reply};
 pub(crate) use wasm::WasmHook;
 
-use crate::permissions::Rule;
+use janua_permissions::Rule;
 
 /// Lifecycle events hooks can subscribe to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

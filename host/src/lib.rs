@@ -28,7 +28,6 @@ pub mod fuzzing;
 mod hooks;
 mod mcp;
 mod output;
-mod permissions;
 mod pipeline;
 mod protocol;
 mod registry;
@@ -56,17 +55,17 @@ pub use hooks::{
     MonitorStats, OnError, PostAnswer, PreAnswer, ProgressListener, RequestAnswer, SessionAnswer,
     SkippedExtension, example_names, verify_audit_log, write_example,
 };
+pub use janua_permissions::{
+    DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
+    PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
+    UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
+};
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
     DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
     DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
 };
 pub use output::{Normalization, Truncation};
-pub use permissions::{
-    DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
-    PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
-    UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
-};
 pub use pipeline::{
     AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, Dispatch, Failure, Outcome,
 };

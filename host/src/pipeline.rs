@@ -38,12 +38,12 @@ pub use outcome::{AliasHop, Dispatch, Failure, Outcome};
 pub(crate) use output::FAILURE_CHARS;
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
-use crate::permissions::{Policy, Prompter, Verdict};
 use crate::registry::Registry;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
 use crate::sandbox::{CallContext, FileAccess, Sandbox};
 use crate::session::Checkpoints;
+use janua_permissions::{Policy, Prompter, Verdict};
 
 /// What the stages share for one dispatch.
 #[derive(Clone)]
@@ -397,9 +397,9 @@ struct Reached {
     hooked_input: Value,
     /// The input the decision judged (a PreToolUse rewrite, checked again).
     input: Value,
-    vote: Option<crate::permissions::HookVote>,
-    decision: crate::permissions::Decision,
-    target: crate::permissions::Target,
+    vote: Option<janua_permissions::HookVote>,
+    decision: janua_permissions::Decision,
+    target: janua_permissions::Target,
     /// Context PreToolUse hooks added, for the result.
     notes: Vec<String>,
 }
@@ -786,7 +786,7 @@ pub struct CheckReport {
     /// The canonical tool, once resolved.
     pub tool: Option<String>,
     /// The decision before any prompter (`None` when the tool could not be resolved).
-    pub decision: Option<crate::permissions::Decision>,
+    pub decision: Option<janua_permissions::Decision>,
     /// The first stage that failed before the decision, if any.
     pub stage_error: Option<Failure>,
     /// The input the decision saw.

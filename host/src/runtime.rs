@@ -16,9 +16,6 @@ use crate::hooks::{
     Controls, ExtensionsReport, Handler, Hook, HookEntry, HookEvent, HookSet, Matcher,
     MatcherError, MonitorInfo, Monitors, OnError, SkippedExtension,
 };
-use crate::permissions::{
-    Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
-};
 use crate::pipeline::{self, CheckReport, Dispatch};
 use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource};
 use crate::sandbox::grants::GrantContext;
@@ -28,6 +25,9 @@ use crate::sandbox::process::{DEFAULT_OUTPUT_CAP, ProcessSandbox, Shell, ShellCo
 use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
+use janua_permissions::{
+    Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
+};
 use janua_types::ToolSpec;
 use janua_types::ToolUse;
 

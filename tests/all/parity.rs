@@ -19,23 +19,23 @@ use crate::support::Fixture;
 const DECISION_TABLES: &[(&str, &str)] = &[
     (
         "critical.tsv",
-        include_str!("../../host/src/permissions/critical.tsv"),
+        include_str!("../../crates/permissions/src/critical.tsv"),
     ),
     (
         "read_only.tsv",
-        include_str!("../../host/src/permissions/read_only.tsv"),
+        include_str!("../../crates/permissions/src/read_only.tsv"),
     ),
     (
         "edit_commands.tsv",
-        include_str!("../../host/src/permissions/edit_commands.tsv"),
+        include_str!("../../crates/permissions/src/edit_commands.tsv"),
     ),
     (
         "fail_closed.tsv",
-        include_str!("../../host/src/permissions/fail_closed.tsv"),
+        include_str!("../../crates/permissions/src/fail_closed.tsv"),
     ),
     (
         "directories.tsv",
-        include_str!("../../host/src/permissions/directories.tsv"),
+        include_str!("../../crates/permissions/src/directories.tsv"),
     ),
 ];
 
@@ -113,7 +113,7 @@ fn decision_rows(places: &Places) -> Vec<Row> {
 
 /// The matcher table's Bash rows, each as its rule in the default mode.
 fn vector_rows(places: &Places) -> Vec<Row> {
-    let text = include_str!("../../host/src/permissions/vectors.tsv");
+    let text = include_str!("../../crates/permissions/src/vectors.tsv");
     let unescape = |field: &str| {
         field
             .replace("\\\\", "\u{0}")

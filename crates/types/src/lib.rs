@@ -7,12 +7,14 @@
 #![warn(missing_docs)]
 
 mod block;
+mod checks;
 mod error_kind;
 mod helpers;
 mod tool;
 pub mod wildcard;
 
 pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
+pub use checks::{HiddenPaths, HostCheck};
 pub use error_kind::ErrorKind;
 pub use helpers::{hex, unix_ms, write_atomically};
 pub use tool::{AGENT_TOOL, CapabilityClass, DeferredCall, ToolSpec, ToolUse};

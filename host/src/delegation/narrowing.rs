@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::ceiling::Ceiling;
 use super::scope::Scope;
-use crate::permissions::{PermissionMode, Policy, Rule, RuleKind, RuleSource};
 use crate::registry::Registry;
 use crate::sandbox::grants::{GrantContext, Grants};
+use janua_permissions::{PermissionMode, Policy, Rule, RuleKind, RuleSource};
 
 /// What a sub-session keeps of its parent. Every field can only narrow: the default keeps
 /// everything.
@@ -215,7 +215,7 @@ pub(crate) fn fork(
 #[cfg(test)]
 mod tests {
     use super::mode_narrows;
-    use crate::permissions::PermissionMode::{self, *};
+    use janua_permissions::PermissionMode::{self, *};
 
     #[test]
     fn a_fork_may_keep_or_lower_its_mode_but_not_move_sideways() {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::ceiling::Ceiling;
-use crate::permissions::Policy;
+use janua_permissions::Policy;
 
 /// The default depth limit of nested calls (`delegation_depth_exceeded` beyond it).
 pub const DEFAULT_MAX_DELEGATION_DEPTH: u32 = 3;

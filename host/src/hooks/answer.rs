@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::permissions::VoteKind;
+use janua_permissions::VoteKind;
 
 /// Fields every hook answer may carry.
 #[derive(Debug, Clone, Default, Deserialize)]

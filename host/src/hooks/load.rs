@@ -17,11 +17,11 @@ use super::monitors::{DEFAULT_QUEUE, MonitorSpec};
 use super::wasm::WasmHook;
 use super::{DEFAULT_HOOK_TIMEOUT, Handler, HookEntry, HookEvent, HookSet, Matcher, OnError};
 use crate::Error;
-use crate::permissions::{Rule, RuleContext, RuleKind, RuleSource};
 use crate::registry::{Extension, ExtensionEntry, ManifestError, RegistryError};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::{FileAccess, ResidentSetup, Sandbox};
 use crate::settings::SettingsError;
+use janua_permissions::{Rule, RuleContext, RuleKind, RuleSource};
 
 pub(crate) use crate::settings::ScopedHook as SettingsHook;
 
@@ -609,7 +609,7 @@ pub(crate) fn describe(entry: &HookEntry, tools: &[&str]) -> HookInfo {
 #[cfg(test)]
 mod tests {
     use super::condition;
-    use crate::permissions::{RuleContext, RuleSource, touches};
+    use janua_permissions::{RuleContext, RuleSource, touches};
     use janua_types::{CapabilityClass, ToolSpec};
 
     fn tool(name: &str, field: &str) -> ToolSpec {

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Handler, HookEntry, HookEvent, HookSet, Monitors};
-use crate::permissions::RuleContext;
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::process::ProcessSandbox;
 use crate::sandbox::{FileAccess, Sandbox};
+use janua_permissions::RuleContext;
 use janua_types::ToolSpec;
 
 /// What hooks need from the runtime.
@@ -132,7 +132,7 @@ impl HookSet {
                 // Claude Code).
                 Some(rule) => call.is_some_and(|call| {
                     event.is_tool_event()
-                        && crate::permissions::touches(rule, call.spec, call.input, rules)
+                        && janua_permissions::touches(rule, call.spec, call.input, rules)
                 }),
             })
             .collect()

@@ -12,12 +12,12 @@ use super::Stages;
 use super::outcome::Failure;
 use super::pre_hooks::EventBase;
 use crate::hooks::{DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
-use crate::permissions::{
+use crate::registry::RegisteredTool;
+use crate::sandbox::grants::{FsAccess, GrantContext};
+use janua_permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
     Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
 };
-use crate::registry::RegisteredTool;
-use crate::sandbox::grants::{FsAccess, GrantContext};
 use janua_types::CapabilityClass;
 use janua_types::ErrorKind;
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::coerce::Coercion;
 use crate::output::Truncation;
-use crate::permissions::Decision;
+use janua_permissions::Decision;
 use janua_types::{DeferredCall, ErrorKind, ToolResultBlock};
 
 /// Why a call did not succeed.

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::Stages;
 use super::outcome::Failure;
 use crate::hooks::{HookEvent, OnError, PreAnswer, Reply, cap_text};
-use crate::permissions::{HookVote, VoteKind};
+use janua_permissions::{HookVote, VoteKind};
 use janua_types::ErrorKind;
 use janua_types::ToolSpec;
 

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::permissions::{PermissionRequest, PromptAnswer};
 use crate::pipeline::BatchDispatch;
+use janua_permissions::{PermissionRequest, PromptAnswer};
 use janua_types::{ErrorKind, ToolUse};
 
 /// What one input line asks for.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::messages::control_request;
-use crate::permissions::{PermissionRequest, PromptAnswer, Prompter};
+use janua_permissions::{PermissionRequest, PromptAnswer, Prompter};
 
 /// Writes one output line.
 pub(crate) type LineWriter = Arc<dyn Fn(serde_json::Value) + Send + Sync>;

@@ -36,7 +36,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
@@ -49,8 +48,7 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
-/// Decides whether a host path is hidden from guests.
-pub(crate) type HiddenPaths = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+pub(crate) use janua_types::HiddenPaths;
 
 /// Per-call bookkeeping: the hidden set, the write scope, and the paths of every descriptor and
 /// listing.
@@ -192,7 +190,7 @@ impl PathView {
         let hidden_links = self.hidden_links.get_or_init(|| {
             let mut found = std::collections::HashSet::new();
             for root in &self.roots {
-                crate::permissions::walk(root, |name, entry| {
+                janua_permissions::walk(root, |name, entry| {
                     if entry.file_type().is_ok_and(|kind| kind.is_file())
                         && name.ancestors().any(|path| hidden(path))
                         && let Ok(meta) = entry.metadata()
@@ -807,7 +805,7 @@ mod tests {
 
     fn view_hiding_env(root: &Path) -> PathView {
         let hidden_file = root.join(".env");
-        let hidden: HiddenPaths = Arc::new(move |path: &Path| path == hidden_file);
+        let hidden: HiddenPaths = std::sync::Arc::new(move |path: &Path| path == hidden_file);
         let mut view = PathView::new(Some(hidden), None);
         view.descriptors.insert(0, Spelling::same(root));
         view

@@ -48,8 +48,7 @@ const MAX_RECORDED: usize = 8;
 /// Requests one call may send; a guest looping on requests is refused after that.
 const MAX_REQUESTS_PER_CALL: u32 = 100;
 
-/// The permission rules' verdict on one host: `Err` names the rule or reason that refuses it.
-pub(crate) type HostCheck = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+pub(crate) use janua_types::HostCheck;
 
 /// Operator settings for outgoing HTTP, fixed for the runtime's life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,7 +198,7 @@ impl NetPolicy {
         }
         let url = url::Url::parse(&format!("{}://{authority}/", scheme.as_str()))
             .map_err(|error| format!("the authority {authority:?} is not valid: {error}"))?;
-        let host = crate::permissions::url_host(url.as_str())
+        let host = janua_permissions::url_host(url.as_str())
             .ok_or_else(|| format!("the authority {authority:?} has no host"))?;
         let port = url.port().unwrap_or(scheme.default_port());
         let Some(grant) = self

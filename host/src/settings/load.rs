@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::SettingsError;
 use super::file::{RuleEntry, Settings};
 use crate::Error;
-use crate::permissions::{
+use janua_permissions::{
     PermissionMode, Policy, Rule, RuleContext, RuleError, RuleKind, RuleSource, example_matches,
     split_rule_list,
 };

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 
-use crate::permissions::{PermissionRequest, PromptAnswer, Prompter};
 use crate::protocol::jsonrpc;
+use janua_permissions::{PermissionRequest, PromptAnswer, Prompter};
 
 type Answer = Result<Value, Value>;
 

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cdp::Connection;
-use crate::permissions::Enforceable;
 use crate::sandbox::process::{
     ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, Spawned, SyscallProfile, ViewRules,
     spawn_with,
 };
+use janua_permissions::Enforceable;
 
 /// Where Chromium is looked for when `JANUA_BROWSER` does not name it. Debian's `/usr/bin/chromium`
 /// is a shell wrapper; the binary behind it comes first.

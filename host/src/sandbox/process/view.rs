@@ -23,7 +23,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::permissions::{
+use janua_permissions::{
     Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, other_names, walk,
 };
 

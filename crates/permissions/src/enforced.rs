@@ -16,7 +16,7 @@ use super::rules::{Family, RuleKind};
 
 /// Where a rule's paths are, in a shape a mount can cover.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Reach {
+pub enum Reach {
     /// One file or directory.
     Path(PathBuf),
     /// A directory and everything under it (`dir/**`).
@@ -35,18 +35,18 @@ pub(crate) enum Reach {
 
 /// The deny rules' paths by what the kernel does with them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Enforceable {
+pub struct Enforceable {
     /// `Read(...)` denials: masked.
-    pub(crate) hidden: Vec<Reach>,
+    pub hidden: Vec<Reach>,
     /// `Edit(...)` denials: read-only.
-    pub(crate) read_only: Vec<Reach>,
+    pub read_only: Vec<Reach>,
     /// Rules with a pattern no mount expresses (enforced by the decision only).
-    pub(crate) decision_only: Vec<String>,
+    pub decision_only: Vec<String>,
 }
 
 impl Policy {
     /// The deny rules' paths the kernel can enforce for a child.
-    pub(crate) fn enforceable(&self) -> Enforceable {
+    pub fn enforceable(&self) -> Enforceable {
         let mut enforceable = Enforceable::default();
         for rule in self.rules(RuleKind::Deny) {
             let (Some(family), Some(pattern)) = (rule.family(), rule.path_pattern()) else {
@@ -101,11 +101,11 @@ fn reach(glob: &str) -> Option<Reach> {
 
 /// Entries one walk of a root visits at most (names at any depth, other names of a file); past
 /// it, the rest is left to the decision (and named in the docs' limits).
-pub(crate) const WALK_LIMIT: usize = 20_000;
+pub const WALK_LIMIT: usize = 20_000;
 
 /// The regular files under `root` that are one of the files `identities` names by device and
 /// inode (see [`walk`]).
-pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
+pub fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
     walk(root, |_, entry| {
         entry.file_type().is_ok_and(|kind| kind.is_file())
             && entry.metadata().is_ok_and(|meta| {
@@ -116,12 +116,9 @@ pub(crate) fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf
 
 /// The entries under `root` that `pick` chooses (given each entry's path and the entry, whose
 /// `file_type` costs no system call where the file system reports types and whose `metadata`
-/// is an `lstat`: ask for it last). A bounded walk ([`WALK_LIMIT`] entries): it descends into
+/// is an `lstat`: ask for it last). A bounded walk (`WALK_LIMIT`, 20,000 entries): it descends into
 /// every directory it did not pick, except `.git/`, and never through a symlink.
-pub(crate) fn walk(
-    root: &Path,
-    mut pick: impl FnMut(&Path, &std::fs::DirEntry) -> bool,
-) -> Vec<PathBuf> {
+pub fn walk(root: &Path, mut pick: impl FnMut(&Path, &std::fs::DirEntry) -> bool) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     let mut visited = 0;
@@ -150,7 +147,7 @@ pub(crate) fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::{Rule, RuleContext, RuleSource};
+    use crate::{Rule, RuleContext, RuleSource};
 
     #[test]
     fn deny_rules_become_reaches_a_mount_expresses() {

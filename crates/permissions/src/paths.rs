@@ -4,7 +4,7 @@
 use std::path::{Component, Path, PathBuf};
 
 /// `path` made absolute against `cwd`, with `.` and `..` resolved lexically.
-pub(crate) fn normalize(cwd: &Path, path: &str) -> PathBuf {
+pub fn normalize(cwd: &Path, path: &str) -> PathBuf {
     let joined = if Path::new(path).is_absolute() {
         PathBuf::from(path)
     } else {

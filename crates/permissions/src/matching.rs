@@ -21,23 +21,23 @@ use super::target::{PathCandidates, Target};
 use janua_types::wildcard;
 
 /// A call as rules see it.
-pub(crate) struct CallView<'a> {
+pub struct CallView<'a> {
     /// The canonical tool name.
-    pub(crate) tool: &'a str,
+    pub tool: &'a str,
     /// True for write-class tools.
-    pub(crate) writes: bool,
+    pub writes: bool,
     /// What the call presents.
-    pub(crate) target: &'a Target,
+    pub target: &'a Target,
     /// The input, for parameter rules.
-    pub(crate) input: &'a Value,
+    pub input: &'a Value,
     /// The tool's input schema, for parameter rules.
-    pub(crate) schema: &'a Value,
+    pub schema: &'a Value,
     /// The policy's path index with this call's memo; `None` matches each pattern directly.
-    pub(crate) hits: Option<&'a PathHits<'a>>,
+    pub hits: Option<&'a PathHits<'a>>,
 }
 
 /// The first deny or ask rule that blocks the call.
-pub(crate) fn blocking<'r>(
+pub fn blocking<'r>(
     rules: impl IntoIterator<Item = &'r Rule>,
     call: &CallView<'_>,
 ) -> Option<&'r Rule> {
@@ -46,7 +46,7 @@ pub(crate) fn blocking<'r>(
 
 /// The allow rules that together cover every part of the call, or `None`. `write_ok` says whether
 /// a file a command writes is allowed without a rule (acceptEdits inside the workspace).
-pub(crate) fn allowing<'r>(
+pub fn allowing<'r>(
     rules: &[&'r Rule],
     call: &CallView<'_>,
     write_ok: &dyn Fn(&PathCandidates) -> bool,
@@ -220,7 +220,7 @@ fn any_blocked_path(
 
 /// True when `rule` is a Read-family rule with a path specifier matching `path` (absolute): such
 /// a deny rule hides the path from every guest's filesystem view.
-pub(crate) fn hides_path(rule: &Rule, path: &Path) -> bool {
+pub fn hides_path(rule: &Rule, path: &Path) -> bool {
     rule.family() == Some(Family::Read)
         && match &rule.specifier {
             Specifier::Value(value) => value.param.is_none() && path_matches(value, path, None),
@@ -286,7 +286,7 @@ fn allows_other(rule: &Rule, call: &CallView<'_>) -> bool {
 /// True when `rule` touches a call of `spec` with `input`: when ANY part of the call matches, the
 /// way deny and ask rules match (a hook's `if` condition). A command that cannot be parsed
 /// touches every command rule, so the hook runs (fails open towards more checking).
-pub(crate) fn touches(
+pub fn touches(
     rule: &Rule,
     spec: &janua_types::ToolSpec,
     input: &Value,
@@ -320,7 +320,7 @@ pub(crate) fn touches(
 /// True when `rule` matches `example` the way it would match a call: a string is the value of
 /// the tool's rule field (a command, a path relative to the working directory, a URL), an object
 /// is a whole input. Allow rules must cover the whole example; deny and ask rules any part.
-pub(crate) fn example_matches(rule: &Rule, example: &Value, context: &RuleContext) -> bool {
+pub fn example_matches(rule: &Rule, example: &Value, context: &RuleContext) -> bool {
     let tool = if rule.tool().contains('*') {
         rule.tool().replace('*', "x")
     } else {
@@ -330,12 +330,7 @@ pub(crate) fn example_matches(rule: &Rule, example: &Value, context: &RuleContex
 }
 
 /// True when `rule` matches a call of `tool` with `example` (see [`example_matches`]).
-pub(crate) fn call_matches(
-    rule: &Rule,
-    tool: &str,
-    example: &Value,
-    context: &RuleContext,
-) -> bool {
+pub fn call_matches(rule: &Rule, tool: &str, example: &Value, context: &RuleContext) -> bool {
     let tool = tool.to_owned();
     let (field, path_tool) = if is_shell_tool(&tool) {
         ("command", false)
@@ -384,7 +379,7 @@ pub(crate) fn call_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::rules::RuleSource;
+    use crate::rules::RuleSource;
     const A: RuleKind = RuleKind::Allow;
     const D: RuleKind = RuleKind::Deny;
 

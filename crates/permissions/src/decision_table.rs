@@ -12,7 +12,7 @@ use super::{PermissionMode, Policy, Rule, RuleContext, RuleKind, RuleSource};
 use janua_types::{CapabilityClass, ToolSpec};
 
 /// The built-in Bash tool's spec, as the decision sees it.
-pub(crate) fn bash() -> ToolSpec {
+pub fn bash() -> ToolSpec {
     ToolSpec {
         name: "Bash".into(),
         description: String::new(),
@@ -27,7 +27,7 @@ pub(crate) fn bash() -> ToolSpec {
 
 /// Runs every row of `text` (the contents of `file`), failing with every row that decides
 /// otherwise; `at_least` guards against a table that silently lost its rows.
-pub(crate) fn run(file: &str, text: &str, at_least: usize) {
+pub fn run(file: &str, text: &str, at_least: usize) {
     let mut failures = Vec::new();
     let mut rows = 0;
     for (index, line) in text.lines().enumerate() {

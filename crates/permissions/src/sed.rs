@@ -18,7 +18,7 @@ const SAFE_COMMANDS: &[&str] = &[
 
 /// A `sed` command's scripts (its `-e`/`--expression` values, else its first operand) and the
 /// files it names; `None` for a script file (`-f`) or a flag not known to be harmless.
-pub(crate) fn sed_scripts(args: &[ShellWord]) -> Option<(Vec<&str>, Vec<&ShellWord>)> {
+pub fn sed_scripts(args: &[ShellWord]) -> Option<(Vec<&str>, Vec<&ShellWord>)> {
     let mut scripts = Vec::new();
     let mut named = Vec::new();
     let mut expect_script = false;
@@ -71,7 +71,7 @@ pub(crate) fn sed_scripts(args: &[ShellWord]) -> Option<(Vec<&str>, Vec<&ShellWo
 /// True when every command of `script` (split at `;` and newlines, after a line-number address)
 /// only prints, deletes, quits or substitutes plainly. A `;` inside a substitution splits it and
 /// so counts as unsafe: the check errs towards an exact rule.
-pub(crate) fn safe_script(script: &str) -> bool {
+pub fn safe_script(script: &str) -> bool {
     script.split(['\n', ';']).all(|command| {
         let body = command.trim().trim_start_matches(|c: char| {
             c.is_ascii_digit() || matches!(c, ',' | '$' | '~' | '+' | ' ' | '!')
@@ -81,7 +81,7 @@ pub(crate) fn safe_script(script: &str) -> bool {
 }
 
 /// `s<d>pattern<d>replacement<d>flags` with only harmless flags.
-pub(crate) fn plain_substitution(script: &str) -> bool {
+pub fn plain_substitution(script: &str) -> bool {
     let Some(rest) = script.strip_prefix('s') else {
         return false;
     };

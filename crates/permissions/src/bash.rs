@@ -34,7 +34,7 @@ const SAFE_ASSIGNMENTS: &[&str] = &[
 
 /// Wrappers deny rules also look through (allow rules do not: they run their argument with
 /// different privileges or environment).
-pub(crate) const EXEC_WRAPPERS: &[&str] = &[
+pub const EXEC_WRAPPERS: &[&str] = &[
     "exec", "env", "sudo", "doas", "setsid", "ionice", "chrt", "taskset", "watch", "flock",
     "unbuffer", "chroot", "runuser", "su", "xargs", "setarch", "linux32", "linux64", "i386",
     "x86_64", "prlimit", "setpriv", "choom", "unshare", "numactl", "nsenter", "cgexec",
@@ -42,7 +42,7 @@ pub(crate) const EXEC_WRAPPERS: &[&str] = &[
 
 /// A parsed Bash rule specifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CommandPattern {
+pub enum CommandPattern {
     /// Claude Code's text pattern.
     Text {
         /// The pattern, `:*` rewritten to ` *`.
@@ -55,7 +55,7 @@ pub(crate) enum CommandPattern {
 /// `argv:PROGRAM [-flag | --long[=glob] | !-flag | operand-glob]...`: matches the parsed argument
 /// vector, so flag bundles (`-rf`, `-fr`, `-r -f`) and `--flag=value` mean one thing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ArgvPattern {
+pub struct ArgvPattern {
     program: String,
     required: Vec<Flag>,
     forbidden: Vec<Flag>,
@@ -72,7 +72,7 @@ enum Flag {
 
 impl CommandPattern {
     /// Parses a Bash specifier.
-    pub(crate) fn parse(specifier: &str) -> Result<Self, String> {
+    pub fn parse(specifier: &str) -> Result<Self, String> {
         if let Some(rest) = specifier.strip_prefix("argv:") {
             return ArgvPattern::parse(rest).map(Self::Argv);
         }
@@ -85,7 +85,7 @@ impl CommandPattern {
 
     /// True when the pattern matches one form of a subcommand.
     #[cfg(test)]
-    pub(crate) fn matches(&self, words: &[ShellWord]) -> bool {
+    pub fn matches(&self, words: &[ShellWord]) -> bool {
         match self {
             Self::Text { pattern } => text_matches(pattern, &join(words)),
             Self::Argv(argv) => argv.matches(words),
@@ -95,11 +95,11 @@ impl CommandPattern {
 
 /// One spelling of a subcommand: its words and their text joined by single spaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Form {
+pub struct Form {
     /// The words.
-    pub(crate) words: Vec<ShellWord>,
+    pub words: Vec<ShellWord>,
     /// The words joined by single spaces.
-    pub(crate) text: String,
+    pub text: String,
 }
 
 impl Form {
@@ -111,21 +111,21 @@ impl Form {
 
 /// What allow and deny rules see of one subcommand, computed once per call.
 #[derive(Debug, Clone)]
-pub(crate) struct SubcommandForms {
+pub struct SubcommandForms {
     /// The form allow rules see (`None`: no pattern may allow it).
-    pub(crate) allow: Option<Form>,
+    pub allow: Option<Form>,
     /// Why only an exact rule (no `*`, the whole command) may allow `allow`: the command runs
     /// another command or deletes files through an exec wrapper or `find` action.
-    pub(crate) exact_only: Option<String>,
+    pub exact_only: Option<String>,
     /// Every form deny and ask rules see.
-    pub(crate) deny: Vec<Form>,
+    pub deny: Vec<Form>,
     /// True for a subcommand that only redirects (`> file`).
-    pub(crate) redirect_only: bool,
+    pub redirect_only: bool,
 }
 
 impl SubcommandForms {
     /// The forms of `sub`.
-    pub(crate) fn new(sub: &Subcommand) -> Self {
+    pub fn new(sub: &Subcommand) -> Self {
         let allow = allow_form(sub).map(Form::new);
         Self {
             exact_only: allow.as_ref().and_then(|form| exact_only(&form.words)),
@@ -143,7 +143,7 @@ impl SubcommandForms {
 impl CommandPattern {
     /// True when the pattern matches `form` (the deny and ask reading: a program name that is a
     /// glob matches when it could expand to the pattern's program).
-    pub(crate) fn matches_form(&self, form: &Form) -> bool {
+    pub fn matches_form(&self, form: &Form) -> bool {
         match self {
             Self::Text { pattern } => {
                 text_matches(pattern, &form.text) || glob_program_matches(pattern, form)
@@ -155,7 +155,7 @@ impl CommandPattern {
     /// True when the pattern may allow `form`: an argv pattern reads flags, so every argument
     /// must be a plain word (a brace or `${IFS}` could hide a flag). With `exact_only` only a text
     /// pattern without `*` that is the whole command allows it.
-    pub(crate) fn allows_form(&self, form: &Form, exact_only: bool) -> bool {
+    pub fn allows_form(&self, form: &Form, exact_only: bool) -> bool {
         match self {
             Self::Text { pattern } if exact_only => !pattern.contains('*') && *pattern == form.text,
             Self::Argv(_) if exact_only => false,
@@ -198,7 +198,7 @@ fn glob_program_matches(pattern: &str, form: &Form) -> bool {
 
 /// Claude Code's Bash text matching: `*` spans anything including spaces; a trailing ` *` also
 /// matches the bare prefix, so `ls *` matches `ls` and `ls -la` but not `lsof`.
-pub(crate) fn text_matches(pattern: &str, text: &str) -> bool {
+pub fn text_matches(pattern: &str, text: &str) -> bool {
     if wildcard::matches(pattern, text) {
         return true;
     }
@@ -370,7 +370,7 @@ fn short_alias(program: &str, name: &str) -> Option<char> {
 /// The one form allow rules see: wrappers stripped, past safe assignments only. `None` when no
 /// pattern rule may allow the subcommand (an unsafe assignment, a program that is not a literal
 /// word, or a bare assignment that changes the environment of later commands).
-pub(crate) fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
+pub fn allow_form(sub: &Subcommand) -> Option<Vec<ShellWord>> {
     if sub
         .assignments
         .iter()
@@ -410,7 +410,7 @@ const FIND_EXEC_ACTIONS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir", "-del
 /// Code's exec wrappers (CHANGELOG 2.1.113), and `find` with an action that runs a command or
 /// deletes, or with an argument only known at run time (a glob or expansion could become
 /// `-exec`).
-pub(crate) fn exact_only(words: &[ShellWord]) -> Option<String> {
+pub fn exact_only(words: &[ShellWord]) -> Option<String> {
     let (program, args) = words.split_first()?;
     let base = program.text.rsplit('/').next().unwrap_or_default();
     if EXACT_ONLY_WRAPPERS.contains(&base) {
@@ -536,7 +536,7 @@ fn find_exec_commands(args: &[ShellWord]) -> Vec<Vec<ShellWord>> {
 }
 
 /// Every form deny and ask rules see.
-pub(crate) fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
+pub fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
     let mut forms: Vec<Vec<ShellWord>> = Vec::new();
     let mut pending = vec![sub.words.clone()];
     while let Some(words) = pending.pop() {
@@ -608,7 +608,7 @@ fn expand_braces(word: &ShellWord) -> Option<Vec<ShellWord>> {
 }
 
 /// Claude Code's wrappers, which allow rules look through.
-pub(crate) const STRIPPED_WRAPPERS: &[&str] = &[
+pub const STRIPPED_WRAPPERS: &[&str] = &[
     "timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "xargs",
 ];
 
@@ -623,7 +623,7 @@ fn stdin_arguments() -> ShellWord {
 
 /// Strips one wrapper (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `builtin`,
 /// `noglob`, bare `xargs`) with its own options, if the words start with one.
-pub(crate) fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
+pub fn strip_one_wrapper(words: &[ShellWord]) -> Option<&[ShellWord]> {
     let (first, rest) = words.split_first()?;
     if !first.literal || first.glob {
         return None;

@@ -15,18 +15,18 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
 /// Where relative rule paths are anchored.
 #[derive(Debug, Clone)]
-pub(crate) struct Anchors<'a> {
+pub struct Anchors<'a> {
     /// The working directory (`./x`, `x`).
-    pub(crate) cwd: &'a Path,
+    pub cwd: &'a Path,
     /// `$HOME` (`~/x`); `None` makes `~/` rules an error.
-    pub(crate) home: Option<&'a Path>,
+    pub home: Option<&'a Path>,
     /// The settings scope's root (`/x`).
-    pub(crate) scope_root: &'a Path,
+    pub scope_root: &'a Path,
 }
 
 /// A compiled path specifier.
 #[derive(Debug, Clone)]
-pub(crate) struct PathPattern {
+pub struct PathPattern {
     id: u32,
     globs: Vec<Glob>,
     matchers: Vec<GlobMatcher>,
@@ -34,11 +34,7 @@ pub(crate) struct PathPattern {
 
 impl PathPattern {
     /// Compiles `specifier`; `broad` is true for deny and ask rules.
-    pub(crate) fn compile(
-        specifier: &str,
-        broad: bool,
-        anchors: &Anchors<'_>,
-    ) -> Result<Self, String> {
+    pub fn compile(specifier: &str, broad: bool, anchors: &Anchors<'_>) -> Result<Self, String> {
         let (base, relative, any_depth_allowed) = if let Some(rest) = specifier.strip_prefix("//") {
             (PathBuf::from("/"), rest, false)
         } else if specifier == "~" || specifier.starts_with("~/") {
@@ -104,17 +100,17 @@ impl PathPattern {
     }
 
     /// This pattern's number, unique in the process.
-    pub(crate) fn id(&self) -> u32 {
+    pub fn id(&self) -> u32 {
         self.id
     }
 
     /// The globs it matches with (any one matching is a match).
-    pub(crate) fn globs(&self) -> &[Glob] {
+    pub fn globs(&self) -> &[Glob] {
         &self.globs
     }
 
     /// True when the absolute, normalized `path` matches.
-    pub(crate) fn matches(&self, path: &Path) -> bool {
+    pub fn matches(&self, path: &Path) -> bool {
         self.matchers.iter().any(|matcher| matcher.is_match(path))
     }
 }

@@ -19,7 +19,7 @@ use super::shell::ShellWord;
 use super::target::{CommandTarget, PathCandidates, Target};
 
 /// What the read-only set says of a command line.
-pub(crate) enum ReadOnly<'p> {
+pub enum ReadOnly<'p> {
     /// Every subcommand is read-only; the reason names the programs.
     Yes(String),
     /// It is read-only but names a file a Read deny rule hides.
@@ -91,7 +91,7 @@ const GIT_WRITERS: &[&str] = &[
 ];
 
 /// Whether `command` is in the read-only set (see the module docs).
-pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> ReadOnly<'p> {
+pub fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> ReadOnly<'p> {
     if command.parsed.opaque.is_some()
         || command.parsed.subcommands.is_empty()
         || !command.writes.is_empty()
@@ -165,7 +165,7 @@ pub(crate) fn read_only<'p>(command: &CommandTarget, policy: &'p Policy) -> Read
 
 /// The files a read-only program names, or `None` when the program or one of its arguments is
 /// not read-only. `moved`: an earlier `cd` on the line went somewhere other than the workspace.
-pub(crate) fn operands_of(name: &str, args: &[ShellWord], moved: bool) -> Option<Vec<ShellWord>> {
+pub fn operands_of(name: &str, args: &[ShellWord], moved: bool) -> Option<Vec<ShellWord>> {
     let mut named: Vec<ShellWord> = named_files(name, args, moved)?
         .into_iter()
         .cloned()
@@ -263,7 +263,7 @@ fn named_files<'w>(name: &str, args: &'w [ShellWord], moved: bool) -> Option<Vec
 
 /// The operands of `args` (words not starting with `-`, and every word after `--`), skipping the
 /// value of each flag in `valued`.
-pub(crate) fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w ShellWord> {
+pub fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w ShellWord> {
     let mut found = Vec::new();
     let mut options_done = false;
     let mut skip_next = false;
@@ -284,7 +284,7 @@ pub(crate) fn files<'w>(args: &'w [ShellWord], valued: &[&str]) -> Vec<&'w Shell
 /// The value of every `--name=value` argument, as a word of its own: such a value may name a file
 /// (`--target-directory=DIR`, `--from-file=FILE`); judged as a path, a value that is not one at worst
 /// makes the command ask.
-pub(crate) fn flag_values(args: &[ShellWord]) -> Vec<ShellWord> {
+pub fn flag_values(args: &[ShellWord]) -> Vec<ShellWord> {
     args.iter()
         .filter_map(|word| {
             let (_, value) = word.text.strip_prefix("--")?.split_once('=')?;
@@ -298,7 +298,7 @@ pub(crate) fn flag_values(args: &[ShellWord]) -> Vec<ShellWord> {
 }
 
 /// The part of a name before its first globbed component (the whole name when it has no glob).
-pub(crate) fn glob_directory(word: &ShellWord) -> &str {
+pub fn glob_directory(word: &ShellWord) -> &str {
     if !word.glob {
         return &word.text;
     }

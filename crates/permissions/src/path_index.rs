@@ -14,7 +14,7 @@ use super::path_pattern::PathPattern;
 
 /// The compiled set and which pattern each of its globs belongs to.
 #[derive(Debug, Clone)]
-pub(crate) struct PathIndex {
+pub struct PathIndex {
     set: GlobSet,
     /// `owners[i]`: the id of the pattern glob `i` came from.
     owners: Vec<u32>,
@@ -25,7 +25,7 @@ pub(crate) struct PathIndex {
 impl PathIndex {
     /// Indexes `patterns`. A set that fails to build (it cannot: each glob compiled alone)
     /// leaves an empty index, and every pattern is matched directly.
-    pub(crate) fn build<'p>(patterns: impl IntoIterator<Item = &'p PathPattern>) -> Self {
+    pub fn build<'p>(patterns: impl IntoIterator<Item = &'p PathPattern>) -> Self {
         let mut builder = GlobSetBuilder::new();
         let mut owners = Vec::new();
         let mut indexed = Vec::new();
@@ -58,7 +58,7 @@ impl PathIndex {
 
 impl PathIndex {
     /// True when any indexed pattern matches `path`.
-    pub(crate) fn any_match(&self, path: &Path) -> bool {
+    pub fn any_match(&self, path: &Path) -> bool {
         self.set.is_match(path)
     }
 }
@@ -67,7 +67,7 @@ impl PathIndex {
 /// handful of spellings and each rule asks about each, so the memo is a short list searched by
 /// the spelling's address first (the rules ask with the call's own stored paths) and its bytes
 /// second: hashing a path for every rule cost more than the set search it saved.
-pub(crate) struct PathHits<'i> {
+pub struct PathHits<'i> {
     index: &'i PathIndex,
     seen: RefCell<Vec<Seen>>,
 }
@@ -80,7 +80,7 @@ struct Seen {
 
 impl<'i> PathHits<'i> {
     /// An empty memo over `index`.
-    pub(crate) fn new(index: &'i PathIndex) -> Self {
+    pub fn new(index: &'i PathIndex) -> Self {
         Self {
             index,
             seen: RefCell::default(),
@@ -89,7 +89,7 @@ impl<'i> PathHits<'i> {
 
     /// True when `pattern` matches `path`: from the set for an indexed pattern (one search per
     /// distinct path, then a lookup), directly otherwise.
-    pub(crate) fn matches(&self, pattern: &PathPattern, path: &Path) -> bool {
+    pub fn matches(&self, pattern: &PathPattern, path: &Path) -> bool {
         if self.index.indexed.binary_search(&pattern.id()).is_err() {
             return pattern.matches(path);
         }
@@ -128,7 +128,7 @@ impl<'i> PathHits<'i> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::path_pattern::Anchors;
+    use crate::path_pattern::Anchors;
 
     #[test]
     fn the_index_agrees_with_each_pattern_matched_alone() {

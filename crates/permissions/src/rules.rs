@@ -68,7 +68,7 @@ impl RuleSource {
 
     /// Where `/path` specifiers are anchored: the project root for project settings, the settings
     /// file's directory for user and `--settings` files, the working directory otherwise.
-    pub(crate) fn scope_root(&self, cwd: &Path) -> PathBuf {
+    pub fn scope_root(&self, cwd: &Path) -> PathBuf {
         let parent = |file: &Path| {
             file.parent()
                 .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)
@@ -123,7 +123,7 @@ pub struct RuleError {
 
 /// The tool families Claude Code's path rules cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Family {
+pub enum Family {
     /// Read, Grep, Glob, LS: `Read(...)` rules.
     Read,
     /// Edit, Write, NotebookEdit, MultiEdit: `Edit(...)` rules.
@@ -132,7 +132,7 @@ pub(crate) enum Family {
 
 impl Family {
     /// The family a tool name belongs to, if any.
-    pub(crate) fn of(tool: &str) -> Option<Self> {
+    pub fn of(tool: &str) -> Option<Self> {
         match tool {
             "Read" | "Grep" | "Glob" | "LS" | "LSP" => Some(Family::Read),
             "Edit" | "Write" | "NotebookEdit" | "MultiEdit" => Some(Family::Edit),
@@ -142,18 +142,18 @@ impl Family {
 }
 
 /// True for tools whose specifier is a shell command line.
-pub(crate) fn is_shell_tool(tool: &str) -> bool {
+pub fn is_shell_tool(tool: &str) -> bool {
     matches!(tool, "Bash" | "Monitor")
 }
 
 /// True for tools whose specifier is a URL (`domain:` rules).
-pub(crate) fn is_url_tool(tool: &str) -> bool {
+pub fn is_url_tool(tool: &str) -> bool {
     matches!(tool, "WebFetch" | "Browser")
 }
 
 /// A rule's specifier.
 #[derive(Debug, Clone)]
-pub(crate) enum Specifier {
+pub enum Specifier {
     /// Bare, or `(*)`.
     Any,
     /// `domain:host-pattern`.
@@ -164,15 +164,15 @@ pub(crate) enum Specifier {
 
 /// A specifier's text with every reading prepared.
 #[derive(Debug, Clone)]
-pub(crate) struct ValueSpecifier {
+pub struct ValueSpecifier {
     /// The text as written.
-    pub(crate) raw: String,
+    pub raw: String,
     /// Its reading as a Bash pattern.
-    pub(crate) command: Option<CommandPattern>,
+    pub command: Option<CommandPattern>,
     /// Its reading as a path pattern.
-    pub(crate) path: Option<PathPattern>,
+    pub path: Option<PathPattern>,
     /// `name:value`, read as a parameter rule when the tool has an input property `name`.
-    pub(crate) param: Option<(String, String)>,
+    pub param: Option<(String, String)>,
 }
 
 /// One parsed rule.
@@ -335,7 +335,7 @@ impl Rule {
     }
 
     /// The parameter name of a `Tool(param:value)` specifier, if it has that shape.
-    pub(crate) fn param_name(&self) -> Option<&str> {
+    pub fn param_name(&self) -> Option<&str> {
         match &self.specifier {
             Specifier::Value(value) => value.param.as_ref().map(|(name, _)| name.as_str()),
             _ => None,
@@ -343,12 +343,12 @@ impl Rule {
     }
 
     /// The path family of the rule's tool (Read or Edit), if any.
-    pub(crate) fn family(&self) -> Option<Family> {
+    pub fn family(&self) -> Option<Family> {
         self.family
     }
 
     /// The rule's path pattern, when its specifier reads as one.
-    pub(crate) fn path_pattern(&self) -> Option<&super::path_pattern::PathPattern> {
+    pub fn path_pattern(&self) -> Option<&super::path_pattern::PathPattern> {
         match &self.specifier {
             Specifier::Value(value) => value.path.as_ref(),
             Specifier::Any | Specifier::Domain(_) => None,
@@ -362,7 +362,7 @@ impl Rule {
 
     /// True when the tool-name part names `tool`: exactly, as a glob, or as an MCP server
     /// (`mcp__github` covers `mcp__github__issues`).
-    pub(crate) fn matches_name(&self, tool: &str) -> bool {
+    pub fn matches_name(&self, tool: &str) -> bool {
         if self.tool == tool {
             return true;
         }
@@ -381,7 +381,7 @@ impl Rule {
 
     /// True when the tool-name part has a glob outside a literal `mcp__<server>__` prefix, which
     /// allow rules may not use: a broad allow glob is how tools get approved by accident.
-    pub(crate) fn has_broad_name_glob(&self) -> bool {
+    pub fn has_broad_name_glob(&self) -> bool {
         let Some(star) = self.tool.find('*') else {
             return false;
         };
@@ -434,7 +434,7 @@ pub fn split_rule_list(value: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    pub(crate) fn context() -> RuleContext {
+    pub fn context() -> RuleContext {
         RuleContext {
             cwd: PathBuf::from("/ws"),
             home: Some(PathBuf::from("/home/u")),

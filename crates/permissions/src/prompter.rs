@@ -130,7 +130,7 @@ impl Prompter for TtyPrompter {
 /// The exact allow rules that would cover this call next time: one per subcommand for shell
 /// tools (at most five), the absolute path for path tools, the value for plugin tools, the bare
 /// name otherwise. Values holding `*` get no suggestion, since `*` would widen the rule.
-pub(crate) fn suggest_rule(tool: &str, target: &Target) -> Vec<String> {
+pub fn suggest_rule(tool: &str, target: &Target) -> Vec<String> {
     match target {
         Target::Command(command) => {
             if command.parsed.opaque.is_some() {

@@ -14,7 +14,7 @@ use super::shell::{self, ShellCommand, ShellWord};
 
 /// What rules are matched against for one call.
 #[derive(Debug, Clone)]
-pub(crate) enum Target {
+pub enum Target {
     /// The tool has no rule field, or the call left it out.
     None,
     /// A shell command line.
@@ -34,55 +34,55 @@ pub(crate) enum Target {
 
 /// A command line with the files it redirects into and reads.
 #[derive(Debug, Clone)]
-pub(crate) struct CommandTarget {
+pub struct CommandTarget {
     /// The split command.
-    pub(crate) parsed: ShellCommand,
+    pub parsed: ShellCommand,
     /// Each subcommand's forms, in the order of `parsed.subcommands`.
-    pub(crate) forms: Vec<SubcommandForms>,
+    pub forms: Vec<SubcommandForms>,
     /// The command line as given, trimmed: deny patterns also see what the parser could not
     /// split.
-    pub(crate) raw: String,
+    pub raw: String,
     /// Files written through redirections.
-    pub(crate) writes: Vec<PathCandidates>,
+    pub writes: Vec<PathCandidates>,
     /// Files well-known programs change (`tee`, `cp`/`mv` destinations, `rm`, `sed -i`, ...):
     /// Edit deny rules and protected paths see them; allow rules do not require them, as in
     /// Claude Code, where `Bash(rm *)` needs no Edit rule.
-    pub(crate) program_writes: Vec<PathCandidates>,
+    pub program_writes: Vec<PathCandidates>,
     /// Files read through `<` or by well-known file readers (`cat`, `head`, ...).
-    pub(crate) reads: Vec<PathCandidates>,
+    pub reads: Vec<PathCandidates>,
     /// A write target that cannot be resolved before running (`> $F`, `> ~/x`, `> *.log`).
-    pub(crate) unresolved_write: Option<String>,
+    pub unresolved_write: Option<String>,
     /// Where each `cd`/`pushd` goes (`None`: somewhere not known before it runs, such as `cd -`
     /// or `cd $DIR`). Leaving the workspace makes the later commands run elsewhere (a `git` there
     /// runs that repository's hooks and pager), so pattern rules do not allow it.
-    pub(crate) cd_targets: Vec<Option<PathCandidates>>,
+    pub cd_targets: Vec<Option<PathCandidates>>,
     /// A file a well-known program changes that is named by a pattern or expansion
     /// (`cp x $DIR/.git/config`).
-    pub(crate) unresolved_program_write: Option<String>,
+    pub unresolved_program_write: Option<String>,
     /// A file a reader names by a pattern or expansion (`cat .en?`, `cat $F`), which Read deny
     /// rules cannot check before it runs.
-    pub(crate) unresolved_read: Option<String>,
+    pub unresolved_read: Option<String>,
     /// The directory the line starts in: the session shell's, which an earlier call's `cd` may
     /// have moved from the workspace root.
-    pub(crate) start: PathBuf,
+    pub start: PathBuf,
 }
 
 /// One path in every spelling rules must consider.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PathCandidates {
+pub struct PathCandidates {
     /// `..`, `.` and duplicate slashes resolved lexically.
-    pub(crate) lexical: PathBuf,
+    pub lexical: PathBuf,
     /// Symlinks resolved (for the longest existing prefix), `..` taken after each link as the
     /// kernel takes it.
-    pub(crate) physical: PathBuf,
+    pub physical: PathBuf,
     /// True when the path as given climbs with `..`: allow rules never match such a path, so
     /// `docs/../.git/x` cannot ride on an allow rule for `docs/**`.
-    pub(crate) climbs: bool,
+    pub climbs: bool,
 }
 
 impl PathCandidates {
     /// Candidates for `raw` relative to `cwd` (`~/` expanded with `home`).
-    pub(crate) fn new(raw: &str, cwd: &Path, home: Option<&Path>) -> Self {
+    pub fn new(raw: &str, cwd: &Path, home: Option<&Path>) -> Self {
         let expanded = match (raw.strip_prefix("~/"), home) {
             (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
             _ if raw == "~" => home.map_or_else(
@@ -107,7 +107,7 @@ impl PathCandidates {
     }
 
     /// Every distinct spelling.
-    pub(crate) fn all(&self) -> impl Iterator<Item = &Path> {
+    pub fn all(&self) -> impl Iterator<Item = &Path> {
         let physical = (self.physical != self.lexical).then_some(self.physical.as_path());
         std::iter::once(self.lexical.as_path()).chain(physical)
     }
@@ -186,7 +186,7 @@ const PATTERN_FIRST_READERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "sed", 
 impl Target {
     /// The target of a call to `tool` whose rule field is `field` (read from `input`), with
     /// relative names read from `cwd`.
-    pub(crate) fn new(
+    pub fn new(
         tool: &str,
         field: Option<&str>,
         path_tool: bool,
@@ -199,7 +199,7 @@ impl Target {
 
     /// [`Target::new`] with two directories `(workspace, shell)`: paths are read from the
     /// workspace, a command line from the session shell's directory, where it runs.
-    pub(crate) fn in_directories(
+    pub fn in_directories(
         tool: &str,
         field: Option<&str>,
         path_tool: bool,
@@ -236,7 +236,7 @@ impl CommandTarget {
     /// The directories relative names of the line may be read from: where it starts, then every
     /// directory a `cd` (or `git -C`, `env -C`, ...) of the line names (a subcommand may run after
     /// any of them).
-    pub(crate) fn run_directories(&self) -> Vec<PathBuf> {
+    pub fn run_directories(&self) -> Vec<PathBuf> {
         std::iter::once(self.start.clone())
             .chain(
                 self.cd_targets

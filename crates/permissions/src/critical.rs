@@ -15,29 +15,26 @@ use super::shell::ShellWord;
 use super::target::{CommandTarget, PathCandidates};
 
 /// Where the critical directories of a call are.
-pub(crate) struct Roots<'a> {
+pub struct Roots<'a> {
     /// The workspace: it and every directory above it are critical.
-    pub(crate) workspace: &'a Path,
+    pub workspace: &'a Path,
     /// The user's home directory.
-    pub(crate) home: Option<&'a Path>,
+    pub home: Option<&'a Path>,
     /// The additional directories: each and every directory above it are critical.
-    pub(crate) additional: &'a [PathBuf],
+    pub additional: &'a [PathBuf],
 }
 
 /// A removal no rule, hook or mode may approve.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CriticalRemoval {
+pub struct CriticalRemoval {
     /// The operand as written (quotes removed).
-    pub(crate) operand: String,
+    pub operand: String,
     /// What it is, in words: "the filesystem root", "the workspace", ...
-    pub(crate) what: String,
+    pub what: String,
 }
 
 /// The first critical removal in `command`, if any.
-pub(crate) fn critical_removal(
-    command: &CommandTarget,
-    roots: &Roots<'_>,
-) -> Option<CriticalRemoval> {
+pub fn critical_removal(command: &CommandTarget, roots: &Roots<'_>) -> Option<CriticalRemoval> {
     let bases = command.run_directories();
     command
         .forms
@@ -225,9 +222,9 @@ mod tests {
     /// evaluated: hooks "cannot approve rm/rmdir of a critical path").
     #[test]
     fn a_hook_allow_does_not_approve_a_critical_removal() {
-        use crate::permissions::decision::{DecisionInput, HookVote, VoteKind, decide};
-        use crate::permissions::target::Target;
-        use crate::permissions::{Policy, RuleContext, Verdict};
+        use crate::decision::{DecisionInput, HookVote, VoteKind, decide};
+        use crate::target::Target;
+        use crate::{Policy, RuleContext, Verdict};
         let policy = Policy::new(RuleContext {
             cwd: "/ws/project".into(),
             home: Some("/home/u".into()),

@@ -7,13 +7,13 @@ use janua_types::wildcard;
 
 /// A compiled `domain:` pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DomainPattern {
+pub struct DomainPattern {
     pattern: String,
 }
 
 impl DomainPattern {
     /// Parses the text after `domain:`.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, String> {
         let pattern = text.trim().trim_end_matches('.').to_ascii_lowercase();
         if pattern.is_empty() {
             return Err("a domain pattern may not be empty".to_owned());
@@ -27,7 +27,7 @@ impl DomainPattern {
     }
 
     /// True when `host` (from [`url_host`]) matches.
-    pub(crate) fn matches(&self, host: &str) -> bool {
+    pub fn matches(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         if self.pattern == "*" {
             return true;
@@ -56,7 +56,7 @@ fn labels_match(pattern: &str, host: &str) -> bool {
 /// use): lower-cased, percent-decoded, IDNA-mapped, IPv4 forms canonicalized, without port, user
 /// info or trailing dot. `None` when the URL has no host or does not parse; domain deny and ask
 /// rules then match, domain allow rules do not.
-pub(crate) fn url_host(url: &str) -> Option<String> {
+pub fn url_host(url: &str) -> Option<String> {
     let parsed = url::Url::parse(url.trim()).ok()?;
     let host = match parsed.host()? {
         url::Host::Domain(domain) => domain.to_owned(),

@@ -23,7 +23,7 @@ use lexical::{
 };
 
 /// Commands longer than this are never allowed by a pattern rule (Claude Code's limit).
-pub(crate) const MAX_COMMAND_CHARS: usize = 10_000;
+pub const MAX_COMMAND_CHARS: usize = 10_000;
 
 /// Nesting of substitutions and compound commands beyond this is opaque; it also bounds the
 /// parser's recursion, whose stack use grows with nesting.
@@ -49,58 +49,58 @@ const MAX_UNCLOSED_BRACKETS: usize = 6;
 
 /// A whole command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ShellCommand {
+pub struct ShellCommand {
     /// Every simple command, including those inside substitutions and compound commands.
-    pub(crate) subcommands: Vec<Subcommand>,
+    pub subcommands: Vec<Subcommand>,
     /// Why a pattern rule may not allow this command line, if it may not.
-    pub(crate) opaque: Option<String>,
+    pub opaque: Option<String>,
     /// Why the line may run a program only known when it runs (a computed program word,
     /// `source`, `BASH_ENV`): deny and ask rules cannot be checked against it.
-    pub(crate) dynamic: Option<String>,
+    pub dynamic: Option<String>,
 }
 
 /// One simple command: `VAR=x program args... >redirects`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Subcommand {
+pub struct Subcommand {
     /// Leading `NAME=value` assignments, by name.
-    pub(crate) assignments: Vec<String>,
+    pub assignments: Vec<String>,
     /// The program and its arguments.
-    pub(crate) words: Vec<ShellWord>,
+    pub words: Vec<ShellWord>,
     /// File redirections.
-    pub(crate) redirects: Vec<Redirect>,
+    pub redirects: Vec<Redirect>,
 }
 
 /// One word with quoting removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ShellWord {
+pub struct ShellWord {
     /// The text with quotes and escapes removed; expansions keep their source spelling.
-    pub(crate) text: String,
+    pub text: String,
     /// False when the word contains a parameter, command or arithmetic expansion.
-    pub(crate) literal: bool,
+    pub literal: bool,
     /// True when the word holds an unquoted glob character (`*`, `?`, `[`).
-    pub(crate) glob: bool,
+    pub glob: bool,
     /// True when the word starts with an unquoted `~`.
-    pub(crate) tilde: bool,
+    pub tilde: bool,
 }
 
 /// A file redirection.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Redirect {
+pub struct Redirect {
     /// The target file.
-    pub(crate) target: ShellWord,
+    pub target: ShellWord,
     /// True for `>`, `>>`, `>|`, `<>` and `&>`; false for `<`.
-    pub(crate) write: bool,
+    pub write: bool,
 }
 
 impl Subcommand {
     /// The words joined with single spaces: the text Bash rules are matched against.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         join(&self.words)
     }
 }
 
 /// The words joined with single spaces.
-pub(crate) fn join(words: &[ShellWord]) -> String {
+pub fn join(words: &[ShellWord]) -> String {
     let mut text = String::new();
     for (index, word) in words.iter().enumerate() {
         if index > 0 {
@@ -112,7 +112,7 @@ pub(crate) fn join(words: &[ShellWord]) -> String {
 }
 
 /// Splits `command`. Never fails: what cannot be parsed is reported through `opaque`.
-pub(crate) fn split(command: &str) -> ShellCommand {
+pub fn split(command: &str) -> ShellCommand {
     let mut walker = Walker::default();
     if command.chars().count() > MAX_COMMAND_CHARS {
         walker.opaque(format!(

@@ -4,7 +4,7 @@
 use std::path::{Component, Path};
 
 /// Directories whose contents are protected wherever they appear.
-pub(crate) const PROTECTED_DIRECTORIES: &[&str] = &[
+pub const PROTECTED_DIRECTORIES: &[&str] = &[
     ".git",
     ".janua",
     ".claude",
@@ -20,7 +20,7 @@ pub(crate) const PROTECTED_DIRECTORIES: &[&str] = &[
 ];
 
 /// Files that are protected wherever they appear.
-pub(crate) const PROTECTED_FILES: &[&str] = &[
+pub const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
     ".gitmodules",
     ".gitattributes",
@@ -51,7 +51,7 @@ pub(crate) const PROTECTED_FILES: &[&str] = &[
 ];
 
 /// True when writing `path` must always ask.
-pub(crate) fn is_protected(path: &Path) -> bool {
+pub fn is_protected(path: &Path) -> bool {
     let names: Vec<&str> = path
         .components()
         .filter_map(|part| match part {

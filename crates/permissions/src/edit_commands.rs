@@ -20,7 +20,7 @@ const EDIT_PROGRAMS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "s
 
 /// The edit programs of `command`, joined for the decision's reason, when `acceptEdits` may
 /// approve it; `None` otherwise.
-pub(crate) fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<String> {
+pub fn edit_command(command: &CommandTarget, policy: &Policy) -> Option<String> {
     if command.parsed.opaque.is_some()
         || command.parsed.subcommands.is_empty()
         || command.unresolved_write.is_some()

@@ -4,7 +4,15 @@
 //! Layout: `rules` parses rules; `shell`, `bash`, `path_pattern` and `domain` give specifiers
 //! their meaning per tool; `target` reads what a call presents; `matching` applies rules to it;
 //! `critical` and `read_only` recognise critical-path removals and the built-in read-only Bash
-//! commands; `decision` runs the fixed order; `prompter` answers `ask`.
+//! commands; `decision` runs the fixed order; `prompter` answers `ask`; `enforced` turns deny
+//! rules and protected paths into what the kernel can enforce.
+//!
+//! Architecture invariant: this crate decides and never acts. It depends on `janua-types` and
+//! on parsing crates only: no wasmtime, no tokio, no sandbox, no process or network code, so a
+//! change here rebuilds nothing of the engine and the fuzz targets link only this. It hands the
+//! sandbox what the rules mean as plain data or closures (`HiddenPaths`, `HostCheck`,
+//! `Enforceable`); the sandbox never reaches back into it.
+#![warn(missing_docs)]
 
 mod bash;
 mod critical;
@@ -18,7 +26,7 @@ mod matching;
 mod mode;
 mod path_index;
 mod path_pattern;
-pub(crate) mod paths;
+pub mod paths;
 mod prompter;
 #[cfg(test)]
 mod properties;
@@ -39,8 +47,8 @@ pub use mode::{PermissionMode, UnknownMode};
 pub use prompter::{NoPrompter, PermissionRequest, PromptAnswer, Prompter, TtyPrompter};
 pub use rules::{Rule, RuleContext, RuleError, RuleKind, RuleSource, split_rule_list};
 
-pub(crate) use decision::{DecisionInput, decide};
-pub(crate) use prompter::suggest_rule;
+pub use decision::{DecisionInput, decide};
+pub use prompter::suggest_rule;
 
 /// Splits a shell command line into the simple commands Bash rules see, each as its words joined
 /// by single spaces (wrappers kept), and says why a pattern rule could not allow it, if it could
@@ -56,16 +64,16 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
         parsed.opaque,
     )
 }
-pub(crate) use domain::url_host;
-pub(crate) use enforced::{Enforceable, Reach, other_names, walk};
-pub(crate) use matching::{example_matches, touches};
-pub(crate) use protected::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
-pub(crate) use rules::Family;
-pub(crate) use target::Target;
+pub use domain::url_host;
+pub use enforced::{Enforceable, Reach, other_names, walk};
+pub use matching::{example_matches, touches};
+pub use protected::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
+pub use rules::Family;
+pub use target::Target;
 
 /// The hidden-path check, once built (a closure, so `Debug` shows only whether it is there).
 #[derive(Default)]
-struct HiddenCache(std::sync::OnceLock<Option<crate::sandbox::HiddenPaths>>);
+struct HiddenCache(std::sync::OnceLock<Option<janua_types::HiddenPaths>>);
 
 impl std::fmt::Debug for HiddenCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,7 +213,7 @@ impl Policy {
     }
 
     /// Every path pattern of the configured rules in one set (see `path_index.rs`).
-    pub(crate) fn path_index(&self) -> &path_index::PathIndex {
+    pub fn path_index(&self) -> &path_index::PathIndex {
         self.path_index.get_or_init(|| {
             path_index::PathIndex::build(
                 self.allow
@@ -235,7 +243,7 @@ impl Policy {
     }
 
     /// Adds a session allow rule.
-    pub(crate) fn add_session_rule(&self, rule: Rule) {
+    pub fn add_session_rule(&self, rule: Rule) {
         if let Ok(mut rules) = self.session.write()
             && !rules.iter().any(|known| known.text() == rule.text())
         {
@@ -246,7 +254,7 @@ impl Policy {
     /// A copy for a sub-session: `allow` replaces the allow rules (and session rules) when given,
     /// `ask` and `deny` are added, and `mode` replaces the mode. The caller checks that nothing
     /// widens (see `delegation/narrowing.rs`).
-    pub(crate) fn narrowed(
+    pub fn narrowed(
         &self,
         allow: Option<Vec<Rule>>,
         ask: Vec<Rule>,
@@ -273,7 +281,7 @@ impl Policy {
 
     /// True when an allow rule of this policy (configured or session) already allows everything
     /// `rule` allows: the same rule, or a bare rule for its tool.
-    pub(crate) fn covers_allow(&self, rule: &Rule) -> bool {
+    pub fn covers_allow(&self, rule: &Rule) -> bool {
         self.with_allow_rules(|rules| {
             rules.iter().any(|held| {
                 held.text() == rule.text()
@@ -287,7 +295,7 @@ impl Policy {
     /// The configured rules of `kind` that can match a call of `tool`, in order. A rule whose tool
     /// is neither `tool` (by name or glob) nor of a path family (whose paths reach across tools)
     /// can never match, so with many rules most are skipped without being looked at.
-    pub(crate) fn rules_for(&self, kind: RuleKind, tool: &str) -> impl Iterator<Item = &Rule> {
+    pub fn rules_for(&self, kind: RuleKind, tool: &str) -> impl Iterator<Item = &Rule> {
         let relevant = self.relevant(tool);
         let rules = self.rules(kind);
         let positions = match kind {
@@ -333,7 +341,7 @@ impl Policy {
 
     /// Runs `f` on the configured allow rules that can match `tool` and every session allow
     /// rule, in that order, without copying them.
-    pub(crate) fn with_allow_rules_for<T>(&self, tool: &str, f: impl FnOnce(&[&Rule]) -> T) -> T {
+    pub fn with_allow_rules_for<T>(&self, tool: &str, f: impl FnOnce(&[&Rule]) -> T) -> T {
         let session = self.session.read().ok();
         let rules: Vec<&Rule> = self
             .rules_for(RuleKind::Allow, tool)
@@ -343,7 +351,7 @@ impl Policy {
     }
 
     /// Runs `f` on the configured and session allow rules, in that order, without copying them.
-    pub(crate) fn with_allow_rules<T>(&self, f: impl FnOnce(&[&Rule]) -> T) -> T {
+    pub fn with_allow_rules<T>(&self, f: impl FnOnce(&[&Rule]) -> T) -> T {
         let session = self.session.read().ok();
         let rules: Vec<&Rule> = self
             .allow
@@ -356,14 +364,14 @@ impl Policy {
     /// What Read deny rules with a path (`Read(.env)`, `Read(secrets/**)`) hide from every guest's
     /// filesystem view, or `None` when there are none. Only configured deny rules count; the
     /// session adds allow rules only, so the answer is fixed for the policy's life.
-    pub(crate) fn hidden_paths(&self) -> Option<crate::sandbox::HiddenPaths> {
+    pub fn hidden_paths(&self) -> Option<janua_types::HiddenPaths> {
         self.hidden
             .0
             .get_or_init(|| self.build_hidden_paths())
             .clone()
     }
 
-    fn build_hidden_paths(&self) -> Option<crate::sandbox::HiddenPaths> {
+    fn build_hidden_paths(&self) -> Option<janua_types::HiddenPaths> {
         let rules: Vec<Rule> = self
             .deny
             .iter()
@@ -387,7 +395,7 @@ impl Policy {
     }
 
     /// True when a bare-name deny rule removes `tool` from the registry.
-    pub(crate) fn removes(&self, tool: &str) -> bool {
+    pub fn removes(&self, tool: &str) -> bool {
         self.deny
             .iter()
             .any(|rule| rule.is_bare() && rule.matches_name(tool))
@@ -401,7 +409,7 @@ impl Policy {
     }
 
     /// [`Policy::evaluate`] for a session whose shell is in `shell_directory`.
-    pub(crate) fn evaluate_in(
+    pub fn evaluate_in(
         &self,
         tool: &janua_types::ToolSpec,
         input: &serde_json::Value,
@@ -440,11 +448,7 @@ impl Policy {
     /// be asked in the middle of a call. The rules that count are the tool's own and every
     /// `WebFetch(domain:...)` rule: domain rules are the operator's list of hosts for every
     /// network component. Allow rules are read now, session rules included.
-    pub(crate) fn host_check(
-        &self,
-        tool: &str,
-        decided: Option<String>,
-    ) -> crate::sandbox::http::HostCheck {
+    pub fn host_check(&self, tool: &str, decided: Option<String>) -> janua_types::HostCheck {
         let relevant = |rule: &Rule| {
             (rule.matches_name(tool) || rule.tool() == "WebFetch")
                 && matches!(
@@ -510,7 +514,7 @@ impl Policy {
     }
 
     /// True when `path` lies in the workspace or an additional directory.
-    pub(crate) fn inside_workspace(&self, path: &Path) -> bool {
+    pub fn inside_workspace(&self, path: &Path) -> bool {
         path.starts_with(&self.context.cwd)
             || self.additional_dirs.iter().any(|dir| path.starts_with(dir))
     }
@@ -654,10 +658,7 @@ mod edit_rule_tests {
     fn edit_rules_decide_write_edit_and_notebook_edit() {
         let mut failures = Vec::new();
         let mut rows = 0;
-        for (index, line) in include_str!("permissions/edit_rules.tsv")
-            .lines()
-            .enumerate()
-        {
+        for (index, line) in include_str!("edit_rules.tsv").lines().enumerate() {
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
             }

@@ -1,7 +1,7 @@
 //! The decision order, table-tested: every step, every mode, and the `cd` guard.
 
 use super::*;
-use crate::permissions::{RuleContext, RuleSource};
+use crate::{RuleContext, RuleSource};
 
 fn spec(read_only: bool, class: CapabilityClass) -> ToolSpec {
     ToolSpec {
@@ -317,7 +317,7 @@ fn decision_order_table() {
 /// the repository there would run its own hooks and pager).
 #[test]
 fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
-    let tool = crate::permissions::decision_table::bash();
+    let tool = crate::decision_table::bash();
     let patterns = &["Bash(cd *)", "Bash(git status)"][..];
     let cases = [
         (patterns, "cd sub && git status", Verdict::Allow),
@@ -341,20 +341,12 @@ fn a_cd_out_of_the_workspace_needs_more_than_a_pattern() {
 /// Deny and ask rules fail closed on doubt (issue 30, point 9): every row of `fail_closed.tsv`.
 #[test]
 fn fail_closed_table() {
-    crate::permissions::decision_table::run(
-        "fail_closed.tsv",
-        include_str!("../fail_closed.tsv"),
-        30,
-    );
+    crate::decision_table::run("fail_closed.tsv", include_str!("../fail_closed.tsv"), 30);
 }
 
 /// The decision reads a command from the session shell's directory, and directories it cannot
 /// know make path rules ask (issue 30, point 10): every row of `directories.tsv`.
 #[test]
 fn directories_table() {
-    crate::permissions::decision_table::run(
-        "directories.tsv",
-        include_str!("../directories.tsv"),
-        30,
-    );
+    crate::decision_table::run("directories.tsv", include_str!("../directories.tsv"), 30);
 }

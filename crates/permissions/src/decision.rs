@@ -174,23 +174,27 @@ pub enum VoteKind {
 }
 
 /// Everything the decision reads.
-pub(crate) struct DecisionInput<'a> {
-    pub(crate) tool: &'a ToolSpec,
+pub struct DecisionInput<'a> {
+    /// The tool called.
+    pub tool: &'a ToolSpec,
     /// What the call presents to rules.
-    pub(crate) target: &'a Target,
+    pub target: &'a Target,
     /// The input, for parameter rules.
-    pub(crate) input: &'a Value,
+    pub input: &'a Value,
     /// `Some(false)` when the call's path lies outside the tool's grants.
-    pub(crate) within_grants: Option<bool>,
+    pub within_grants: Option<bool>,
     /// `Some(true)` when the call's path lies inside the workspace (or an additional directory);
     /// `None` for tools without paths.
-    pub(crate) inside_workspace: Option<bool>,
+    pub inside_workspace: Option<bool>,
     /// True when the tool's component can read host environment variables: data from outside the
     /// workspace, so the default mode never allows it.
-    pub(crate) reads_host_env: bool,
-    pub(crate) grants: String,
-    pub(crate) vote: Option<&'a HookVote>,
-    pub(crate) policy: &'a Policy,
+    pub reads_host_env: bool,
+    /// The tool's grants in words, for the decision's reason.
+    pub grants: String,
+    /// The PreToolUse hooks' combined vote, if any hook voted.
+    pub vote: Option<&'a HookVote>,
+    /// The rules and mode.
+    pub policy: &'a Policy,
 }
 
 impl Decision {
@@ -227,7 +231,7 @@ fn denied_by(rule: &Rule, reason: impl FnOnce(&str, &str) -> String) -> Decision
 }
 
 /// Decides, before any prompter is consulted. In `dontAsk` mode the verdict is never `Ask`.
-pub(crate) fn decide(input: &DecisionInput<'_>) -> Decision {
+pub fn decide(input: &DecisionInput<'_>) -> Decision {
     let decision = decide_in_order(input);
     let mode = input.policy.mode;
     if decision.verdict == Verdict::Ask && mode == PermissionMode::DontAsk {
