@@ -8,41 +8,12 @@
 //! wildcard elsewhere (`src/*.key`, `**/*.pem`) is not enforced by the kernel, only by the
 //! decision, and is listed so `janua doctor` and the docs can say so.
 
-use std::os::unix::fs::MetadataExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use janua_types::{Enforceable, Reach};
 
 use super::Policy;
 use super::rules::{Family, RuleKind};
-
-/// Where a rule's paths are, in a shape a mount can cover.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reach {
-    /// One file or directory.
-    Path(PathBuf),
-    /// A directory and everything under it (`dir/**`).
-    Tree(PathBuf),
-    /// Every entry named `name` at any depth under `under` (`Read(.env)`; with `tree`, the
-    /// directories of that name and what is under them: `Read(secrets/**)`).
-    Named {
-        /// The directory the search starts in.
-        under: PathBuf,
-        /// The entry's name.
-        name: String,
-        /// The whole tree below the entry is meant.
-        tree: bool,
-    },
-}
-
-/// The deny rules' paths by what the kernel does with them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Enforceable {
-    /// `Read(...)` denials: masked.
-    pub hidden: Vec<Reach>,
-    /// `Edit(...)` denials: read-only.
-    pub read_only: Vec<Reach>,
-    /// Rules with a pattern no mount expresses (enforced by the decision only).
-    pub decision_only: Vec<String>,
-}
 
 impl Policy {
     /// The deny rules' paths the kernel can enforce for a child.
@@ -97,51 +68,6 @@ fn reach(glob: &str) -> Option<Reach> {
         name: name.to_owned(),
         tree,
     })
-}
-
-/// Entries one walk of a root visits at most (names at any depth, other names of a file); past
-/// it, the rest is left to the decision (and named in the docs' limits).
-pub const WALK_LIMIT: usize = 20_000;
-
-/// The regular files under `root` that are one of the files `identities` names by device and
-/// inode (see [`walk`]).
-pub fn other_names(root: &Path, identities: &[(u64, u64)]) -> Vec<PathBuf> {
-    walk(root, |_, entry| {
-        entry.file_type().is_ok_and(|kind| kind.is_file())
-            && entry.metadata().is_ok_and(|meta| {
-                meta.nlink() > 1 && identities.contains(&(meta.dev(), meta.ino()))
-            })
-    })
-}
-
-/// The entries under `root` that `pick` chooses (given each entry's path and the entry, whose
-/// `file_type` costs no system call where the file system reports types and whose `metadata`
-/// is an `lstat`: ask for it last). A bounded walk (`WALK_LIMIT`, 20,000 entries): it descends into
-/// every directory it did not pick, except `.git/`, and never through a symlink.
-pub fn walk(root: &Path, mut pick: impl FnMut(&Path, &std::fs::DirEntry) -> bool) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    let mut visited = 0;
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            visited += 1;
-            if visited > WALK_LIMIT {
-                return found;
-            }
-            let path = entry.path();
-            if pick(&path, &entry) {
-                found.push(path);
-            } else if entry.file_type().is_ok_and(|kind| kind.is_dir())
-                && entry.file_name() != ".git"
-            {
-                pending.push(path);
-            }
-        }
-    }
-    found
 }
 
 #[cfg(test)]

@@ -64,10 +64,7 @@ pub fn split_command(command: &str) -> (Vec<String>, Option<String>) {
         parsed.opaque,
     )
 }
-pub use domain::url_host;
-pub use enforced::{Enforceable, Reach, other_names, walk};
 pub use matching::{example_matches, touches};
-pub use protected::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
 pub use rules::Family;
 pub use target::Target;
 

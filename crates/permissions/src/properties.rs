@@ -8,12 +8,12 @@ use serde_json::json;
 
 use super::Policy;
 use super::decision::Verdict;
-use super::domain::url_host;
 use super::matching::{CallView, allowing};
 use super::mode::PermissionMode;
 use super::paths::normalize;
 use super::rules::{Rule, RuleContext, RuleKind, RuleSource};
 use super::target::Target;
+use janua_types::url_host;
 use janua_types::{CapabilityClass, ToolSpec};
 
 const ALLOWED: &[&str] = &["git", "ls", "npm", "cargo", "echo"];

@@ -3,52 +3,7 @@
 
 use std::path::{Component, Path};
 
-/// Directories whose contents are protected wherever they appear.
-pub const PROTECTED_DIRECTORIES: &[&str] = &[
-    ".git",
-    ".janua",
-    ".claude",
-    ".vscode",
-    ".idea",
-    ".husky",
-    ".cargo",
-    ".devcontainer",
-    ".yarn",
-    ".mvn",
-    ".hg",
-    ".ssh",
-];
-
-/// Files that are protected wherever they appear.
-pub const PROTECTED_FILES: &[&str] = &[
-    ".gitconfig",
-    ".gitmodules",
-    ".gitattributes",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".bash_aliases",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".profile",
-    ".envrc",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    "bunfig.toml",
-    ".bazelrc",
-    ".pre-commit-config.yaml",
-    "lefthook.yml",
-    ".lefthook.yml",
-    ".devcontainer.json",
-    ".ripgreprc",
-    "pyrightconfig.json",
-    ".mcp.json",
-    ".claude.json",
-];
+use janua_types::{PROTECTED_DIRECTORIES, PROTECTED_FILES};
 
 /// True when writing `path` must always ask.
 pub fn is_protected(path: &Path) -> bool {

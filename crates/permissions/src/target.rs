@@ -7,10 +7,10 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 use super::bash::SubcommandForms;
-use super::domain::url_host;
 use super::paths::normalize;
 use super::rules::{Family, is_shell_tool, is_url_tool};
 use super::shell::{self, ShellCommand, ShellWord};
+use janua_types::url_host;
 
 /// What rules are matched against for one call.
 #[derive(Debug, Clone)]

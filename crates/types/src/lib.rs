@@ -8,13 +8,19 @@
 
 mod block;
 mod checks;
+mod enforce;
 mod error_kind;
 mod helpers;
 mod tool;
+mod url_host;
 pub mod wildcard;
 
 pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
 pub use checks::{HiddenPaths, HostCheck};
+pub use enforce::{
+    Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, WALK_LIMIT, other_names, walk,
+};
 pub use error_kind::ErrorKind;
 pub use helpers::{hex, unix_ms, write_atomically};
 pub use tool::{AGENT_TOOL, CapabilityClass, DeferredCall, ToolSpec, ToolUse};
+pub use url_host::url_host;

@@ -370,7 +370,7 @@ fn net_policy(
     }
     let decided = tool.spec.rule_field.as_deref().and_then(|field| {
         let input: serde_json::Value = serde_json::from_str(input).ok()?;
-        janua_permissions::url_host(input.get(field)?.as_str()?)
+        janua_types::url_host(input.get(field)?.as_str()?)
     });
     Some(Arc::new(NetPolicy {
         grants: grants.to_vec(),

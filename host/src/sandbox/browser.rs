@@ -72,7 +72,7 @@ pub(crate) struct BrowserConfig {
     /// additional directories.
     pub(crate) file_roots: Vec<PathBuf>,
     /// The deny rules' paths, enforced by the browser's view of `file_roots`.
-    pub(crate) enforceable: janua_permissions::Enforceable,
+    pub(crate) enforceable: janua_types::Enforceable,
     /// The operator's process-sandbox mode.
     pub(crate) sandbox: ProcessSandbox,
     /// The embedder's browser; `None`: [`find_browser`] at each start.

@@ -190,7 +190,7 @@ impl PathView {
         let hidden_links = self.hidden_links.get_or_init(|| {
             let mut found = std::collections::HashSet::new();
             for root in &self.roots {
-                janua_permissions::walk(root, |name, entry| {
+                janua_types::walk(root, |name, entry| {
                     if entry.file_type().is_ok_and(|kind| kind.is_file())
                         && name.ancestors().any(|path| hidden(path))
                         && let Ok(meta) = entry.metadata()

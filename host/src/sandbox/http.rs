@@ -198,7 +198,7 @@ impl NetPolicy {
         }
         let url = url::Url::parse(&format!("{}://{authority}/", scheme.as_str()))
             .map_err(|error| format!("the authority {authority:?} is not valid: {error}"))?;
-        let host = janua_permissions::url_host(url.as_str())
+        let host = janua_types::url_host(url.as_str())
             .ok_or_else(|| format!("the authority {authority:?} has no host"))?;
         let port = url.port().unwrap_or(scheme.default_port());
         let Some(grant) = self

@@ -160,7 +160,7 @@ impl Settings {
                         .into_iter()
                         .enumerate()
                     {
-                        let canonical = janua_permissions::url_host(&format!("http://{host}/"))
+                        let canonical = janua_types::url_host(&format!("http://{host}/"))
                             .filter(|canonical| {
                                 let port = host.contains(':') && !host.starts_with('[');
                                 !port && !host.contains(['/', '@', '?', '#']) && !canonical.is_empty()

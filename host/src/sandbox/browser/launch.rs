@@ -20,7 +20,7 @@ use crate::sandbox::process::{
     ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, Spawned, SyscallProfile, ViewRules,
     spawn_with,
 };
-use janua_permissions::Enforceable;
+use janua_types::Enforceable;
 
 /// Where Chromium is looked for when `JANUA_BROWSER` does not name it. Debian's `/usr/bin/chromium`
 /// is a shell wrapper; the binary behind it comes first.

@@ -23,9 +23,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use janua_permissions::{
-    Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, other_names, walk,
-};
+use janua_types::{Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, other_names, walk};
 
 mod aside;
 
