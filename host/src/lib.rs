@@ -55,6 +55,7 @@ pub use hooks::{
     MonitorStats, OnError, PostAnswer, PreAnswer, ProgressListener, RequestAnswer, SessionAnswer,
     SkippedExtension, example_names, verify_audit_log, write_example,
 };
+pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
 pub use janua_permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
@@ -94,7 +95,6 @@ pub use sandbox::limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
 };
-pub use sandbox::process::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
 pub use sandbox::{CacheInfo, SandboxError};
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,

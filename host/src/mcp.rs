@@ -21,8 +21,8 @@ pub use config::McpConfigError;
 pub(crate) use connection::{Connection, RequestError};
 pub(crate) use tools::{Converted, convert};
 
-use crate::sandbox::process::ChildSpec;
-use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+use janua_confine::ChildSpec;
+use janua_confine::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
 use janua_types::ToolSpec;
 
 /// How long a server has to start and list its tools (Claude Code's `MCP_TIMEOUT` default).
@@ -72,7 +72,7 @@ pub(crate) struct McpInput<'a> {
     pub(crate) temp_root: PathBuf,
     pub(crate) sandbox: ProcessSandbox,
     /// The view every server's process gets (protected and deny-rule paths).
-    pub(crate) view: crate::sandbox::process::ViewRules,
+    pub(crate) view: janua_confine::ViewRules,
 }
 
 /// One MCP tool in the registry.
@@ -304,7 +304,7 @@ fn launch(
             read_dirs,
             write_dirs,
             network: policy.network,
-            syscalls: crate::sandbox::process::SyscallProfile::Command,
+            syscalls: janua_confine::SyscallProfile::Command,
             sandbox: input.sandbox,
             view: input.view.clone(),
             own_proc_readable: false,

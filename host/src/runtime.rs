@@ -21,10 +21,11 @@ use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, T
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::http::{NetRuntime, NetSettings};
 use crate::sandbox::limits::Limits;
-use crate::sandbox::process::{DEFAULT_OUTPUT_CAP, ProcessSandbox, Shell, ShellConfig};
+use crate::sandbox::process::{Shell, ShellConfig};
 use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
+use janua_confine::{DEFAULT_OUTPUT_CAP, ProcessSandbox};
 use janua_permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
@@ -324,7 +325,7 @@ impl Runtime {
             workspace: &workspace,
             temp_root: session.dir().join("mcp"),
             sandbox: config.process_sandbox,
-            view: crate::sandbox::process::ViewRules {
+            view: janua_confine::ViewRules {
                 roots: std::iter::once(workspace.clone())
                     .chain(policy.additional_dirs.iter().cloned())
                     .collect(),
@@ -377,7 +378,7 @@ impl Runtime {
             sandbox: config.process_sandbox,
             output_cap: config.process_output_cap,
             cwd: session.shell_cwd(),
-            view: crate::sandbox::process::ViewRules {
+            view: janua_confine::ViewRules {
                 roots: std::iter::once(grant_context.workspace.clone())
                     .chain(grant_context.additional_dirs.iter().cloned())
                     .collect(),

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::SubSession;
 use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 use crate::sandbox::BoxFuture;
-use crate::sandbox::process::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+use janua_confine::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
 use janua_types::ToolUse;
 
 /// The longest line a runner may write.
@@ -85,7 +85,7 @@ impl CommandRunner {
         );
         Ok(ChildSpec {
             // A root of its grants, with nothing of the workspace in it to protect.
-            view: crate::sandbox::process::ViewRules::default(),
+            view: janua_confine::ViewRules::default(),
             own_proc_readable: false,
             program,
             args: args.to_vec(),
@@ -94,7 +94,7 @@ impl CommandRunner {
             read_dirs,
             write_dirs: vec![self.temp_dir.clone()],
             network: self.network,
-            syscalls: crate::sandbox::process::SyscallProfile::Command,
+            syscalls: janua_confine::SyscallProfile::Command,
             sandbox: self.sandbox,
         })
     }
@@ -127,7 +127,7 @@ impl AgentRunner for CommandRunner {
     ) -> BoxFuture<'s, Result<AgentReport, AgentError>> {
         Box::pin(async move {
             let spec = self.spec()?;
-            let (process, pipes) = crate::sandbox::process::server::start(spec)
+            let (process, pipes) = janua_confine::server::start(spec)
                 .map_err(|error| AgentError(format!("the agent runner did not start: {error}")))?;
             let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
             {

@@ -16,9 +16,9 @@ use serde_json::Value;
 use super::HookEvent;
 use super::load::CommandGrants;
 use super::run::{HookEnv, Reply};
-use crate::sandbox::process::ChildSpec;
-use crate::sandbox::process::oneshot::{self, OneShot};
-use crate::sandbox::process::{DEFAULT_PATH, INHERITED_ENV};
+use janua_confine::ChildSpec;
+use janua_confine::oneshot::{self, OneShot};
+use janua_confine::{DEFAULT_PATH, INHERITED_ENV};
 
 /// Bytes kept of a command hook's stdout and of its stderr.
 const OUTPUT_CAP: usize = 1 << 20;
@@ -52,7 +52,7 @@ impl CommandHook {
                 read_dirs: self.grants.read.clone(),
                 write_dirs: self.grants.write.clone(),
                 network: self.grants.network,
-                syscalls: crate::sandbox::process::SyscallProfile::Command,
+                syscalls: janua_confine::SyscallProfile::Command,
                 sandbox: env.process_sandbox,
                 view: env.view.clone(),
                 own_proc_readable: false,

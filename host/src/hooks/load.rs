@@ -152,7 +152,7 @@ pub(crate) struct LoadInput<'a> {
     pub(crate) grant_context: &'a GrantContext,
     pub(crate) files: &'a FileAccess,
     /// How command hooks will be confined (the operator's `--unsandboxed-process` applies).
-    pub(crate) process_sandbox: crate::sandbox::process::ProcessSandbox,
+    pub(crate) process_sandbox: janua_confine::ProcessSandbox,
 }
 
 /// What loading produced.
@@ -272,7 +272,7 @@ pub(crate) fn load(input: &LoadInput<'_>) -> Result<Loaded, Error> {
         }
         seen.insert(key, source.clone());
         let entry = settings_hook(input, hook, event, command, &source)?;
-        if input.process_sandbox != crate::sandbox::process::ProcessSandbox::Required {
+        if input.process_sandbox != janua_confine::ProcessSandbox::Required {
             loaded.warnings.push(format!(
                 "the command hook {} runs WITHOUT the process sandbox (--unsandboxed-process): it has your full rights",
                 entry.name
@@ -503,7 +503,7 @@ fn settings_hook(
         env: setting.env.clone(),
         network: setting.network,
     };
-    let described = if input.process_sandbox == crate::sandbox::process::ProcessSandbox::Required {
+    let described = if input.process_sandbox == janua_confine::ProcessSandbox::Required {
         grants.describe()
     } else {
         format!(

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use super::{Handler, HookEntry, HookEvent, HookSet, Monitors};
 use crate::sandbox::grants::GrantContext;
-use crate::sandbox::process::ProcessSandbox;
 use crate::sandbox::{FileAccess, Sandbox};
+use janua_confine::ProcessSandbox;
 use janua_permissions::RuleContext;
 use janua_types::ToolSpec;
 
@@ -28,7 +28,7 @@ pub(crate) struct HookEnv<'a> {
     /// The calling scope: hook events of nested calls carry its lineage.
     pub(crate) scope: &'a crate::delegation::Scope,
     /// The view command hooks get, as Bash's commands do.
-    pub(crate) view: &'a crate::sandbox::process::ViewRules,
+    pub(crate) view: &'a janua_confine::ViewRules,
 }
 
 impl HookEnv<'_> {

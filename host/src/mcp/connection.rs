@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::protocol::jsonrpc::{self, Incoming, code};
-use crate::sandbox::process::ChildSpec;
-use crate::sandbox::process::server::{Pipes, ServerProcess};
+use janua_confine::ChildSpec;
+use janua_confine::server::{Pipes, ServerProcess};
 use janua_types::ErrorKind;
 
 /// Longest line read from a server; a longer one ends the connection (the server is broken).
@@ -423,7 +423,7 @@ impl Connection {
         };
         let spec = launch.spec.clone();
         let (process, pipes) =
-            tokio::task::spawn_blocking(move || crate::sandbox::process::server::start(spec))
+            tokio::task::spawn_blocking(move || janua_confine::server::start(spec))
                 .await
                 .map_err(|error| format!("the start-up task failed: {error}"))??;
         let live = Arc::new(wire(process, pipes, &self.name, &launch.workspace)?);

@@ -25,7 +25,7 @@ pub use launch::find_browser;
 pub(crate) use page::PageInfo;
 
 use super::http::NetPolicy;
-use super::process::ProcessSandbox;
+use janua_confine::ProcessSandbox;
 
 /// Time kept back from the call's deadline, so a step stopped at its own limit leaves the guest
 /// time to report it.

@@ -5,44 +5,22 @@
 //! Permission rules decide whether a command may run; this module bounds what it can do once it
 //! runs, and holds on its own: nothing in a tool's input can switch the confinement off.
 
-mod confine;
-mod first;
-mod home;
-pub(crate) mod oneshot;
-mod procfs;
-mod root;
-pub(crate) mod server;
-mod shared;
-mod spawn;
-mod spool;
-mod syscalls;
-mod view;
-
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-pub(crate) use confine::ChildSpec;
-use confine::Confinement;
-pub use confine::{KernelSupport, close_inherited_descriptors};
-pub(crate) use confine::{ResourceLimits, SyscallProfile, spawn_with};
-pub(crate) use spawn::Spawned;
-pub(crate) use spool::DEFAULT_OUTPUT_CAP;
-use spool::Spool;
-pub(crate) use view::ViewRules;
+use janua_confine::{
+    Confinement, DEFAULT_PATH, INHERITED_ENV, KernelSupport, ProcessSandbox, ResourceLimits, Spool,
+    first, home, kill_group, on_spawner, root, shared, spawn, spool, view,
+};
 
 use super::bindings::{ProcessCommand, ProcessError, ProcessFinished, TaskStatus};
 use super::grants::ProcessGrant;
 
-/// Environment variables children inherit from the host (with `LC_*`); everything else is
-/// dropped, so a secret in the host's environment never reaches a command.
-pub(crate) const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME"];
-/// `PATH` when the host has none.
-pub(crate) const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// How long to wait for output to drain after a child's group is gone.
 const DRAIN: Duration = Duration::from_secs(2);
 /// How often a waiting run looks at cancellation.
@@ -53,21 +31,6 @@ const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 const MAX_RUNNING_TASKS: usize = 16;
 /// Bytes of new task output returned per `task-output`.
 const TASK_OUTPUT_BYTES: usize = 128 << 10;
-
-/// How children are confined; the operator's choice, never a tool's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProcessSandbox {
-    /// Landlock and a fresh network namespace; without kernel support, refuse to run
-    /// (`sandbox_unavailable`).
-    #[default]
-    Required,
-    /// `--unsandboxed-process`: no Landlock and no namespace (environment scrubbing, limits and
-    /// process-group kill still apply).
-    Unsandboxed,
-    /// Behave as on a kernel without Landlock or namespaces: every run is refused with
-    /// `sandbox_unavailable`. For tests of that path.
-    Unavailable,
-}
 
 /// Where a session's children run and what they may touch.
 #[derive(Debug, Clone)]
@@ -220,16 +183,6 @@ impl Child {
             cwd: self.cwd.to_string_lossy().into_owned(),
             notice,
         })
-    }
-}
-
-/// Kills process group `group` (best effort: it may be gone).
-pub(crate) fn kill_group(group: i32) {
-    if group > 1 {
-        // SAFETY: `kill` with a negative pid signals a process group; no memory is involved.
-        unsafe {
-            libc::kill(-group, libc::SIGKILL);
-        }
     }
 }
 
@@ -613,7 +566,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             .collect(),
         write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
         isolate_network: true,
-        syscalls: crate::sandbox::process::SyscallProfile::Command,
+        syscalls: janua_confine::SyscallProfile::Command,
         own_proc_readable: false,
         limits: ResourceLimits {
             // A background task (no timeout) may run as long as the session.
@@ -806,40 +759,4 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
             ))
         }
     }
-}
-
-/// Runs `job` on one long-lived thread, the spawner, and returns what it returned: children die
-/// (`PR_SET_PDEATHSIG`) when the thread that made them ends, and this one lives as long as the
-/// host.
-pub(crate) fn on_spawner<T: Send + 'static>(
-    job: impl FnOnce() -> T + Send + 'static,
-) -> std::io::Result<T> {
-    type Job = Box<dyn FnOnce() + Send>;
-    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
-    let sender = SPAWNER.get_or_init(|| {
-        let (sender, receiver) = mpsc::channel::<Job>();
-        let spawned = std::thread::Builder::new()
-            .name("janua-spawner".into())
-            .spawn(move || {
-                for job in receiver {
-                    job();
-                }
-            });
-        if let Err(error) = spawned {
-            tracing::error!("cannot start the process spawner thread: {error}");
-        }
-        Mutex::new(sender)
-    });
-    let (reply, answer) = mpsc::channel();
-    let job: Job = Box::new(move || {
-        let _ = reply.send(job());
-    });
-    sender
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
-        .send(job)
-        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))?;
-    answer
-        .recv()
-        .map_err(|_| std::io::Error::other("the process spawner thread is gone"))
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cdp::Connection;
-use crate::sandbox::process::{
+use janua_confine::{
     ChildSpec, DEFAULT_PATH, ProcessSandbox, ResourceLimits, Spawned, SyscallProfile, ViewRules,
     spawn_with,
 };

@@ -21,21 +21,22 @@ const DRAIN: Duration = Duration::from_millis(500);
 const POLL: Duration = Duration::from_millis(20);
 
 /// One program to run.
-pub(crate) struct OneShot {
+pub struct OneShot {
     /// The program, its environment and what it may reach.
-    pub(crate) child: ChildSpec,
+    pub child: ChildSpec,
     /// Written to the program's stdin, which is then closed.
-    pub(crate) stdin: Vec<u8>,
-    pub(crate) timeout: Duration,
+    pub stdin: Vec<u8>,
+    /// The longest it may run; then its group is killed.
+    pub timeout: Duration,
     /// Bytes kept of stdout and of stderr each; the rest is read and dropped.
-    pub(crate) output_cap: usize,
+    pub output_cap: usize,
     /// Set when nobody waits for the result any more (see [`StopOnDrop`]): the group is killed.
-    pub(crate) stop: Arc<AtomicBool>,
+    pub stop: Arc<AtomicBool>,
 }
 
 /// Sets its flag when dropped: held by the future awaiting a run, so that dropping that future
 /// (its caller timed out or was cancelled) kills the program instead of leaving it running.
-pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
+pub struct StopOnDrop(pub Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -45,16 +46,19 @@ impl Drop for StopOnDrop {
 
 /// How the run ended.
 #[derive(Debug, Default)]
-pub(crate) struct OneShotOutput {
+pub struct OneShotOutput {
     /// The exit status; `None` when a signal ended it.
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) timed_out: bool,
-    pub(crate) stdout: Vec<u8>,
-    pub(crate) stderr: Vec<u8>,
+    pub exit_code: Option<i32>,
+    /// It ran past its timeout (or was stopped) and was killed.
+    pub timed_out: bool,
+    /// Its stdout, up to the cap.
+    pub stdout: Vec<u8>,
+    /// Its stderr, up to the cap.
+    pub stderr: Vec<u8>,
 }
 
 /// Runs `spec` to completion (or its deadline). `Err` means it could not start.
-pub(crate) fn run(spec: OneShot) -> Result<OneShotOutput, String> {
+pub fn run(spec: OneShot) -> Result<OneShotOutput, String> {
     let mut child = spawn_piped(
         &spec.child,
         ResourceLimits {

@@ -7,38 +7,44 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Bytes of the output's start kept in memory.
-pub(crate) const HEAD_BYTES: usize = 128 << 10;
+pub const HEAD_BYTES: usize = 128 << 10;
 /// Bytes of the output's end kept in memory.
-pub(crate) const TAIL_BYTES: usize = 16 << 10;
+pub const TAIL_BYTES: usize = 16 << 10;
 /// Default cap on one command's output; the child is killed past it.
-pub(crate) const DEFAULT_OUTPUT_CAP: u64 = 64 << 20;
+pub const DEFAULT_OUTPUT_CAP: u64 = 64 << 20;
 
 /// What has been captured so far; shared between the copying thread and readers.
 #[derive(Debug, Default)]
-pub(crate) struct Captured {
-    pub(crate) head: Vec<u8>,
-    pub(crate) tail: VecDeque<u8>,
-    pub(crate) bytes: u64,
+pub struct Captured {
+    /// The first bytes of the output.
+    pub head: Vec<u8>,
+    /// The last bytes of the output (the same bytes as the head when the output is short).
+    pub tail: VecDeque<u8>,
+    /// Every byte the child wrote, counted.
+    pub bytes: u64,
     /// The output passed the cap (and the child's group was killed).
-    pub(crate) capped: bool,
+    pub capped: bool,
     /// The pipe reached end of file (every writer is gone).
-    pub(crate) closed: bool,
+    pub closed: bool,
     /// Writing the file failed; the capture goes on in memory.
-    pub(crate) file_error: Option<String>,
+    pub file_error: Option<String>,
 }
 
 /// A spool: the file, and the capture behind a lock with a condition for "more arrived".
 #[derive(Debug)]
-pub(crate) struct Spool {
-    pub(crate) path: PathBuf,
-    pub(crate) captured: Mutex<Captured>,
-    pub(crate) changed: Condvar,
+pub struct Spool {
+    /// The file the whole output goes to (up to the cap).
+    pub path: PathBuf,
+    /// What was captured so far.
+    pub captured: Mutex<Captured>,
+    /// Signalled whenever more arrives or the pipe closes.
+    pub changed: Condvar,
 }
 
 impl Spool {
     /// Starts copying `reader` into `path` on a thread. `on_cap` runs once if the output passes
     /// `cap` bytes (it kills the child's group).
-    pub(crate) fn start(
+    pub fn start(
         reader: std::io::PipeReader,
         path: PathBuf,
         cap: u64,
@@ -92,14 +98,14 @@ impl Spool {
     }
 
     /// The capture, locked.
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Captured> {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Captured> {
         self.captured
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// Waits until the pipe closes or `until` passes; true when it closed.
-    pub(crate) fn wait_closed(&self, until: std::time::Instant) -> bool {
+    pub fn wait_closed(&self, until: std::time::Instant) -> bool {
         let mut captured = self.lock();
         while !captured.closed {
             let Some(left) = until.checked_duration_since(std::time::Instant::now()) else {
@@ -127,7 +133,7 @@ impl Captured {
     }
 
     /// The head as text, and the tail as text when the output is longer than the head.
-    pub(crate) fn texts(&self) -> (String, String) {
+    pub fn texts(&self) -> (String, String) {
         let head = String::from_utf8_lossy(&self.head).into_owned();
         let tail = if self.bytes > self.head.len() as u64 {
             let (front, back) = self.tail.as_slices();
@@ -142,7 +148,7 @@ impl Captured {
 }
 
 /// Reads `path` from byte `from`, at most `limit` bytes, as lossy text.
-pub(crate) fn read_from(path: &std::path::Path, from: u64, limit: usize) -> String {
+pub fn read_from(path: &std::path::Path, from: u64, limit: usize) -> String {
     use std::io::Seek as _;
     let Ok(mut file) = std::fs::File::open(path) else {
         return String::new();

@@ -39,15 +39,17 @@ const TOOLCHAIN_ROOTS: &[(&str, Option<&str>)] = &[
 
 /// The operator's git identity, the only part of their git configuration a command sees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct GitIdentity {
-    pub(crate) name: Option<String>,
-    pub(crate) email: Option<String>,
+pub struct GitIdentity {
+    /// `user.name`.
+    pub name: Option<String>,
+    /// `user.email`.
+    pub email: Option<String>,
 }
 
 impl GitIdentity {
     /// The host's global `user.name` and `user.email`, read with the host's `git` (`None`s when
     /// git or the values are missing).
-    pub(crate) fn of_host() -> Self {
+    pub fn of_host() -> Self {
         // From `/`, so no repository's own configuration is even looked at.
         let output = std::process::Command::new("git")
             .current_dir("/")
@@ -97,17 +99,17 @@ impl GitIdentity {
 
 /// What a child gets from its home: the environment to set and the directories to read.
 #[derive(Debug, Default)]
-pub(crate) struct ChildHome {
+pub struct ChildHome {
     /// `HOME` and the toolchain variables.
-    pub(crate) env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
     /// Toolchain directories: readable and executable.
-    pub(crate) read_dirs: Vec<PathBuf>,
+    pub read_dirs: Vec<PathBuf>,
 }
 
 /// Prepares `<temp_dir>/home` (its `.gitconfig` rewritten each time, so a command cannot leave
 /// configuration for the next) and reads `path` (the child's `PATH`) for toolchains.
 /// `host_home` is the host's `HOME`.
-pub(crate) fn prepare(
+pub fn prepare(
     temp_dir: &Path,
     host_home: Option<&Path>,
     path: &str,

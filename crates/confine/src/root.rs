@@ -34,7 +34,7 @@ const NEW: &str = "/newroot";
 
 /// The steps that make one command's root, prepared before fork.
 #[derive(Debug)]
-pub(crate) struct RootPlan {
+pub struct RootPlan {
     scratch: &'static CStr,
     steps: Vec<Step>,
     /// The command's directory, entered again inside the new root.
@@ -82,7 +82,7 @@ struct Reachable {
 /// host mounts (binds are recursive: a volume mounted or unmounted below a directory since is
 /// seen, or let go, only by a new root).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RootIdentity {
+pub struct RootIdentity {
     steps: Vec<Step>,
     sources: Vec<Option<(u64, u64)>>,
     mounts: Vec<u8>,
@@ -90,7 +90,7 @@ pub(crate) struct RootIdentity {
 
 impl RootIdentity {
     /// Whether the root binds `dir` writable.
-    pub(crate) fn writes(&self, dir: &Path) -> bool {
+    pub fn writes(&self, dir: &Path) -> bool {
         let Some(target) = new(dir) else {
             return false;
         };
@@ -102,7 +102,7 @@ impl RootIdentity {
 
 impl RootPlan {
     /// What identifies this root apart from the directory the command starts in.
-    pub(crate) fn identity(&self) -> RootIdentity {
+    pub fn identity(&self) -> RootIdentity {
         use std::os::unix::fs::MetadataExt as _;
         let sources = self
             .steps
@@ -126,12 +126,12 @@ impl RootPlan {
     }
 
     /// The directory the command starts in, as given to [`RootPlan::build`].
-    pub(crate) fn cwd(&self) -> &CStr {
+    pub fn cwd(&self) -> &CStr {
         &self.cwd
     }
 
     /// The root for a child that may read `read_dirs` and write `write_dirs`, starting in `cwd`.
-    pub(crate) fn build(read_dirs: &[PathBuf], write_dirs: &[PathBuf], cwd: &Path) -> Self {
+    pub fn build(read_dirs: &[PathBuf], write_dirs: &[PathBuf], cwd: &Path) -> Self {
         let scratch = SCRATCH
             .iter()
             .copied()
@@ -293,7 +293,7 @@ impl RootPlan {
     /// Makes the root and enters it. Runs in the child, in a fresh mount namespace, between fork
     /// and exec: only system calls on data prepared above. A bind whose source vanished since is
     /// skipped; any other failure fails the spawn (never a wider view than planned).
-    pub(crate) fn apply(&self) -> std::io::Result<()> {
+    pub fn apply(&self) -> std::io::Result<()> {
         let fail = std::io::Error::last_os_error;
         let none = std::ptr::null::<libc::c_char>();
         let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -530,7 +530,7 @@ fn reachable(read_dirs: &[PathBuf], write_dirs: &[PathBuf]) -> Vec<Reachable> {
 }
 
 /// The flags of the mount holding `path` that a remount in a user namespace must keep.
-pub(crate) fn locked_flags(path: &Path) -> libc::c_ulong {
+pub fn locked_flags(path: &Path) -> libc::c_ulong {
     let Some(path) = c_path(path) else {
         return 0;
     };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::syscalls;
-pub(crate) use super::syscalls::SyscallProfile;
+pub use super::syscalls::SyscallProfile;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
     Scope, path_beneath_rules,
@@ -43,7 +43,7 @@ const ETC_SECRETS: &[&str] = &[
 pub(super) const DEVICE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 /// The most descriptors a child is passed besides stdin, stdout and stderr: they become 3 to 9,
 /// below the numbers (10 and up) the parent moves everything it hands over to.
-pub(crate) const MAX_PASSED: usize = 7;
+pub const MAX_PASSED: usize = 7;
 /// Device files programs commonly open for reading.
 pub(super) const DEVICE_READ_FILES: &[&str] = &["/dev/urandom", "/dev/random"];
 
@@ -133,7 +133,7 @@ pub(super) fn above_passed(fd: OwnedFd) -> std::io::Result<OwnedFd> {
 
 /// Marks every descriptor from `first` up close-on-exec. Async-signal-safe: one `close_range`
 /// (Linux 5.11), else `fcntl` on each descriptor below the open-file limit.
-pub(crate) fn close_on_exec_from(first: libc::c_int) -> std::io::Result<()> {
+pub fn close_on_exec_from(first: libc::c_int) -> std::io::Result<()> {
     let first = libc::c_uint::try_from(first).unwrap_or(3);
     // SAFETY: system calls on descriptor numbers only; nothing is allocated or locked.
     unsafe {
@@ -259,17 +259,17 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
 
 /// Resource limits of a child, each applied as both soft and hard limit.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ResourceLimits {
+pub struct ResourceLimits {
     /// Address space in bytes.
-    pub(crate) address_space: u64,
+    pub address_space: u64,
     /// CPU seconds.
-    pub(crate) cpu_seconds: u64,
+    pub cpu_seconds: u64,
     /// Open file descriptors.
-    pub(crate) open_files: u64,
+    pub open_files: u64,
     /// Processes of the user (ineffective for root, whom the kernel exempts).
-    pub(crate) processes: u64,
+    pub processes: u64,
     /// Largest file the child may write, in bytes.
-    pub(crate) file_size: u64,
+    pub file_size: u64,
 }
 
 impl Default for ResourceLimits {
@@ -286,26 +286,26 @@ impl Default for ResourceLimits {
 
 /// How children are confined.
 #[derive(Debug, Clone)]
-pub(crate) struct Confinement {
+pub struct Confinement {
     /// Directories readable (and executable).
-    pub(crate) read_dirs: Vec<PathBuf>,
+    pub read_dirs: Vec<PathBuf>,
     /// Directories readable and writable.
-    pub(crate) write_dirs: Vec<PathBuf>,
+    pub write_dirs: Vec<PathBuf>,
     /// A fresh network namespace (no network but a private loopback).
-    pub(crate) isolate_network: bool,
+    pub isolate_network: bool,
     /// Resource limits.
-    pub(crate) limits: ResourceLimits,
+    pub limits: ResourceLimits,
     /// False when the operator chose `--unsandboxed-process`: no Landlock, no namespace.
-    pub(crate) sandboxed: bool,
+    pub sandboxed: bool,
     /// The seccomp filter's profile.
-    pub(crate) syscalls: SyscallProfile,
+    pub syscalls: SyscallProfile,
     /// The child may read its own PID namespace's `/proc` (the browser: Chromium reads
     /// `/proc/self`); no other child may read any `/proc`.
-    pub(crate) own_proc_readable: bool,
+    pub own_proc_readable: bool,
 }
 
 /// A confinement ready to apply in a forked child.
-pub(crate) struct Prepared {
+pub struct Prepared {
     ruleset: Option<Arc<OwnedFd>>,
     /// The child's own namespaces: network (unless the host's is granted), and with a view
     /// mount, IPC and PID; under a user namespace on a non-root host.
@@ -347,7 +347,7 @@ impl Prepared {
     /// `mounts` on top, running `image` as the namespace's first process. Every sandboxed child
     /// gets them, in the same `unshare` as its network namespace, or alone where the host's
     /// network is granted (under the same user namespace on a non-root host).
-    pub(crate) fn with_view(
+    pub fn with_view(
         mut self,
         root: super::root::RootPlan,
         mounts: super::view::MountPlan,
@@ -368,7 +368,7 @@ impl Prepared {
     /// Joins the namespaces made once for this view's root plan (made now if this is the first
     /// child with that plan) instead of making them for this child alone: the same view at a
     /// fraction of the cost (`shared.rs`). Where they cannot be made, the child makes its own.
-    pub(crate) fn share_root(mut self) -> Self {
+    pub fn share_root(mut self) -> Self {
         if let (Some(namespaces), Some(view)) = (&self.namespaces, &mut self.view)
             && let Root::Own(plan) = &view.root
         {
@@ -392,15 +392,15 @@ impl Prepared {
     }
 
     /// What the child executes, when it executes itself.
-    pub(crate) fn image(&self) -> Option<&super::first::Image> {
+    pub fn image(&self) -> Option<&super::first::Image> {
         self.image.as_ref()
     }
 }
 
 impl Confinement {
     /// Builds the Landlock ruleset and namespace set-up in the parent. The descriptors of
-    /// `passed` become the child's 3, 4, … in order (at most [`MAX_PASSED`]).
-    pub(crate) fn prepare(&self, passed: Vec<OwnedFd>) -> Result<Prepared, String> {
+    /// `passed` become the child's 3, 4, … in order (at most `MAX_PASSED`, 7).
+    pub fn prepare(&self, passed: Vec<OwnedFd>) -> Result<Prepared, String> {
         if passed.len() > MAX_PASSED {
             return Err(format!(
                 "a child can be passed at most {MAX_PASSED} descriptors, not {}",
@@ -517,7 +517,7 @@ fn etc_entries() -> Vec<PathBuf> {
 
 impl Prepared {
     /// Applies everything in the forked child, before `exec`. Only async-signal-safe system calls.
-    pub(crate) fn apply_in_child(&self) -> std::io::Result<()> {
+    pub fn apply_in_child(&self) -> std::io::Result<()> {
         // SAFETY: plain system calls on values owned by `self`; no allocation, no locks.
         unsafe {
             // Its own session and process group, so the whole group can be killed at once.
@@ -743,43 +743,49 @@ pub(super) fn loopback_up() -> std::io::Result<()> {
 
 /// What a piped, confined child runs and may reach (command hooks, MCP servers).
 #[derive(Debug, Clone)]
-pub(crate) struct ChildSpec {
+pub struct ChildSpec {
     /// Absolute program path.
-    pub(crate) program: PathBuf,
-    pub(crate) args: Vec<String>,
+    pub program: PathBuf,
+    /// Its arguments (after `argv[0]`, the program itself).
+    pub args: Vec<String>,
     /// The whole environment (nothing is inherited).
-    pub(crate) env: Vec<(String, String)>,
-    pub(crate) cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// The directory it starts in.
+    pub cwd: PathBuf,
     /// Directories readable besides the system ones.
-    pub(crate) read_dirs: Vec<PathBuf>,
+    pub read_dirs: Vec<PathBuf>,
     /// Directories readable and writable.
-    pub(crate) write_dirs: Vec<PathBuf>,
+    pub write_dirs: Vec<PathBuf>,
     /// Keep the host's network (otherwise a fresh namespace with only its own loopback).
-    pub(crate) network: bool,
+    pub network: bool,
     /// The seccomp filter's profile (`SyscallProfile::Browser` only for the browser).
-    pub(crate) syscalls: SyscallProfile,
-    pub(crate) sandbox: super::ProcessSandbox,
+    pub syscalls: SyscallProfile,
+    /// The operator's sandbox mode.
+    pub sandbox: super::ProcessSandbox,
     /// The root of the child's grants and the view the rules ask for (protected and deny-rule
     /// paths), in the child's own mount, IPC and PID namespaces (also where the host's network is
     /// granted).
-    pub(crate) view: super::view::ViewRules,
+    pub view: super::view::ViewRules,
     /// The child may read its own PID namespace's `/proc` (see [`Confinement`]).
-    pub(crate) own_proc_readable: bool,
+    pub own_proc_readable: bool,
 }
 
 /// A child started by [`spawn_piped`], with the host's ends of its stdin, stdout and stderr.
-pub(crate) struct PipedChild {
+pub struct PipedChild {
     /// The started child (its pid is its process group).
-    pub(crate) process: super::spawn::Spawned,
-    pub(crate) stdin: Option<std::io::PipeWriter>,
-    pub(crate) stdout: Option<std::io::PipeReader>,
-    pub(crate) stderr: Option<std::io::PipeReader>,
+    pub process: super::spawn::Spawned,
+    /// The host's end of its stdin.
+    pub stdin: Option<std::io::PipeWriter>,
+    /// The host's end of its stdout.
+    pub stdout: Option<std::io::PipeReader>,
+    /// The host's end of its stderr.
+    pub stderr: Option<std::io::PipeReader>,
 }
 
 /// Starts `spec` confined, with stdin, stdout and stderr piped and nothing else inherited, by
 /// `clone(CLONE_VM)` on the spawner thread (`spawn.rs`): no copy of the host's memory. `Err`
 /// when the operator's sandbox mode requires a sandbox this kernel cannot give.
-pub(crate) fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, String> {
+pub fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, String> {
     let pipe = |what: &str| {
         std::io::pipe().map_err(|error| format!("cannot make the {what} pipe: {error}"))
     };
@@ -806,7 +812,7 @@ pub(crate) fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<Pi
 
 /// Starts `spec` confined, with `stdio` as its stdin, stdout and stderr and `passed` as its
 /// descriptors 3, 4, … (`clone(CLONE_VM)` on the spawner thread, as [`spawn_piped`]).
-pub(crate) fn spawn_with(
+pub fn spawn_with(
     spec: &ChildSpec,
     limits: ResourceLimits,
     stdio: [OwnedFd; 3],

@@ -23,7 +23,7 @@ use std::path::Path;
 
 /// What the first process executes, prepared before fork.
 #[derive(Debug)]
-pub(crate) struct Image {
+pub struct Image {
     program: CString,
     /// Owns what `argv` points into.
     _arguments: Vec<CString>,
@@ -45,11 +45,7 @@ unsafe impl Sync for Pointers {}
 
 impl Image {
     /// `program` run with `args` (after `argv[0]`, the program itself) and exactly `env`.
-    pub(crate) fn new(
-        program: &Path,
-        args: &[String],
-        env: &[(String, String)],
-    ) -> Result<Self, String> {
+    pub fn new(program: &Path, args: &[String], env: &[(String, String)]) -> Result<Self, String> {
         let nul = |what: &str| format!("{what} holds a NUL byte");
         let program_text =
             CString::new(program.as_os_str().as_bytes()).map_err(|_| nul("the program path"))?;
@@ -111,7 +107,7 @@ struct Start<'a> {
 /// `confine` runs in the init, `restrict` in the command only: the init shares the host's memory
 /// (or the waiter's copy of it), so it must stay outside the command's Landlock domain, where
 /// the kernel refuses the command `ptrace`, `process_vm_writev` and `pidfd_getfd` on it.
-pub(crate) fn launch(
+pub fn launch(
     image: &Image,
     confine: &dyn Fn() -> std::io::Result<()>,
     restrict: &dyn Fn() -> std::io::Result<()>,
@@ -261,7 +257,7 @@ fn close_all_but(keep: libc::c_int) {
 }
 
 /// Executes `image`; returns only on failure, with its error. Async-signal-safe.
-pub(crate) fn execute(image: &Image) -> std::io::Error {
+pub fn execute(image: &Image) -> std::io::Error {
     // SAFETY: NUL-terminated strings and NULL-terminated pointer arrays owned by `image`.
     unsafe {
         libc::execve(

@@ -25,7 +25,7 @@ const GUARD_BYTES: usize = 4096;
 /// A started child: its process id, the stack its waiter may still run on, and its status once
 /// reaped (after which its id may be someone else's, so it is never waited on or signalled again).
 #[derive(Debug)]
-pub(crate) struct Spawned {
+pub struct Spawned {
     pid: libc::pid_t,
     stack: Option<Stack>,
     status: Option<std::process::ExitStatus>,
@@ -106,12 +106,12 @@ impl Drop for SignalsBlocked {
 
 impl Spawned {
     /// The child's process id (also its process group).
-    pub(crate) fn id(&self) -> u32 {
+    pub fn id(&self) -> u32 {
         u32::try_from(self.pid).unwrap_or(0)
     }
 
     /// The child's status if it has ended (reaped now or before), `None` while it runs.
-    pub(crate) fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
         if self.status.is_some() {
             return Ok(self.status);
         }
@@ -125,7 +125,7 @@ impl Spawned {
     }
 
     /// Waits for the child to end (at once if it was reaped before).
-    pub(crate) fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+    pub fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
         if let Some(status) = self.status {
             return Ok(status);
         }
@@ -145,7 +145,7 @@ impl Spawned {
 
     /// Kills the child's whole process group, unless the child was reaped: then its group has
     /// ended (a PID namespace dies with its init) and its number may be someone else's.
-    pub(crate) fn kill_group(&self) {
+    pub fn kill_group(&self) {
         if self.status.is_none() {
             super::kill_group(self.pid);
         }
@@ -173,7 +173,7 @@ struct Launch<'a> {
 /// Starts `prepared`'s command (its `image`) in `cwd` with `stdio` as stdin, stdout and
 /// stderr; returns once it executed, or with the error of the step that failed. Call it on the
 /// spawner thread (`on_spawner`): the child dies with the thread that made it.
-pub(crate) fn spawn(
+pub fn spawn(
     prepared: &Prepared,
     cwd: &std::path::Path,
     stdio: [&OwnedFd; 3],

@@ -14,26 +14,29 @@ use super::spawn::Spawned;
 const SERVER_ADDRESS_SPACE: u64 = 256 << 30;
 
 /// A running program; its group is killed when this is dropped.
-pub(crate) struct ServerProcess {
+pub struct ServerProcess {
     child: Spawned,
 }
 
 /// The program's standard streams.
-pub(crate) struct Pipes {
-    pub(crate) stdin: std::io::PipeWriter,
-    pub(crate) stdout: std::io::PipeReader,
-    pub(crate) stderr: std::io::PipeReader,
+pub struct Pipes {
+    /// The host's end of its stdin.
+    pub stdin: std::io::PipeWriter,
+    /// The host's end of its stdout.
+    pub stdout: std::io::PipeReader,
+    /// The host's end of its stderr.
+    pub stderr: std::io::PipeReader,
 }
 
 impl ServerProcess {
     /// Kills the program's whole group and reaps it.
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         self.child.kill_group();
         let _ = self.child.wait();
     }
 
     /// The exit status once it has ended.
-    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }
@@ -45,7 +48,7 @@ impl Drop for ServerProcess {
 }
 
 /// Starts `spec`. `Err` says why it could not start.
-pub(crate) fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
+pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
     let PipedChild {
         mut process,
         stdin,

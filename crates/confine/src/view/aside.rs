@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// A protected path a command may not leave changed: absent (`link` is `None`) or the same
 /// symbolic link, leading to the same place.
 #[derive(Debug, Clone)]
-pub(crate) struct Guarded {
+pub struct Guarded {
     path: PathBuf,
     link: Option<Link>,
 }
@@ -51,7 +51,7 @@ impl Guarded {
     }
 
     /// The protected path.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
@@ -73,7 +73,7 @@ impl Guarded {
 /// Moves aside each of `guarded` a command made or replaced (which a mount could not stop:
 /// there was nothing to mount on, or only a link's target), renaming it beside itself so
 /// nothing is lost and nothing loads it; the notice says what moved where.
-pub(crate) fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
+pub fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
     let mut moved = Vec::new();
     for guarded in guarded {
         if guarded.unchanged() {

@@ -3,7 +3,7 @@
 //!
 //! - the protected paths that exist at the top of the workspace and of each additional directory
 //!   (`.git/hooks`, `.git/config`, `.janua/`, `.claude/`, `.mcp.json`, `.envrc`, ..., the lists
-//!   of `permissions/protected.rs`), those up to [`NESTED_DEPTH`] levels below, and the hooks and
+//!   of `permissions/protected.rs`), those up to `NESTED_DEPTH` levels below, and the hooks and
 //!   configuration of submodules' repositories are read-only: no program, link, rename or
 //!   directory trick changes them (a hard link across the mount fails with `EXDEV`, a rename of
 //!   the mount point with `EBUSY`);
@@ -27,15 +27,15 @@ use janua_types::{Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, ot
 
 mod aside;
 
-pub(crate) use aside::{Guarded, set_aside};
+pub use aside::{Guarded, set_aside};
 
 /// What the session's rules ask of every command's view.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ViewRules {
+pub struct ViewRules {
     /// The workspace and the additional directories.
-    pub(crate) roots: Vec<PathBuf>,
+    pub roots: Vec<PathBuf>,
     /// The deny rules' paths.
-    pub(crate) enforceable: Enforceable,
+    pub enforceable: Enforceable,
 }
 
 /// Protected directories that hold a tool's working state as well as what changes what runs:
@@ -66,7 +66,7 @@ const MODULES_DEPTH: usize = 8;
 
 /// The mounts for one command, prepared before fork.
 #[derive(Debug, Default)]
-pub(crate) struct MountPlan {
+pub struct MountPlan {
     mounts: Vec<Mount>,
     /// Protected paths that did not exist, so nothing could be mounted on them, and those that
     /// were symbolic links, which a command may replace.
@@ -97,7 +97,7 @@ enum How {
 
 impl MountPlan {
     /// The mounts `rules` ask for, for the paths that exist now.
-    pub(crate) fn build(rules: &ViewRules) -> Self {
+    pub fn build(rules: &ViewRules) -> Self {
         let mut plan = Self {
             roots: rules.roots.clone(),
             ..Self::default()
@@ -263,7 +263,7 @@ impl MountPlan {
 
     /// The protected paths that did not exist or were symbolic links when the plan was made:
     /// the command must not leave anything else there behind (`set_aside`).
-    pub(crate) fn guarded(&self) -> &[Guarded] {
+    pub fn guarded(&self) -> &[Guarded] {
         &self.guarded
     }
 
@@ -338,7 +338,7 @@ impl MountPlan {
 
     /// Makes the mounts. Runs in the child, in a fresh mount namespace, between fork and exec:
     /// only system calls on data prepared above. A target that vanished since is skipped.
-    pub(crate) fn apply(&self) -> std::io::Result<()> {
+    pub fn apply(&self) -> std::io::Result<()> {
         let fail = std::io::Error::last_os_error;
         let none = std::ptr::null::<libc::c_char>();
         // SAFETY: `mount` on NUL-terminated buffers owned by `self` and static strings.

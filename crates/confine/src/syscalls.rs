@@ -94,7 +94,7 @@ fn refused() -> Vec<libc::c_long> {
 
 /// Which filter a child gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SyscallProfile {
+pub enum SyscallProfile {
     /// Commands, hooks, servers: everything above.
     Command,
     /// The browser: Unix-domain sockets may be created (Chromium's processes talk over them),
@@ -105,7 +105,7 @@ pub(crate) enum SyscallProfile {
 }
 
 /// The filter program for `profile`, or `None` on an architecture without one.
-pub(crate) fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> {
+pub fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         let eperm = RET_ERRNO | libc::EPERM as u32;
@@ -182,7 +182,7 @@ pub(crate) fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> 
 
 /// Drops every capability for good (bounding set, ambient, the three sets, `SECBIT_NOROOT`
 /// locked). In the forked child only: system calls, no allocation.
-pub(crate) fn drop_capabilities() -> std::io::Result<()> {
+pub fn drop_capabilities() -> std::io::Result<()> {
     // SAFETY: prctl/capset on the calling process with stack buffers.
     unsafe {
         for capability in 0..64 {
@@ -232,7 +232,7 @@ pub(crate) fn drop_capabilities() -> std::io::Result<()> {
 }
 
 /// Installs `program` (after `no_new_privs`). In the forked child only.
-pub(crate) fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
+pub fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
     let fprog = libc::sock_fprog {
         len: u16::try_from(program.len()).unwrap_or(u16::MAX),
         filter: program.as_ptr().cast_mut(),

@@ -37,7 +37,7 @@ const KEPT: usize = 16;
 /// A user (on a non-root host), mount and network namespace holding one root of the grants; no
 /// network namespace for a child granted the host's network.
 #[derive(Debug)]
-pub(crate) struct SharedNamespaces {
+pub struct SharedNamespaces {
     user: Option<OwnedFd>,
     mount: OwnedFd,
     network: Option<OwnedFd>,
@@ -57,7 +57,7 @@ fn kept() -> &'static Mutex<Kept> {
 /// The shared namespaces for `plan`, made now unless kept from an earlier command with the same
 /// plan over the same directories. `user_maps` are the id maps of a non-root host; without
 /// `isolate_network` the host's network is kept (granted to the child).
-pub(crate) fn for_plan(
+pub fn for_plan(
     plan: &RootPlan,
     user_maps: Option<&[(std::ffi::CString, std::ffi::CString); 3]>,
     isolate_network: bool,
@@ -78,7 +78,7 @@ pub(crate) fn for_plan(
 
 /// Drops the namespaces of every plan that writes `dir` (a session's temporary directory, when
 /// the session ends).
-pub(crate) fn forget(dir: &std::path::Path) {
+pub fn forget(dir: &std::path::Path) {
     kept()
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
@@ -89,7 +89,7 @@ impl SharedNamespaces {
     /// Joins the namespaces, then unshares the command's own mount, IPC and PID namespaces
     /// beneath them; the working directory is then the shared root's `/` until [`enter`]. Runs
     /// in the child that waits for the command. Async-signal-safe.
-    pub(crate) fn join(&self) -> std::io::Result<()> {
+    pub fn join(&self) -> std::io::Result<()> {
         // SAFETY: `setns` and `unshare` on descriptors this value owns.
         unsafe {
             if let Some(user) = &self.user {
@@ -111,7 +111,7 @@ impl SharedNamespaces {
 /// container masking parts of the host's), the root's stays: the host's, as `root.rs` bound it,
 /// which Landlock keeps the command from opening. (The root's `/dev/shm` is the session's, but
 /// Landlock refuses it to every command.) Async-signal-safe.
-pub(crate) fn enter(cwd: &CStr) -> std::io::Result<()> {
+pub fn enter(cwd: &CStr) -> std::io::Result<()> {
     // SAFETY: system calls on NUL-terminated static strings and `cwd`.
     unsafe {
         super::procfs::mount(c"/proc");
