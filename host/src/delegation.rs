@@ -16,7 +16,6 @@ pub use runner::CommandRunner;
 pub use scope::DEFAULT_MAX_DELEGATION_DEPTH;
 pub use subsession::SubSession;
 
-pub(crate) use agent::{agent_limits, agent_spec};
 pub(crate) use ceiling::Ceiling;
 pub(crate) use narrowing::{Parent, fork};
 pub(crate) use scope::Scope;

@@ -37,8 +37,8 @@ mod session;
 mod settings;
 
 pub use janua_types::{
-    AGENT_TOOL, CapabilityClass, ContentBlock, DeferredCall, ErrorKind, ImageSource, ResultContent,
-    ToolResultBlock, ToolSpec, ToolUse,
+    AGENT_TOOL, CapabilityClass, ContentBlock, DeferredCall, ErrorKind, HookEvent, ImageSource,
+    Matcher, MatcherError, OnError, ResultContent, ToolResultBlock, ToolSpec, ToolUse,
 };
 
 pub use authoring::{
@@ -51,9 +51,9 @@ pub use delegation::{
 };
 pub use hooks::{
     AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
-    ExtensionsReport, FnHook, Hook, HookEvent, HookInfo, Matcher, MatcherError, MonitorInfo,
-    MonitorStats, OnError, PostAnswer, PreAnswer, ProgressListener, RequestAnswer, SessionAnswer,
-    SkippedExtension, example_names, verify_audit_log, write_example,
+    ExtensionsReport, FnHook, Hook, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
+    ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
+    verify_audit_log, write_example,
 };
 pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
 pub use janua_permissions::{

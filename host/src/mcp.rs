@@ -9,12 +9,16 @@
 mod config;
 mod connection;
 mod http;
+pub(crate) mod jsonrpc;
 mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The MCP protocol revisions janua speaks, newest first, as a server and as a client.
+pub(crate) const MCP_REVISIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 pub(crate) use config::Approvals;
 pub use config::McpConfigError;

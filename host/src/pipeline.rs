@@ -175,7 +175,7 @@ impl<'a> Stages<'a> {
     /// event the hooks receive), each in its own sandbox, in parallel.
     pub(crate) async fn tool_hooks(
         &self,
-        event: crate::hooks::HookEvent,
+        event: janua_types::HookEvent,
         base: &pre_hooks::EventBase<'_>,
         spec: &janua_types::ToolSpec,
         input: &Value,

@@ -4,6 +4,7 @@
 //! This module loads and describes components and compiles each tool's schema once. It does not run
 //! calls or decide permissions.
 
+mod agent;
 mod aliases;
 mod approval;
 mod builtin;
@@ -284,7 +285,7 @@ impl Registry {
         }
         let selected = config.selection.choose(&builtin_names)?;
         if config.agent && selected.iter().any(|name| name == janua_types::AGENT_TOOL) {
-            let spec = crate::delegation::agent_spec();
+            let spec = agent::agent_spec();
             let validator = jsonschema::validator_for(&spec.input_schema)
                 .expect("the Agent tool's schema is valid");
             all_names.push(spec.name.clone());
@@ -293,9 +294,7 @@ impl Registry {
                 Arc::new(RegisteredTool {
                     spec,
                     validator,
-                    backend: Backend::Agent(crate::delegation::agent_limits(
-                        config.operator_limits,
-                    )),
+                    backend: Backend::Agent(agent::agent_limits(config.operator_limits)),
                 }),
             );
         }

@@ -13,8 +13,8 @@ pub use lifecycle::{SessionEndReport, SessionStartReport};
 
 use crate::Error;
 use crate::hooks::{
-    Controls, ExtensionsReport, Handler, Hook, HookEntry, HookEvent, HookSet, Matcher,
-    MatcherError, MonitorInfo, Monitors, OnError, SkippedExtension,
+    Controls, ExtensionsReport, Handler, Hook, HookEntry, HookSet, MonitorInfo, Monitors,
+    SkippedExtension,
 };
 use crate::pipeline::{self, CheckReport, Dispatch};
 use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource};
@@ -31,6 +31,7 @@ use janua_permissions::{
 };
 use janua_types::ToolSpec;
 use janua_types::ToolUse;
+use janua_types::{HookEvent, Matcher, MatcherError, OnError};
 
 /// Everything that configures a runtime; the CLI fills it from flags.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! janua's integration suite: real guests built from `tests/guests/` and `example-tools/`, a real
 //! wasmtime engine, real files in temporary directories and the real `janua` binary.
 
+mod architecture;
 mod bash;
 mod browser;
 mod cache;

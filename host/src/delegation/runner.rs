@@ -150,9 +150,8 @@ impl AgentRunner for CommandRunner {
                 let mut line = Vec::new();
                 loop {
                     let message =
-                        match crate::protocol::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE)
-                        {
-                            Ok(crate::protocol::jsonrpc::Line::Complete) => {
+                        match crate::mcp::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE) {
+                            Ok(crate::mcp::jsonrpc::Line::Complete) => {
                                 if line.iter().all(u8::is_ascii_whitespace) {
                                     continue;
                                 }
@@ -161,10 +160,10 @@ impl AgentRunner for CommandRunner {
                                     Err(error) => Said::Bad(format!("a line is not JSON: {error}")),
                                 }
                             }
-                            Ok(crate::protocol::jsonrpc::Line::TooLong) => {
+                            Ok(crate::mcp::jsonrpc::Line::TooLong) => {
                                 Said::Bad(format!("a line is longer than {MAX_LINE} bytes"))
                             }
-                            Ok(crate::protocol::jsonrpc::Line::End) | Err(_) => Said::End,
+                            Ok(crate::mcp::jsonrpc::Line::End) | Err(_) => Said::End,
                         };
                     let last = !matches!(message, Said::Line(_));
                     if lines.blocking_send(message).is_err() || last {

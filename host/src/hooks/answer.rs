@@ -312,7 +312,7 @@ impl DeniedAnswer {
 
 impl PostAnswer {
     /// Interprets an answer to `event` (PostToolUse, PostToolUseFailure or PostToolBatch).
-    pub fn from_json(value: &Value, event: super::HookEvent) -> Result<Self, String> {
+    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, String> {
         let (answer, common) = parse(value, &[event.as_str()])?;
         let feedback = match answer.decision.as_deref() {
             Some("block") => Some(
@@ -335,7 +335,7 @@ impl PostAnswer {
 
 impl SessionAnswer {
     /// Interprets an answer to `event` (SessionStart or SessionEnd).
-    pub fn from_json(value: &Value, event: super::HookEvent) -> Result<Self, String> {
+    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, String> {
         let (answer, common) = parse(value, &[event.as_str()])?;
         Ok(SessionAnswer {
             common,
@@ -437,7 +437,7 @@ mod tests {
                 "reason": "looks wrong",
                 "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "note", "updatedToolOutput": "short"}
             }),
-            crate::hooks::HookEvent::PostToolUse,
+            janua_types::HookEvent::PostToolUse,
         )
         .unwrap();
         assert_eq!(answer.feedback.as_deref(), Some("looks wrong"));
@@ -446,7 +446,7 @@ mod tests {
         assert!(
             PostAnswer::from_json(
                 &json!({"decision": "maybe"}),
-                crate::hooks::HookEvent::PostToolUse
+                janua_types::HookEvent::PostToolUse
             )
             .is_err()
         );
@@ -497,7 +497,7 @@ mod tests {
         assert!(denied.retry);
         let session = SessionAnswer::from_json(
             &json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "branch main"}}),
-            crate::hooks::HookEvent::SessionStart,
+            janua_types::HookEvent::SessionStart,
         )
         .unwrap();
         assert_eq!(session.additional_context.as_deref(), Some("branch main"));

@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::HookEvent;
 use super::load::CommandGrants;
 use super::run::{HookEnv, Reply};
 use janua_confine::ChildSpec;
 use janua_confine::oneshot::{self, OneShot};
 use janua_confine::{DEFAULT_PATH, INHERITED_ENV};
+use janua_types::HookEvent;
 
 /// Bytes kept of a command hook's stdout and of its stderr.
 const OUTPUT_CAP: usize = 1 << 20;

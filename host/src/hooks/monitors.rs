@@ -30,23 +30,8 @@ use serde_json::{Value, json};
 
 use crate::sandbox::Resident;
 
-/// The lifecycle event kinds a monitor may filter on.
-pub(crate) const MONITOR_EVENTS: &[&str] = &[
-    "session_start",
-    "tool_started",
-    "decision",
-    "permission_request",
-    "hook_started",
-    "hook_response",
-    "tool_finished",
-    "batch_finished",
-    "session_end",
-];
-
 /// The default number of events waiting for one monitor.
 pub(crate) const DEFAULT_QUEUE: usize = 1024;
-/// The largest queue a manifest may ask for (each slot is allocated up front).
-pub(crate) const MAX_QUEUE: usize = 65_536;
 /// Bytes of a tool input carried in monitor events; a larger input is replaced by its size and
 /// SHA-256, so a queue of events stays small whatever the calls carry.
 const MAX_EVENT_INPUT_BYTES: usize = 64 << 10;

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Handler, HookEntry, HookEvent, HookSet, Monitors};
+use janua_types::HookEvent;
+
+use super::{Handler, HookEntry, HookSet, Monitors};
 use crate::sandbox::grants::GrantContext;
 use crate::sandbox::{FileAccess, Sandbox};
 use janua_confine::ProcessSandbox;

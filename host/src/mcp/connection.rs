@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::protocol::jsonrpc::{self, Incoming, code};
+use super::jsonrpc::{self, Incoming, code};
 use janua_confine::ChildSpec;
 use janua_confine::server::{Pipes, ServerProcess};
 use janua_types::ErrorKind;
@@ -25,7 +25,7 @@ const MAX_LINE: usize = 64 << 20;
 /// Lines waiting for the server to read them; a server that lets more pile up is killed.
 const MAX_QUEUED_LINES: usize = 1024;
 /// The protocol revisions janua accepts from a server.
-pub(crate) use crate::protocol::MCP_REVISIONS as SERVER_VERSIONS;
+pub(crate) use super::MCP_REVISIONS as SERVER_VERSIONS;
 /// Bytes of the server's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
 /// Pages of `tools/list` followed, and tools kept per server.

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use wasmtime_wasi_http::io::TokioIo;
 
 use super::connection::{RequestError, SERVER_VERSIONS, stopped};
-use crate::protocol::jsonrpc::{self, Incoming};
+use super::jsonrpc::{self, Incoming};
 use janua_types::ErrorKind;
 
 /// Largest response body or event read from a server.

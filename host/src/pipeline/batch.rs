@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::Stages;
 use super::outcome::Dispatch;
-use crate::hooks::{HookEvent, PostAnswer, Reply, cap_text};
+use crate::hooks::{PostAnswer, Reply, cap_text};
+use janua_types::HookEvent;
 
 /// What a batch produced.
 #[derive(Debug, Clone, Serialize)]

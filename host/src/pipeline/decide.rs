@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::Stages;
 use super::outcome::Failure;
 use super::pre_hooks::EventBase;
-use crate::hooks::{DeniedAnswer, HookEvent, OnError, Reply, RequestAnswer, cap_text};
+use crate::hooks::{DeniedAnswer, Reply, RequestAnswer, cap_text};
 use crate::registry::RegisteredTool;
 use crate::sandbox::grants::{FsAccess, GrantContext};
 use janua_permissions::{
@@ -20,6 +20,7 @@ use janua_permissions::{
 };
 use janua_types::CapabilityClass;
 use janua_types::ErrorKind;
+use janua_types::{HookEvent, OnError};
 
 /// Everything the decision stage reads besides the call.
 pub(crate) struct DecideContext<'a> {

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::Stages;
 use super::pre_hooks::EventBase;
-use crate::hooks::{HookEvent, PostAnswer, Reply, cap_text};
+use crate::hooks::{PostAnswer, Reply, cap_text};
+use janua_types::HookEvent;
 use janua_types::ToolSpec;
 
 /// Characters of the error text given to PostToolUseFailure hooks; longer errors are cut in the

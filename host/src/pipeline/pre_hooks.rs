@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 
 use super::Stages;
 use super::outcome::Failure;
-use crate::hooks::{HookEvent, OnError, PreAnswer, Reply, cap_text};
+use crate::hooks::{PreAnswer, Reply, cap_text};
 use janua_permissions::{HookVote, VoteKind};
 use janua_types::ErrorKind;
 use janua_types::ToolSpec;
+use janua_types::{HookEvent, OnError};
 
 /// What the PreToolUse hooks decided together.
 #[derive(Debug, Default)]

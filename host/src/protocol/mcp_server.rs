@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::jsonrpc::{self, Incoming, code};
+use crate::mcp::jsonrpc::{self, Incoming, code};
 use crate::pipeline::Failure;
 use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
 use janua_types::{ErrorKind, ToolUse};
@@ -292,10 +292,10 @@ impl Server {
         let asked = params["protocolVersion"].as_str().unwrap_or_default();
         // A client asking for a revision janua does not speak gets the newest, as the
         // specification prescribes; it may then disconnect.
-        let version = super::MCP_REVISIONS
+        let version = crate::mcp::MCP_REVISIONS
             .iter()
             .find(|version| **version == asked)
-            .unwrap_or(&super::MCP_REVISIONS[0]);
+            .unwrap_or(&crate::mcp::MCP_REVISIONS[0]);
         json!({
             "protocolVersion": version,
             "capabilities": {

@@ -346,10 +346,10 @@ impl Manifest {
                 return Err(at("events must name at least one hook event".to_owned()));
             }
             for event in &hook.events {
-                if crate::hooks::HookEvent::parse(event).is_none() {
+                if janua_types::HookEvent::parse(event).is_none() {
                     return Err(at(format!(
                         "unknown hook event {event:?}; janua's events are {}",
-                        crate::hooks::HookEvent::names()
+                        janua_types::HookEvent::names()
                     )));
                 }
             }
@@ -361,31 +361,31 @@ impl Manifest {
                 )));
             }
             if let Some(matcher) = &hook.matcher {
-                crate::hooks::Matcher::parse(matcher).map_err(|error| at(error.to_string()))?;
+                janua_types::Matcher::parse(matcher).map_err(|error| at(error.to_string()))?;
             }
         }
         for monitor in &raw.monitors {
             for event in monitor.events.iter().flatten() {
-                if !crate::hooks::MONITOR_EVENTS.contains(&event.as_str()) {
+                if !janua_types::MONITOR_EVENTS.contains(&event.as_str()) {
                     return Err(ManifestError::at(
                         path,
                         format!(
                             "monitor {}: unknown lifecycle event {event:?}; the kinds are {}",
                             monitor.component.display(),
-                            crate::hooks::MONITOR_EVENTS.join(", ")
+                            janua_types::MONITOR_EVENTS.join(", ")
                         ),
                     ));
                 }
             }
             if let Some(queue) = monitor.queue
-                && !(1..=crate::hooks::MAX_QUEUE).contains(&queue)
+                && !(1..=janua_types::MAX_QUEUE).contains(&queue)
             {
                 return Err(ManifestError::at(
                     path,
                     format!(
                         "monitor {}: queue must be from 1 to {}, not {queue}",
                         monitor.component.display(),
-                        crate::hooks::MAX_QUEUE
+                        janua_types::MAX_QUEUE
                     ),
                 ));
             }

@@ -2,7 +2,8 @@
 //! last events, and draining the monitors when the session ends.
 
 use super::Runtime;
-use crate::hooks::{HookEvent, MonitorStats};
+use crate::hooks::MonitorStats;
+use janua_types::HookEvent;
 
 /// What the SessionStart hooks said.
 #[derive(Debug, Clone, Default, serde::Serialize)]

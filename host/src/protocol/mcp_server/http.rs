@@ -16,7 +16,7 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use wasmtime_wasi_http::io::TokioIo;
 
 use super::{McpServeOptions, Peer, Reply, Server};
-use crate::protocol::jsonrpc::{self, Incoming};
+use crate::mcp::jsonrpc::{self, Incoming};
 use crate::runtime::{Runtime, SessionEndReport};
 
 /// Largest request body accepted.
