@@ -13,6 +13,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::ConfineError;
 use super::syscalls;
 pub use super::syscalls::SyscallProfile;
 use landlock::{
@@ -237,7 +238,8 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
             Path::new(shell),
             &["-c".to_owned(), "exit 0".to_owned()],
             &[],
-        )?;
+        )
+        .map_err(|error| error.to_string())?;
         prepared = prepared.with_view(
             super::root::RootPlan::build(&[], &[], Path::new("/")),
             super::view::MountPlan::default(),
@@ -400,18 +402,18 @@ impl Prepared {
 impl Confinement {
     /// Builds the Landlock ruleset and namespace set-up in the parent. The descriptors of
     /// `passed` become the child's 3, 4, … in order (at most `MAX_PASSED`, 7).
-    pub fn prepare(&self, passed: Vec<OwnedFd>) -> Result<Prepared, String> {
+    pub fn prepare(&self, passed: Vec<OwnedFd>) -> Result<Prepared, ConfineError> {
         if passed.len() > MAX_PASSED {
-            return Err(format!(
-                "a child can be passed at most {MAX_PASSED} descriptors, not {}",
-                passed.len()
-            ));
+            return Err(ConfineError::TooManyDescriptors {
+                asked: passed.len(),
+                max: MAX_PASSED,
+            });
         }
         let passed = passed
             .into_iter()
             .map(|fd| {
                 above_passed(fd).map_err(|error| {
-                    format!("cannot move a descriptor passed to the child: {error}")
+                    ConfineError::host("move a descriptor passed to the child", error)
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -443,7 +445,7 @@ impl Confinement {
     /// children, and building one opens every `/etc` entry (≈3 ms). Kept per directory set; the
     /// rules hold the directories' inodes, so a directory removed and recreated under the same
     /// name is refused (fail closed) until the process restarts.
-    fn cached_ruleset(&self) -> Result<Arc<OwnedFd>, String> {
+    fn cached_ruleset(&self) -> Result<Arc<OwnedFd>, ConfineError> {
         type Key = (Vec<PathBuf>, Vec<PathBuf>);
         static RULESETS: OnceLock<Mutex<HashMap<Key, Arc<OwnedFd>>>> = OnceLock::new();
         let key = (self.read_dirs.clone(), self.write_dirs.clone());
@@ -464,8 +466,8 @@ impl Confinement {
         Ok(ruleset)
     }
 
-    fn landlock_ruleset(&self) -> Result<OwnedFd, String> {
-        let error = |error: landlock::RulesetError| format!("cannot build Landlock rules: {error}");
+    fn landlock_ruleset(&self) -> Result<OwnedFd, ConfineError> {
+        let error = |error: landlock::RulesetError| ConfineError::Landlock(error.to_string());
         let abi = LANDLOCK_ABI;
         let read = AccessFs::from_read(abi);
         let all = AccessFs::from_all(abi);
@@ -490,8 +492,10 @@ impl Confinement {
             .add_rules(path_beneath_rules(&self.write_dirs, all))
             .map_err(error)?;
         let fd: Option<OwnedFd> = created.into();
-        let fd = fd.ok_or_else(|| "Landlock is not supported by this kernel".to_owned())?;
-        above_passed(fd).map_err(|error| format!("cannot move the Landlock ruleset: {error}"))
+        let fd = fd.ok_or_else(|| {
+            ConfineError::Landlock("Landlock is not supported by this kernel".to_owned())
+        })?;
+        above_passed(fd).map_err(|error| ConfineError::host("move the Landlock ruleset", error))
     }
 }
 
@@ -785,13 +789,12 @@ pub struct PipedChild {
 /// Starts `spec` confined, with stdin, stdout and stderr piped and nothing else inherited, by
 /// `clone(CLONE_VM)` on the spawner thread (`spawn.rs`): no copy of the host's memory. `Err`
 /// when the operator's sandbox mode requires a sandbox this kernel cannot give.
-pub fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, String> {
-    let pipe = |what: &str| {
-        std::io::pipe().map_err(|error| format!("cannot make the {what} pipe: {error}"))
-    };
-    let (stdin_reader, stdin_writer) = pipe("stdin")?;
-    let (stdout_reader, stdout_writer) = pipe("stdout")?;
-    let (stderr_reader, stderr_writer) = pipe("stderr")?;
+pub fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChild, ConfineError> {
+    let pipe =
+        |what: &'static str| std::io::pipe().map_err(|error| ConfineError::host(what, error));
+    let (stdin_reader, stdin_writer) = pipe("make the stdin pipe")?;
+    let (stdout_reader, stdout_writer) = pipe("make the stdout pipe")?;
+    let (stderr_reader, stderr_writer) = pipe("make the stderr pipe")?;
     let process = spawn_with(
         spec,
         limits,
@@ -817,7 +820,7 @@ pub fn spawn_with(
     limits: ResourceLimits,
     stdio: [OwnedFd; 3],
     passed: Vec<OwnedFd>,
-) -> Result<super::spawn::Spawned, String> {
+) -> Result<super::spawn::Spawned, ConfineError> {
     let prepared = prepare_child(spec, limits, passed)?;
     let cwd = spec.cwd.clone();
     super::on_spawner(move || {
@@ -825,7 +828,10 @@ pub fn spawn_with(
         super::spawn::spawn(&prepared, &cwd, [stdin, stdout, stderr])
     })
     .and_then(|spawned| spawned)
-    .map_err(|error| format!("cannot start {}: {error}", spec.program.display()))
+    .map_err(|source| ConfineError::Start {
+        program: spec.program.clone(),
+        source,
+    })
 }
 
 /// The confinement of a piped child, with what it executes.
@@ -833,17 +839,19 @@ fn prepare_child(
     spec: &ChildSpec,
     limits: ResourceLimits,
     passed: Vec<OwnedFd>,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, ConfineError> {
     let sandboxed = match spec.sandbox {
         super::ProcessSandbox::Unsandboxed => false,
         super::ProcessSandbox::Unavailable => {
-            return Err("the process sandbox is unavailable (forced off)".to_owned());
+            return Err(ConfineError::Unavailable(
+                "the process sandbox is unavailable (forced off)".to_owned(),
+            ));
         }
         super::ProcessSandbox::Required => {
             if let Some(missing) = KernelSupport::probe().missing() {
-                return Err(format!(
+                return Err(ConfineError::Unavailable(format!(
                     "{missing}; run `janua doctor`, or pass --unsandboxed-process"
-                ));
+                )));
             }
             true
         }

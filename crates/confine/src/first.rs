@@ -45,8 +45,12 @@ unsafe impl Sync for Pointers {}
 
 impl Image {
     /// `program` run with `args` (after `argv[0]`, the program itself) and exactly `env`.
-    pub fn new(program: &Path, args: &[String], env: &[(String, String)]) -> Result<Self, String> {
-        let nul = |what: &str| format!("{what} holds a NUL byte");
+    pub fn new(
+        program: &Path,
+        args: &[String],
+        env: &[(String, String)],
+    ) -> Result<Self, super::ConfineError> {
+        let nul = super::ConfineError::Nul;
         let program_text =
             CString::new(program.as_os_str().as_bytes()).map_err(|_| nul("the program path"))?;
         let arguments = std::iter::once(Ok(program_text.clone()))
@@ -367,6 +371,6 @@ mod tests {
         let variable = unsafe { std::ffi::CStr::from_ptr(image.envp.0[0]) };
         assert_eq!(variable.to_bytes(), b"PATH=/usr/bin");
         let error = Image::new(Path::new("/bin/sh"), &["a\0b".into()], &[]).unwrap_err();
-        assert!(error.contains("NUL"), "{error}");
+        assert!(error.to_string().contains("NUL"), "{error}");
     }
 }

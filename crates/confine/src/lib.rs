@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod confine;
+mod error;
 pub mod first;
 pub mod home;
 pub mod oneshot;
@@ -33,6 +34,7 @@ pub use confine::{
     ChildSpec, Confinement, KernelSupport, PipedChild, ResourceLimits, SyscallProfile,
     close_inherited_descriptors, spawn_piped, spawn_with,
 };
+pub use error::ConfineError;
 pub use spawn::Spawned;
 pub use spool::{DEFAULT_OUTPUT_CAP, Spool};
 pub use view::ViewRules;

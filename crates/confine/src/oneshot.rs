@@ -58,7 +58,7 @@ pub struct OneShotOutput {
 }
 
 /// Runs `spec` to completion (or its deadline). `Err` means it could not start.
-pub fn run(spec: OneShot) -> Result<OneShotOutput, String> {
+pub fn run(spec: OneShot) -> Result<OneShotOutput, super::ConfineError> {
     let mut child = spawn_piped(
         &spec.child,
         ResourceLimits {
@@ -84,9 +84,12 @@ pub fn run(spec: OneShot) -> Result<OneShotOutput, String> {
         .spawn(move || {
             let _ = sender.send(child.process.wait());
         });
-    if waiter.is_err() {
+    if let Err(error) = waiter {
         kill_group(group);
-        return Err("cannot start a thread to wait for the hook".to_owned());
+        return Err(super::ConfineError::host(
+            "start a thread to wait for the program",
+            error,
+        ));
     }
     let until = Instant::now().checked_add(spec.timeout);
     let (status, timed_out) = loop {

@@ -48,7 +48,7 @@ impl Drop for ServerProcess {
 }
 
 /// Starts `spec`. `Err` says why it could not start.
-pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
+pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), super::ConfineError> {
     let PipedChild {
         mut process,
         stdin,
@@ -65,7 +65,10 @@ pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), String> {
     let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
         process.kill_group();
         let _ = process.wait();
-        return Err("the server's pipes could not be opened".to_owned());
+        return Err(super::ConfineError::host(
+            "open the server's pipes",
+            std::io::ErrorKind::BrokenPipe.into(),
+        ));
     };
     Ok((
         ServerProcess { child: process },

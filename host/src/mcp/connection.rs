@@ -425,7 +425,8 @@ impl Connection {
         let (process, pipes) =
             tokio::task::spawn_blocking(move || janua_confine::server::start(spec))
                 .await
-                .map_err(|error| format!("the start-up task failed: {error}"))??;
+                .map_err(|error| format!("the start-up task failed: {error}"))?
+                .map_err(|error| error.to_string())?;
         let live = Arc::new(wire(process, pipes, &self.name, &launch.workspace)?);
         let deadline = Instant::now() + launch.startup_timeout;
         let initialized = live

@@ -589,7 +589,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     };
     let prepared = confinement
         .prepare(report_writer.into_iter().collect())
-        .map_err(ProcessError::SandboxUnavailable)?
+        .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?
         .with_view(
             root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
             mounts,
