@@ -70,6 +70,7 @@ fn validates_by_default() -> bool {
 
 impl ToolSpec {
     /// The rule field when it names a path: read and write tools' rule fields are paths.
+    #[inline]
     pub fn path_field(&self) -> Option<&str> {
         matches!(self.class, CapabilityClass::Read | CapabilityClass::Write)
             .then_some(self.rule_field.as_deref())

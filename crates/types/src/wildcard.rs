@@ -6,6 +6,7 @@
 //! the worst case, never exponential, no recursion.
 
 /// True when `text` matches `pattern`.
+#[inline]
 pub fn matches(pattern: &str, text: &str) -> bool {
     let (pattern, text) = (pattern.as_bytes(), text.as_bytes());
     let (mut p, mut t) = (0, 0);
