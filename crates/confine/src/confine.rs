@@ -779,11 +779,11 @@ pub struct PipedChild {
     /// The started child (its pid is its process group).
     pub process: super::spawn::Spawned,
     /// The host's end of its stdin.
-    pub stdin: Option<std::io::PipeWriter>,
+    pub stdin: std::io::PipeWriter,
     /// The host's end of its stdout.
-    pub stdout: Option<std::io::PipeReader>,
+    pub stdout: std::io::PipeReader,
     /// The host's end of its stderr.
-    pub stderr: Option<std::io::PipeReader>,
+    pub stderr: std::io::PipeReader,
 }
 
 /// Starts `spec` confined, with stdin, stdout and stderr piped and nothing else inherited, by
@@ -807,9 +807,9 @@ pub fn spawn_piped(spec: &ChildSpec, limits: ResourceLimits) -> Result<PipedChil
     )?;
     Ok(PipedChild {
         process,
-        stdin: Some(stdin_writer),
-        stdout: Some(stdout_reader),
-        stderr: Some(stderr_reader),
+        stdin: stdin_writer,
+        stdout: stdout_reader,
+        stderr: stderr_reader,
     })
 }
 

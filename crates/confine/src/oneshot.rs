@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::confine::{ChildSpec, ResourceLimits, spawn_piped};
+use super::confine::{ChildSpec, PipedChild, ResourceLimits, spawn_piped};
 use super::kill_group;
 
 /// How long to wait for the pipes to drain after the program's group is gone.
@@ -59,30 +59,33 @@ pub struct OneShotOutput {
 
 /// Runs `spec` to completion (or its deadline). `Err` means it could not start.
 pub fn run(spec: OneShot) -> Result<OneShotOutput, super::ConfineError> {
-    let mut child = spawn_piped(
+    let PipedChild {
+        mut process,
+        mut stdin,
+        stdout,
+        stderr,
+    } = spawn_piped(
         &spec.child,
         ResourceLimits {
             cpu_seconds: spec.timeout.as_secs().saturating_add(5),
             ..ResourceLimits::default()
         },
     )?;
-    let group = i32::try_from(child.process.id()).unwrap_or(0);
-    if let Some(mut stdin) = child.stdin.take() {
-        let input = spec.stdin;
-        // A program that never reads must not block the host: the writer has its own thread.
-        let _ = std::thread::Builder::new()
-            .name("janua-hook-stdin".into())
-            .spawn(move || {
-                let _ = stdin.write_all(&input);
-            });
-    }
-    let stdout = reader(child.stdout.take(), spec.output_cap);
-    let stderr = reader(child.stderr.take(), spec.output_cap);
+    let group = i32::try_from(process.id()).unwrap_or(0);
+    let input = spec.stdin;
+    // A program that never reads must not block the host: the writer has its own thread.
+    let _ = std::thread::Builder::new()
+        .name("janua-hook-stdin".into())
+        .spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    let stdout = reader(stdout, spec.output_cap);
+    let stderr = reader(stderr, spec.output_cap);
     let (sender, exited) = mpsc::channel();
     let waiter = std::thread::Builder::new()
         .name("janua-hook-wait".into())
         .spawn(move || {
-            let _ = sender.send(child.process.wait());
+            let _ = sender.send(process.wait());
         });
     if let Err(error) = waiter {
         kill_group(group);
@@ -117,15 +120,8 @@ pub fn run(spec: OneShot) -> Result<OneShotOutput, super::ConfineError> {
 }
 
 /// Reads `pipe` to its end on a thread, keeping at most `cap` bytes.
-fn reader<R: std::io::Read + Send + 'static>(
-    pipe: Option<R>,
-    cap: usize,
-) -> mpsc::Receiver<Vec<u8>> {
+fn reader<R: std::io::Read + Send + 'static>(mut pipe: R, cap: usize) -> mpsc::Receiver<Vec<u8>> {
     let (sender, receiver) = mpsc::channel();
-    let Some(mut pipe) = pipe else {
-        let _ = sender.send(Vec::new());
-        return receiver;
-    };
     let _ = std::thread::Builder::new()
         .name("janua-hook-output".into())
         .spawn(move || {

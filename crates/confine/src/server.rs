@@ -50,7 +50,7 @@ impl Drop for ServerProcess {
 /// Starts `spec`. `Err` says why it could not start.
 pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), super::ConfineError> {
     let PipedChild {
-        mut process,
+        process,
         stdin,
         stdout,
         stderr,
@@ -62,14 +62,6 @@ pub fn start(spec: ChildSpec) -> Result<(ServerProcess, Pipes), super::ConfineEr
             ..ResourceLimits::default()
         },
     )?;
-    let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
-        process.kill_group();
-        let _ = process.wait();
-        return Err(super::ConfineError::host(
-            "open the server's pipes",
-            std::io::ErrorKind::BrokenPipe.into(),
-        ));
-    };
     Ok((
         ServerProcess { child: process },
         Pipes {

@@ -11,7 +11,7 @@
 //! - the paths of `Read(...)` deny rules are masked: `/dev/null` over a file, an empty read-only
 //!   `tmpfs` over a directory.
 //!
-//! Rules are read back from their compiled globs (`permissions/enforced.rs`); a name at any
+//! Rules are read back from their compiled globs (`janua-permissions`' `enforced.rs`, as `janua_types::Enforceable`); a name at any
 //! depth (`Read(.env)`) is found by walking the roots before each command (bounded, without
 //! following links). Mounts propagate nowhere: `/` is made private first. A path that is a
 //! symbolic link is enforced through its target, as the decision reads it (either name denies);

@@ -1,6 +1,6 @@
 //! What of the rules the kernel can hold a child process to (issue 31, point 2): the paths of
 //! `Read(...)` deny rules become masks and those of `Edit(...)` deny rules read-only mounts in
-//! the child's own mount namespace (`sandbox/process/view.rs`), together with the protected
+//! the child's own mount namespace (`janua-confine`'s `view.rs`), together with the protected
 //! paths. Only deny rules count: an ask rule the user answered must not turn the approved command
 //! into one that cannot do what it was approved for.
 //!

@@ -1,6 +1,6 @@
 //! Starting Chromium: finding it, its flags, and the process sandbox around it.
 //!
-//! The browser is a confined child like a Bash command (`sandbox/process/confine.rs`): scrubbed
+//! The browser is a confined child like a Bash command (`janua-confine`): scrubbed
 //! environment, its own mount, IPC and PID namespaces with a root of its grants (system
 //! directories, the workspace read-only with the rules' masks on top, its profile and scratch
 //! directory writable, its own `/proc`, no `/sys`), Landlock, seccomp, resource limits, its own

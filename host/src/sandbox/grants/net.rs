@@ -170,7 +170,7 @@ fn check_host(host: &str) -> Result<(), &'static str> {
     }
 }
 
-/// The host as [`crate::permissions`]' `url_host` spells it, so grants and URLs compare equal.
+/// The host as [`janua_types::url_host`] spells it, so grants and URLs compare equal.
 fn canonical_host(host: &str) -> String {
     match url::Host::parse(host) {
         Ok(url::Host::Ipv4(address)) => address.to_string(),
