@@ -78,7 +78,7 @@ pub fn manifest_components(dir: &Path) -> Result<Vec<PathBuf>, crate::ManifestEr
 
 /// SHA-256 of a component's bytes, as approvals and `janua tools` show it.
 pub fn component_digest(bytes: &[u8]) -> String {
-    crate::sandbox::hex_digest(bytes)
+    janua_sandbox::hex_digest(bytes)
 }
 
 /// The WIT package version this host implements, from `wit/plugin.wit`.

@@ -32,7 +32,6 @@ mod pipeline;
 mod protocol;
 mod registry;
 mod runtime;
-mod sandbox;
 mod session;
 mod settings;
 
@@ -61,6 +60,16 @@ pub use janua_permissions::{
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
     UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
 };
+/// The benchmarks' floor: a bare instantiate + call with janua's engine, outside the pipeline.
+#[doc(hidden)]
+pub use janua_sandbox::Floor;
+pub use janua_sandbox::{
+    CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
+    FsAccess, FsGrant, Grants, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
+    NetGrant, NetGrantError, NetSettings, ProcessGrant, ProxySettings, ReadLedger, SandboxError,
+    find_browser,
+};
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
     DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
@@ -81,24 +90,9 @@ pub use runtime::{
     BatchOptions, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig, SessionEndReport,
     SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
-/// The benchmarks' floor: a bare instantiate + call with janua's engine, outside the pipeline.
-#[doc(hidden)]
-pub use sandbox::Floor;
-pub use sandbox::browser::find_browser;
-pub use sandbox::grants::{
-    EnvGrant, FsAccess, FsGrant, Grants, NetGrant, NetGrantError, ProcessGrant,
-};
-pub use sandbox::http::{
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetSettings, ProxySettings,
-};
-pub use sandbox::limits::{
-    DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
-    DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
-};
-pub use sandbox::{CacheInfo, SandboxError};
 pub use session::{
-    Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, ReadLedger,
-    RewindReport, Session, SessionError, Skipped,
+    Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, RewindReport, Session,
+    SessionError, Skipped,
 };
 pub use settings::{
     HookSetting, PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput,

@@ -39,11 +39,11 @@ pub(crate) use output::FAILURE_CHARS;
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
 use crate::registry::Registry;
-use crate::sandbox::grants::GrantContext;
-use crate::sandbox::limits::{DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
-use crate::sandbox::{CallContext, FileAccess, Sandbox};
 use crate::session::Checkpoints;
 use janua_permissions::{Policy, Prompter, Verdict};
+use janua_sandbox::GrantContext;
+use janua_sandbox::{CallContext, FileAccess, Sandbox};
+use janua_sandbox::{DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
 
 /// What the stages share for one dispatch.
 #[derive(Clone)]
@@ -66,11 +66,11 @@ pub(crate) struct Stages<'a> {
     /// Input fields the operator's settings fill in when a call leaves them out, by tool.
     pub(crate) input_defaults: &'a InputDefaults,
     /// The session's shell: directory and background tasks of the `process` capability.
-    pub(crate) shell: &'a Arc<crate::sandbox::process::Shell>,
+    pub(crate) shell: &'a Arc<janua_sandbox::Shell>,
     /// The session's browser, behind the `browser` capability.
-    pub(crate) browser: &'a Arc<crate::sandbox::browser::BrowserService>,
+    pub(crate) browser: &'a Arc<janua_sandbox::BrowserService>,
     /// Operator settings for outgoing HTTP.
-    pub(crate) net: &'a crate::sandbox::http::NetRuntime,
+    pub(crate) net: &'a janua_sandbox::NetRuntime,
     /// The session's monitors (lifecycle events).
     pub(crate) monitors: &'a Monitors,
     /// In-flight calls and the halt flag.
@@ -358,7 +358,7 @@ struct OutputRules {
 }
 
 struct Success {
-    content: Vec<crate::sandbox::WitContent>,
+    content: Vec<janua_sandbox::WitContent>,
     notes: Vec<String>,
 }
 
@@ -767,11 +767,11 @@ async fn run(
 }
 
 /// The text parts of a result, for hooks when the tool gave no structured result.
-fn response_text(content: &[crate::sandbox::WitContent]) -> Value {
+fn response_text(content: &[janua_sandbox::WitContent]) -> Value {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|part| match part {
-            crate::sandbox::WitContent::Text(text) | crate::sandbox::WitContent::Json(text) => {
+            janua_sandbox::WitContent::Text(text) | janua_sandbox::WitContent::Json(text) => {
                 Some(text.as_str())
             }
             _ => None,

@@ -31,11 +31,11 @@ pub(crate) use aliases::Aliases;
 pub(crate) use builtin::{compile_all, example_extensions};
 pub(crate) use watch::fingerprint;
 
-use crate::sandbox::grants::{GrantContext, Grants};
-use crate::sandbox::limits::{DeclaredLimits, Limits};
-use crate::sandbox::{
+use janua_sandbox::{
     CallSetup, ComponentKind, GuestRequest, GuestRun, LoadedComponent, Sandbox, SandboxError, Wasm,
 };
+use janua_sandbox::{DeclaredLimits, Limits};
+use janua_sandbox::{GrantContext, Grants};
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -341,8 +341,8 @@ impl Registry {
             let limits = Limits {
                 timeout: tool.call_timeout,
                 output_chars: tool.output_chars.clamp(
-                    crate::sandbox::limits::MIN_OUTPUT_CHARS,
-                    crate::sandbox::limits::MAX_OUTPUT_CHARS,
+                    janua_sandbox::MIN_OUTPUT_CHARS,
+                    janua_sandbox::MAX_OUTPUT_CHARS,
                 ),
                 ..config.operator_limits
             };

@@ -18,17 +18,17 @@ use crate::hooks::{
 };
 use crate::pipeline::{self, CheckReport, Dispatch};
 use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource};
-use crate::sandbox::grants::GrantContext;
-use crate::sandbox::http::{NetRuntime, NetSettings};
-use crate::sandbox::limits::Limits;
-use crate::sandbox::process::{Shell, ShellConfig};
-use crate::sandbox::{FileAccess, Sandbox};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
 use janua_confine::{DEFAULT_OUTPUT_CAP, ProcessSandbox};
 use janua_permissions::{
     Family, NoPrompter, PermissionMode, Policy, Prompter, Rule, RuleError, RuleKind, RuleSource,
 };
+use janua_sandbox::GrantContext;
+use janua_sandbox::Limits;
+use janua_sandbox::{FileAccess, Sandbox};
+use janua_sandbox::{NetRuntime, NetSettings};
+use janua_sandbox::{Shell, ShellConfig};
 use janua_types::ToolSpec;
 use janua_types::ToolUse;
 use janua_types::{HookEvent, Matcher, MatcherError, OnError};
@@ -229,7 +229,7 @@ pub struct Runtime {
     input_defaults: crate::pipeline::InputDefaults,
     shell: Arc<Shell>,
     /// The session's headless browser, started by the first browser call.
-    browser: Arc<crate::sandbox::browser::BrowserService>,
+    browser: Arc<janua_sandbox::BrowserService>,
     net: NetRuntime,
     monitors: Monitors,
     controls: Arc<Controls>,
@@ -386,8 +386,8 @@ impl Runtime {
                 enforceable: policy.enforceable(),
             },
         }));
-        let browser = Arc::new(crate::sandbox::browser::BrowserService::new(
-            crate::sandbox::browser::BrowserConfig {
+        let browser = Arc::new(janua_sandbox::BrowserService::new(
+            janua_sandbox::BrowserConfig {
                 session_dir: session.dir().to_path_buf(),
                 file_roots: std::iter::once(grant_context.workspace.clone())
                     .chain(grant_context.additional_dirs.iter().cloned())
@@ -703,7 +703,7 @@ impl Runtime {
     pub fn prewarm(&self) -> Result<usize, Error> {
         let mut seen = std::collections::HashSet::new();
         let registry = self.registry();
-        let pending: Vec<&crate::sandbox::LoadedComponent> = registry
+        let pending: Vec<&janua_sandbox::LoadedComponent> = registry
             .tools()
             .filter_map(|tool| tool.component())
             .map(|component| &component.loaded)

@@ -7,7 +7,6 @@
 //! aside as `session.json.corrupt-<time>` and reported, never trusted.
 
 mod checkpoints;
-mod reads;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +18,7 @@ use sha2::Digest as _;
 
 pub(crate) use checkpoints::Pending;
 pub use checkpoints::{Checkpoint, Checkpoints, FileState, MAX_CHECKPOINTS, RewindReport, Skipped};
-pub use reads::ReadLedger;
+pub use janua_sandbox::ReadLedger;
 
 /// The session id used when none is given.
 pub const DEFAULT_SESSION_ID: &str = "default";
@@ -62,7 +61,7 @@ struct SessionState {
     approved_rules: Vec<String>,
     /// Files tools read, with the digest of what they saw (read-before-edit).
     #[serde(default)]
-    reads: Vec<reads::ReadEntry>,
+    reads: Vec<janua_sandbox::ReadEntry>,
     /// The shell directory the session's last command left (Bash's `cd` persists).
     #[serde(default)]
     shell_cwd: Option<PathBuf>,

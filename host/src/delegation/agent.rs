@@ -2,7 +2,7 @@
 //! [`AgentRunner`] together with a [`SubSession`](super::SubSession) narrowed to the tools the
 //! call names. Rules `Agent(name)` (or `Task(name)`, the accepted alias) match `subagent_type`.
 
-use crate::sandbox::BoxFuture;
+use janua_sandbox::BoxFuture;
 
 /// What an Agent call asks its runner to do.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::grants::{FsAccess, Grants, NetGrant, ProcessGrant, ResolvedGrants};
+use janua_sandbox::{FsAccess, Grants, NetGrant, ProcessGrant, ResolvedGrants};
 use janua_types::wildcard;
 
 /// The most a call under a delegating tool or a sub-session may hold.
@@ -44,10 +44,7 @@ impl Ceiling {
     }
 
     /// Grants given to a sub-session, resolved (the env patterns are kept as patterns).
-    pub(crate) fn of_grants(
-        grants: &Grants,
-        context: &crate::sandbox::grants::GrantContext,
-    ) -> Self {
+    pub(crate) fn of_grants(grants: &Grants, context: &janua_sandbox::GrantContext) -> Self {
         Self {
             dirs: grants
                 .fs
@@ -217,7 +214,7 @@ impl Ceiling {
     /// Everything any of `grants` holds: the ceiling of the root session, for checking forks.
     pub(crate) fn union<'g>(
         grants: impl Iterator<Item = &'g Grants>,
-        context: &crate::sandbox::grants::GrantContext,
+        context: &janua_sandbox::GrantContext,
     ) -> Ceiling {
         let mut union = Ceiling::default();
         for grants in grants {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::ceiling::Ceiling;
 use super::scope::Scope;
 use crate::registry::Registry;
-use crate::sandbox::grants::{GrantContext, Grants};
 use janua_permissions::{PermissionMode, Policy, Rule, RuleKind, RuleSource};
+use janua_sandbox::{GrantContext, Grants};
 
 /// What a sub-session keeps of its parent. Every field can only narrow: the default keeps
 /// everything.

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use super::SubSession;
 use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
-use crate::sandbox::BoxFuture;
 use janua_confine::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
+use janua_sandbox::BoxFuture;
 use janua_types::ToolUse;
 
 /// The longest line a runner may write.

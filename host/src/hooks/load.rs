@@ -18,10 +18,10 @@ use super::wasm::WasmHook;
 use super::{DEFAULT_HOOK_TIMEOUT, Handler, HookEntry, HookSet};
 use crate::Error;
 use crate::registry::{Extension, ExtensionEntry, ManifestError, RegistryError};
-use crate::sandbox::grants::GrantContext;
-use crate::sandbox::{FileAccess, ResidentSetup, Sandbox};
 use crate::settings::SettingsError;
 use janua_permissions::{Rule, RuleContext, RuleKind, RuleSource};
+use janua_sandbox::GrantContext;
+use janua_sandbox::{FileAccess, ResidentSetup, Sandbox};
 use janua_types::{HookEvent, Matcher, OnError};
 
 pub(crate) use crate::settings::ScopedHook as SettingsHook;

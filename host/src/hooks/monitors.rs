@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::sandbox::Resident;
+use janua_sandbox::Resident;
 
 /// The default number of events waiting for one monitor.
 pub(crate) const DEFAULT_QUEUE: usize = 1024;
@@ -273,7 +273,7 @@ impl Monitors {
 
     /// A sink for call `tool_use_id`'s progress messages, for the progress listener only
     /// (monitors see calls start and finish, not their chatter); `None` when there is none.
-    pub(crate) fn progress_sink(&self, tool_use_id: &str) -> Option<crate::sandbox::ProgressSink> {
+    pub(crate) fn progress_sink(&self, tool_use_id: &str) -> Option<janua_sandbox::ProgressSink> {
         let listener = self
             .progress
             .read()

@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use janua_types::HookEvent;
 
 use super::{Handler, HookEntry, HookSet, Monitors};
-use crate::sandbox::grants::GrantContext;
-use crate::sandbox::{FileAccess, Sandbox};
 use janua_confine::ProcessSandbox;
 use janua_permissions::RuleContext;
+use janua_sandbox::GrantContext;
+use janua_sandbox::{FileAccess, Sandbox};
 use janua_types::ToolSpec;
 
 /// What hooks need from the runtime.

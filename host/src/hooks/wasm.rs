@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::run::{HookEnv, Reply};
-use crate::sandbox::grants::{GrantContext, Grants};
-use crate::sandbox::limits::Limits;
-use crate::sandbox::{CallSetup, GuestFailure, GuestReply, GuestRequest, LoadedComponent};
+use janua_sandbox::Limits;
+use janua_sandbox::{CallSetup, GuestFailure, GuestReply, GuestRequest, LoadedComponent};
+use janua_sandbox::{GrantContext, Grants};
 
 /// A loaded hook component.
 pub(crate) struct WasmHook {

@@ -161,7 +161,7 @@ impl HttpSession {
             .await
             .map_err(|error| Posted::Failed(format!("cannot connect to {url}: {error}")))?;
         let stream: Box<dyn Stream> = if url.scheme() == "https" {
-            let config = crate::sandbox::http::tls_config().map_err(Posted::Failed)?;
+            let config = janua_sandbox::tls_config().map_err(Posted::Failed)?;
             let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
                 .map_err(|_| Posted::Failed(format!("{host} is not a TLS server name")))?;
             Box::new(

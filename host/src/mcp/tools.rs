@@ -8,7 +8,7 @@ use base64::Engine as _;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use crate::sandbox::{WitContent, WitImage};
+use janua_sandbox::{WitContent, WitImage};
 use janua_types::{CapabilityClass, ToolSpec};
 
 /// Longest canonical name, as model APIs accept.

@@ -13,11 +13,11 @@ use super::outcome::Failure;
 use super::pre_hooks::EventBase;
 use crate::hooks::{DeniedAnswer, Reply, RequestAnswer, cap_text};
 use crate::registry::RegisteredTool;
-use crate::sandbox::grants::{FsAccess, GrantContext};
 use janua_permissions::{
     DecidedBy, Decision, DecisionInput, HookVote, PermissionRequest, Policy, PromptAnswer,
     Prompter, Rule, RuleKind, RuleSource, Target, Verdict, decide, suggest_rule,
 };
+use janua_sandbox::{FsAccess, GrantContext};
 use janua_types::CapabilityClass;
 use janua_types::ErrorKind;
 use janua_types::{HookEvent, OnError};

@@ -15,7 +15,7 @@ use super::outcome::{Dispatch, Failure};
 use super::{Stages, refused};
 use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
 use crate::registry::{Backend, RegisteredTool};
-use crate::sandbox::{BoxFuture, Delegator, FileAccess, WitDelegated};
+use janua_sandbox::{BoxFuture, Delegator, FileAccess, WitDelegated};
 
 /// How often a nested call looks at its caller's cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
@@ -337,7 +337,7 @@ pub(super) async fn run_agent(
             };
             Failure::new(kind, error.to_string())
         })?;
-    let deadline = crate::sandbox::far_deadline(timeout);
+    let deadline = janua_sandbox::far_deadline(timeout);
     scope.deadline = Some(scope.deadline.map_or(deadline, |outer| outer.min(deadline)));
     scope.cancelled_with = Some(Arc::clone(&cancel));
     let session = SubSession::from_stages(stages.clone(), scope);

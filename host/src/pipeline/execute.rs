@@ -10,10 +10,10 @@ use super::Stages;
 use super::outcome::Failure;
 use crate::output::head_and_tail;
 use crate::registry::{Backend, RegisteredTool};
-use crate::sandbox::http::NetPolicy;
-use crate::sandbox::limits::DEFAULT_OUTPUT_CHARS;
-use crate::sandbox::process::ProcessAccess;
-use crate::sandbox::{
+use janua_sandbox::DEFAULT_OUTPUT_CHARS;
+use janua_sandbox::NetPolicy;
+use janua_sandbox::ProcessAccess;
+use janua_sandbox::{
     CallContext, CallSetup, GuestFailure, GuestReply, GuestRequest, NetOutcome, WitContent,
 };
 use janua_types::CapabilityClass;
@@ -222,7 +222,7 @@ pub(crate) async fn run(
     });
     let net = net_policy(stages, tool, &effective.net, &input);
     let browser = effective.browser.then(|| {
-        crate::sandbox::browser::BrowserAccess::new(
+        janua_sandbox::BrowserAccess::new(
             Arc::clone(stages.browser),
             net.clone(),
             tokio::runtime::Handle::current(),
@@ -269,7 +269,7 @@ pub(crate) async fn run(
                 on_progress,
                 delegator: nested
                     .as_ref()
-                    .map(|nested| nested as &dyn crate::sandbox::Delegator),
+                    .map(|nested| nested as &dyn janua_sandbox::Delegator),
                 own_thread: stages.beside_others,
             },
             request,
@@ -362,7 +362,7 @@ async fn call_mcp(
 fn net_policy(
     stages: &Stages<'_>,
     tool: &RegisteredTool,
-    grants: &[crate::sandbox::grants::NetGrant],
+    grants: &[janua_sandbox::NetGrant],
     input: &str,
 ) -> Option<Arc<NetPolicy>> {
     if grants.is_empty() {

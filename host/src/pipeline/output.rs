@@ -12,7 +12,7 @@ use janua_types::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
 
 /// Characters kept free for the truncation marker (its text, without the file note).
 const MARKER_RESERVE: usize = 200;
-use crate::sandbox::WitContent;
+use janua_sandbox::WitContent;
 
 /// The most characters a failure keeps inline (head and tail), whatever the tool's limit.
 pub(crate) const FAILURE_CHARS: usize = 10_000;
@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     fn image() -> WitContent {
-        WitContent::Image(crate::sandbox::WitImage {
+        WitContent::Image(janua_sandbox::WitImage {
             media_type: "image/png".to_owned(),
             data: vec![1, 2, 3],
         })

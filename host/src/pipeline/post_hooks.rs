@@ -158,15 +158,15 @@ async fn run(
 pub(crate) fn replace_output(
     structured: Option<&Value>,
     replacement: Value,
-) -> Result<(Vec<crate::sandbox::WitContent>, Option<Value>), String> {
+) -> Result<(Vec<janua_sandbox::WitContent>, Option<Value>), String> {
     match (structured, replacement) {
-        (None, Value::String(text)) => Ok((vec![crate::sandbox::WitContent::Text(text)], None)),
+        (None, Value::String(text)) => Ok((vec![janua_sandbox::WitContent::Text(text)], None)),
         (None, other) => Err(format!(
             "the tool gave text output, so the replacement must be a string, not {}",
             json_type(&other)
         )),
         (Some(shape), replacement) if fits(shape, &replacement) => Ok((
-            vec![crate::sandbox::WitContent::Json(replacement.to_string())],
+            vec![janua_sandbox::WitContent::Json(replacement.to_string())],
             Some(replacement),
         )),
         (Some(shape), _) => Err(format!(

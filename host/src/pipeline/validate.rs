@@ -15,8 +15,8 @@ use super::execute::failure_from_guest;
 use super::outcome::Failure;
 use crate::output::head_and_tail;
 use crate::registry::{RegisteredTool, ToolSource};
-use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{CallContext, CallSetup, GuestReply, GuestRequest};
+use janua_sandbox::ResolvedGrants;
+use janua_sandbox::{CallContext, CallSetup, GuestReply, GuestRequest};
 use janua_types::ErrorKind;
 
 /// Validation is meant to be cheap; it gets at most this long (or the call's timeout, if shorter),

@@ -292,8 +292,8 @@ fn init_line(
         "limits": {
             "max_concurrency": options.max_concurrency,
             "progress_interval_ms": u64::try_from(options.progress_interval.as_millis()).unwrap_or(u64::MAX),
-            "output_chars": crate::sandbox::limits::DEFAULT_OUTPUT_CHARS,
-            "max_output_chars": crate::sandbox::limits::MAX_OUTPUT_CHARS,
+            "output_chars": janua_sandbox::DEFAULT_OUTPUT_CHARS,
+            "max_output_chars": janua_sandbox::MAX_OUTPUT_CHARS,
             "failure_chars": crate::pipeline::FAILURE_CHARS,
             "batch_token_budget": options.token_budget,
         },

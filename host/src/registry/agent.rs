@@ -6,7 +6,7 @@ use std::time::Duration;
 use janua_types::{AGENT_TOOL, CapabilityClass, ToolSpec};
 use serde_json::json;
 
-use crate::sandbox::limits::Limits;
+use janua_sandbox::Limits;
 
 /// The longest an agent run may take unless the operator's `--timeout` says more.
 const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(600);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
-use crate::sandbox::grants::{FsAccess, Grants};
+use janua_sandbox::{FsAccess, Grants};
 
 /// What an operator approved for one plugin directory (`pluginApprovals` in user settings).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ impl PluginApproval {
                 .map_err(|error| format!("cannot read component {}: {error}", path.display()))?;
             components.insert(
                 component.display().to_string(),
-                crate::sandbox::hex_digest(&bytes),
+                janua_sandbox::hex_digest(&bytes),
             );
         }
         Ok(Self {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_limits, load};
-use crate::sandbox::grants::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
-use crate::sandbox::limits::Limits;
-use crate::sandbox::{ComponentKind, LoadedComponent, Sandbox, Wasm};
+use janua_sandbox::Limits;
+use janua_sandbox::{ComponentKind, LoadedComponent, Sandbox, Wasm};
+use janua_sandbox::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
@@ -153,7 +153,7 @@ pub(crate) fn compile_all(
         for _ in 0..threads.min(total) {
             scope.spawn(|| {
                 while let Some(component) = components.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if let Err(error) = sandbox.linked(component) {
+                    if let Err(error) = sandbox.prepare(component) {
                         failures
                             .lock()
                             .unwrap_or_else(|poison| poison.into_inner())

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use janua_types::{CapabilityClass, ToolSpec};
 
 use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource};
-use crate::sandbox::grants::ResolvedGrants;
-use crate::sandbox::{
+use janua_sandbox::ResolvedGrants;
+use janua_sandbox::{
     CallSetup, FileAccess, GuestReply, GuestRequest, Sandbox, WitCapabilityClass, WitToolSpec,
 };
 

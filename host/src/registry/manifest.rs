@@ -34,8 +34,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::sandbox::grants::Grants;
-use crate::sandbox::limits::DeclaredLimits;
+use janua_sandbox::DeclaredLimits;
+use janua_sandbox::Grants;
 
 /// The manifest file name in a plugin directory.
 pub(crate) const MANIFEST_FILE: &str = "janua.toml";
@@ -291,8 +291,7 @@ impl Manifest {
             // Every change to the workspace goes through a permission decision; a hook or
             // monitor writing there would make changes no decision saw.
             if let Some(grant) = grants.fs.iter().find(|grant| {
-                grant.is_workspace()
-                    && grant.access() == crate::sandbox::grants::FsAccess::ReadWrite
+                grant.is_workspace() && grant.access() == janua_sandbox::FsAccess::ReadWrite
             }) {
                 return Err(at(format!(
                     "fs grant {grant}: hooks and monitors may only read the workspace; they may write ${{PLUGIN_DATA}} and ${{TMP}}"

@@ -187,15 +187,15 @@ impl Settings {
                             .as_u64()
                             .and_then(|chars| usize::try_from(chars).ok())
                             .filter(|chars| {
-                                (crate::sandbox::limits::MIN_OUTPUT_CHARS
-                                    ..=crate::sandbox::limits::MAX_OUTPUT_CHARS)
+                                (janua_sandbox::MIN_OUTPUT_CHARS
+                                    ..=janua_sandbox::MAX_OUTPUT_CHARS)
                                     .contains(chars)
                             })
                             .ok_or_else(|| {
                                 error(format!(
                                     "toolOutputChars.{tool} must be a number of characters from {} to {}",
-                                    crate::sandbox::limits::MIN_OUTPUT_CHARS,
-                                    crate::sandbox::limits::MAX_OUTPUT_CHARS
+                                    janua_sandbox::MIN_OUTPUT_CHARS,
+                                    janua_sandbox::MAX_OUTPUT_CHARS
                                 ))
                             })?;
                         settings.tool_output_chars.insert(tool.clone(), chars);

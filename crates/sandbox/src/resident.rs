@@ -18,15 +18,19 @@ use super::pipe::CappedPipe;
 
 /// What a resident instance runs with (owned: it outlives any one call).
 #[derive(Clone)]
-pub(crate) struct ResidentSetup {
-    pub(crate) grants: ResolvedGrants,
-    pub(crate) limits: Limits,
-    pub(crate) label: String,
-    pub(crate) files: FileAccess,
+pub struct ResidentSetup {
+    /// The component's effective grants.
+    pub grants: ResolvedGrants,
+    /// Its limits; the deadline applies to each call into it.
+    pub limits: Limits,
+    /// How it is named in logs and errors.
+    pub label: String,
+    /// The session's files, as for a call.
+    pub files: FileAccess,
 }
 
 /// A monitor instance that lives across events.
-pub(crate) struct Resident {
+pub struct Resident {
     engine: Engine,
     /// Keeps the epoch ticking while this instance lives, even after the runtime is dropped: a
     /// monitor spinning in guest code must still reach its deadline.
@@ -35,7 +39,7 @@ pub(crate) struct Resident {
     setup: ResidentSetup,
     live: Option<Live>,
     /// Instances created so far (1 after the first event; more after failures).
-    pub(crate) instances: u32,
+    pub instances: u32,
 }
 
 struct Live {
@@ -63,10 +67,7 @@ impl Resident {
 
     /// Delivers one event; the outer `Err` is a failure of the instance (dropped afterwards), the
     /// inner result is the monitor's own answer.
-    pub(crate) fn observe(
-        &mut self,
-        event: &String,
-    ) -> Result<Result<String, String>, GuestFailure> {
+    pub fn observe(&mut self, event: &String) -> Result<Result<String, String>, GuestFailure> {
         let timeout = self.setup.limits.timeout;
         let live = match self.live.take() {
             Some(live) => live,

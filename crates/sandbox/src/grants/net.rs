@@ -22,14 +22,14 @@ pub struct NetGrant {
 
 /// A scheme a net grant may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NetScheme {
+pub enum NetScheme {
     Http,
     Https,
 }
 
 impl NetScheme {
     /// The scheme's name, `http` or `https`.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             NetScheme::Http => "http",
             NetScheme::Https => "https",
@@ -37,7 +37,7 @@ impl NetScheme {
     }
 
     /// The port a URL without one means.
-    pub(crate) fn default_port(self) -> u16 {
+    pub fn default_port(self) -> u16 {
         match self {
             NetScheme::Http => 80,
             NetScheme::Https => 443,
@@ -185,7 +185,7 @@ fn canonical_host(host: &str) -> String {
 impl NetGrant {
     /// True when a request to `scheme://host:port` matches. `host` is spelled as `url_host` spells
     /// it (lower case, no trailing dot, IPv6 in brackets).
-    pub(crate) fn matches(&self, scheme: NetScheme, host: &str, port: u16) -> bool {
+    pub fn matches(&self, scheme: NetScheme, host: &str, port: u16) -> bool {
         let host = host.trim_end_matches('.');
         self.scheme == scheme
             && match self.port {
@@ -207,13 +207,13 @@ impl NetGrant {
     }
 
     /// True when the pattern matches every host (`https://*`).
-    pub(crate) fn any_host(&self) -> bool {
+    pub fn any_host(&self) -> bool {
         matches!(self.host, HostPattern::Any)
     }
 
     /// True when the grant writes `host` out literally (no wildcard): then it may reach that host
     /// at a private or loopback address.
-    pub(crate) fn names_host(&self, host: &str) -> bool {
+    pub fn names_host(&self, host: &str) -> bool {
         matches!(&self.host, HostPattern::Exact(granted) if granted.eq_ignore_ascii_case(host.trim_end_matches('.')))
     }
 }

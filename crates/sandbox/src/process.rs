@@ -34,28 +34,28 @@ const TASK_OUTPUT_BYTES: usize = 128 << 10;
 
 /// Where a session's children run and what they may touch.
 #[derive(Debug, Clone)]
-pub(crate) struct ShellConfig {
+pub struct ShellConfig {
     /// The workspace: readable, writable, the first shell directory.
-    pub(crate) workspace: PathBuf,
+    pub workspace: PathBuf,
     /// Additional directories: readable, and valid shell directories.
-    pub(crate) additional_dirs: Vec<PathBuf>,
+    pub additional_dirs: Vec<PathBuf>,
     /// The session's temporary directory (`TMPDIR`): writable.
-    pub(crate) temp_dir: PathBuf,
+    pub temp_dir: PathBuf,
     /// Where output files go (the session's `tool-results/`).
-    pub(crate) spool_dir: PathBuf,
+    pub spool_dir: PathBuf,
     /// The operator's choice of confinement.
-    pub(crate) sandbox: ProcessSandbox,
+    pub sandbox: ProcessSandbox,
     /// Output bytes past which a command is killed.
-    pub(crate) output_cap: u64,
+    pub output_cap: u64,
     /// The shell directory a previous process of the session left, if any.
-    pub(crate) cwd: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
     /// What the rules ask of every command's view of the files (protected paths, deny rules).
-    pub(crate) view: view::ViewRules,
+    pub view: view::ViewRules,
 }
 
 /// The process state of one session: its shell directory and background tasks.
 #[derive(Debug)]
-pub(crate) struct Shell {
+pub struct Shell {
     config: ShellConfig,
     cwd: Mutex<PathBuf>,
     tasks: Mutex<BTreeMap<String, Task>>,
@@ -70,14 +70,14 @@ pub(crate) struct Shell {
 
 /// What one call may do with processes.
 #[derive(Debug, Clone)]
-pub(crate) struct ProcessAccess {
+pub struct ProcessAccess {
     /// The component's process grants.
-    pub(crate) grants: Vec<ProcessGrant>,
+    pub grants: Vec<ProcessGrant>,
     /// The session's shell.
-    pub(crate) shell: Arc<Shell>,
+    pub shell: Arc<Shell>,
     /// The component's digest: only the component that started a background task may read or
     /// stop it.
-    pub(crate) owner: String,
+    pub owner: String,
 }
 
 /// A background task.
@@ -188,7 +188,7 @@ impl Child {
 
 impl Shell {
     /// A session's shell.
-    pub(crate) fn new(config: ShellConfig) -> Self {
+    pub fn new(config: ShellConfig) -> Self {
         let cwd = config
             .cwd
             .clone()
@@ -208,7 +208,7 @@ impl Shell {
 
     /// Records that janua itself made `path` (a protected path a running command must not be
     /// blamed for).
-    pub(crate) fn note_made_by_host(&self, path: PathBuf) {
+    pub fn note_made_by_host(&self, path: PathBuf) {
         self.made_by_host
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -217,16 +217,17 @@ impl Shell {
 
     /// The current shell directory.
     /// What the rules ask of every child's view of the files.
-    pub(crate) fn view(&self) -> &view::ViewRules {
+    pub fn view(&self) -> &view::ViewRules {
         &self.config.view
     }
 
     /// How children are confined: the operator's choice.
-    pub(crate) fn sandbox_mode(&self) -> ProcessSandbox {
+    pub fn sandbox_mode(&self) -> ProcessSandbox {
         self.config.sandbox
     }
 
-    pub(crate) fn cwd(&self) -> PathBuf {
+    /// The session's shell directory now: where the next command starts.
+    pub fn cwd(&self) -> PathBuf {
         self.cwd
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -246,7 +247,7 @@ impl Shell {
 
 impl Shell {
     /// Kills every background task's process group (the session is ending).
-    pub(crate) fn stop_all(&self) {
+    pub fn stop_all(&self) {
         for task in self.tasks().values() {
             task.child.kill(Kill::Stop);
         }
@@ -270,9 +271,9 @@ fn within(dir: &Path, config: &ShellConfig) -> bool {
 
 /// A process request of one call, with the call's cancellation flag and deadline.
 pub(crate) struct CallLink<'a> {
-    pub(crate) access: Option<&'a ProcessAccess>,
-    pub(crate) cancel: &'a AtomicBool,
-    pub(crate) deadline: Instant,
+    pub access: Option<&'a ProcessAccess>,
+    pub cancel: &'a AtomicBool,
+    pub deadline: Instant,
 }
 
 impl CallLink<'_> {

@@ -43,9 +43,9 @@ pub(crate) enum CdpError {
 #[derive(Debug, Clone)]
 pub(crate) struct Event {
     /// `Domain.event`, e.g. `Fetch.requestPaused`.
-    pub(crate) method: String,
+    pub method: String,
     /// The event's parameters.
-    pub(crate) params: Value,
+    pub params: Value,
 }
 
 type Reply = Result<Value, CdpError>;

@@ -65,18 +65,18 @@ pub(crate) enum BrowserError {
 
 /// Where a session's browser runs and what it may read.
 #[derive(Debug, Clone)]
-pub(crate) struct BrowserConfig {
+pub struct BrowserConfig {
     /// The session directory; profiles are made under its `browser/`.
-    pub(crate) session_dir: PathBuf,
+    pub session_dir: PathBuf,
     /// Directories `file://` pages may show and the browser may read: the workspace and the
     /// additional directories.
-    pub(crate) file_roots: Vec<PathBuf>,
+    pub file_roots: Vec<PathBuf>,
     /// The deny rules' paths, enforced by the browser's view of `file_roots`.
-    pub(crate) enforceable: janua_types::Enforceable,
+    pub enforceable: janua_types::Enforceable,
     /// The operator's process-sandbox mode.
-    pub(crate) sandbox: ProcessSandbox,
+    pub sandbox: ProcessSandbox,
     /// The embedder's browser; `None`: [`find_browser`] at each start.
-    pub(crate) executable: Option<PathBuf>,
+    pub executable: Option<PathBuf>,
 }
 
 /// A running browser: killed, profile removed, when the last holder drops it.
@@ -123,7 +123,7 @@ impl Drop for RunningBrowser {
 }
 
 /// A session's browser, started on first use.
-pub(crate) struct BrowserService {
+pub struct BrowserService {
     config: BrowserConfig,
     running: Mutex<Option<Arc<RunningBrowser>>>,
     started: AtomicU32,
@@ -132,7 +132,7 @@ pub(crate) struct BrowserService {
 
 impl BrowserService {
     /// A service that has started nothing yet.
-    pub(crate) fn new(config: BrowserConfig) -> Self {
+    pub fn new(config: BrowserConfig) -> Self {
         let file_roots = config
             .file_roots
             .iter()
@@ -233,7 +233,7 @@ impl BrowserService {
     }
 
     /// Kills the browser and removes its profile; no browser starts after this.
-    pub(crate) fn shutdown(&self) {
+    pub fn shutdown(&self) {
         self.ended.store(true, Ordering::Relaxed);
         let running = self
             .running
@@ -253,15 +253,15 @@ impl Drop for BrowserService {
 }
 
 /// What one call may do with the browser.
-pub(crate) struct BrowserAccess {
+pub struct BrowserAccess {
     /// The session's browser.
-    pub(crate) service: Arc<BrowserService>,
+    pub service: Arc<BrowserService>,
     /// What the page's requests may reach; `None` refuses them all.
-    pub(crate) policy: Option<Arc<NetPolicy>>,
+    pub policy: Option<Arc<NetPolicy>>,
     /// The runtime the page's request interception runs on.
-    pub(crate) runtime: tokio::runtime::Handle,
+    pub runtime: tokio::runtime::Handle,
     /// Paths the session's Read deny rules hide; `file://` never shows them.
-    pub(crate) hidden: Option<super::HiddenPaths>,
+    pub hidden: Option<super::HiddenPaths>,
     page: Option<page::Page>,
     /// A step was refused by the policy (the main document) or ran out of time: evidence the
     /// pipeline needs before it calls the tool's error `permission_denied` or `timeout`.
@@ -271,14 +271,14 @@ pub(crate) struct BrowserAccess {
 
 /// One browser request's controls: the call's cancellation flag and deadline.
 pub(crate) struct BrowserLink<'a> {
-    pub(crate) access: Option<&'a mut BrowserAccess>,
-    pub(crate) cancel: &'a AtomicBool,
-    pub(crate) deadline: Instant,
+    pub access: Option<&'a mut BrowserAccess>,
+    pub cancel: &'a AtomicBool,
+    pub deadline: Instant,
 }
 
 impl BrowserAccess {
     /// Access for one call.
-    pub(crate) fn new(
+    pub fn new(
         service: Arc<BrowserService>,
         policy: Option<Arc<NetPolicy>>,
         runtime: tokio::runtime::Handle,
@@ -297,7 +297,7 @@ impl BrowserAccess {
 
     /// What the pipeline reads after the call: main documents the policy refused, and whether a
     /// step ran out of time.
-    pub(crate) fn outcome(&self) -> (Vec<String>, bool) {
+    pub fn outcome(&self) -> (Vec<String>, bool) {
         (self.blocked.clone(), self.timed_out)
     }
 }

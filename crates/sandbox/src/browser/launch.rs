@@ -71,20 +71,20 @@ pub fn find_browser() -> Result<PathBuf, String> {
 #[derive(Debug, Clone)]
 pub(crate) struct LaunchConfig {
     /// The executable.
-    pub(crate) executable: PathBuf,
+    pub executable: PathBuf,
     /// The fresh profile directory (created here, removed by the caller).
-    pub(crate) profile: PathBuf,
+    pub profile: PathBuf,
     /// A short scratch directory for `TMPDIR`: the browser binds a Unix socket there, and a
     /// socket path may not pass 107 bytes, which a session directory can.
-    pub(crate) scratch: PathBuf,
+    pub scratch: PathBuf,
     /// Directories the browser may read besides the system ones (workspace, additional dirs).
-    pub(crate) read_dirs: Vec<PathBuf>,
+    pub read_dirs: Vec<PathBuf>,
     /// The deny rules' paths, masked or made read-only in the browser's view of `read_dirs`.
-    pub(crate) enforceable: Enforceable,
+    pub enforceable: Enforceable,
     /// The operator's process-sandbox mode.
-    pub(crate) sandbox: ProcessSandbox,
+    pub sandbox: ProcessSandbox,
     /// The latest the browser may take to answer its first command (at most [`START_TIMEOUT`]).
-    pub(crate) until: Instant,
+    pub until: Instant,
 }
 
 /// A running browser process: its group is killed when this is dropped.

@@ -48,7 +48,7 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
-pub(crate) use janua_types::HiddenPaths;
+pub use janua_types::HiddenPaths;
 
 /// Per-call bookkeeping: the hidden set, the write scope, and the paths of every descriptor and
 /// listing.
@@ -441,8 +441,8 @@ fn memo<T: Clone>(
 
 /// The filesystem host the linker sees: wasmtime-wasi's, behind the path checks.
 pub(crate) struct HidingFs<'a> {
-    pub(crate) inner: WasiFilesystemCtxView<'a>,
-    pub(crate) view: &'a mut PathView,
+    pub inner: WasiFilesystemCtxView<'a>,
+    pub view: &'a mut PathView,
 }
 
 /// Names [`HidingFs`] for `add_to_linker`.

@@ -46,33 +46,33 @@ pub struct Grants {
 
 /// Host locations the `${...}` variables in fs grants stand for, fixed for one call.
 #[derive(Debug, Clone)]
-pub(crate) struct GrantContext {
+pub struct GrantContext {
     /// `${WORKSPACE}`: the canonical workspace directory.
-    pub(crate) workspace: PathBuf,
+    pub workspace: PathBuf,
     /// `${PLUGIN_DATA}`: the plugin's own persistent directory, if it has one.
-    pub(crate) plugin_data: Option<PathBuf>,
+    pub plugin_data: Option<PathBuf>,
     /// `${TMP}`: a scratch directory that lives for one call.
-    pub(crate) tmp: Option<PathBuf>,
+    pub tmp: Option<PathBuf>,
     /// The session's `tool-results/` directory; read-class tools may read it to page through
     /// externalized output.
-    pub(crate) session_results: Option<PathBuf>,
+    pub session_results: Option<PathBuf>,
     /// The operator's `additionalDirectories`: a grant of the whole `${WORKSPACE}` also stands for
     /// each of them, with the same access.
-    pub(crate) additional_dirs: Vec<PathBuf>,
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 /// Grants with every variable resolved to a host path: exactly what the WASI context gets.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ResolvedGrants {
+pub struct ResolvedGrants {
     /// Directories, each preopened at its own absolute path.
-    pub(crate) dirs: Vec<(PathBuf, FsAccess)>,
+    pub dirs: Vec<(PathBuf, FsAccess)>,
     /// Environment variables and their values.
-    pub(crate) env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
 }
 
 impl ResolvedGrants {
     /// The same directories, every one read-only, and no environment.
-    pub(crate) fn read_only(self) -> Self {
+    pub fn read_only(self) -> Self {
         Self {
             dirs: self
                 .dirs
@@ -85,7 +85,7 @@ impl ResolvedGrants {
 
     /// Turns every read-write directory read-only: a write-class call whose target cannot be
     /// told gets no write access at all.
-    pub(crate) fn make_read_only(&mut self) {
+    pub fn make_read_only(&mut self) {
         for (_, access) in &mut self.dirs {
             *access = FsAccess::Read;
         }
@@ -95,7 +95,7 @@ impl ResolvedGrants {
     /// closest to `target` that exists, when it lies under a read-write grant and no symlink is on
     /// the way (then the preopen is exactly that directory); every other directory becomes
     /// read-only. The guest can then create or replace files only next to its target.
-    pub(crate) fn narrow_writes_to(&mut self, target: &Path) {
+    pub fn narrow_writes_to(&mut self, target: &Path) {
         let mut narrowed: Option<PathBuf> = None;
         for (dir, access) in &mut self.dirs {
             if *access != FsAccess::ReadWrite {
@@ -129,7 +129,7 @@ impl ResolvedGrants {
 impl Grants {
     /// Resolves the grants for one call. Directories that do not exist, or that a symlink would
     /// take outside their base, are skipped; a grant never brings a path into being.
-    pub(crate) fn resolve(&self, context: &GrantContext, read_results: bool) -> ResolvedGrants {
+    pub fn resolve(&self, context: &GrantContext, read_results: bool) -> ResolvedGrants {
         let mut dirs: Vec<(PathBuf, FsAccess)> = self
             .fs
             .iter()
@@ -157,7 +157,7 @@ impl Grants {
     /// The grant that lets `path` be opened with `access`, if any. Paths are compared lexically after
     /// normalization; symlinks are the sandbox's business (WASI refuses to follow them out of a
     /// preopen).
-    pub(crate) fn covering(
+    pub fn covering(
         &self,
         context: &GrantContext,
         path: &Path,
@@ -172,24 +172,24 @@ impl Grants {
     }
 
     /// True when some fs grant allows writing.
-    pub(crate) fn can_write(&self) -> bool {
+    pub fn can_write(&self) -> bool {
         self.fs
             .iter()
             .any(|grant| grant.access() == FsAccess::ReadWrite)
     }
 
     /// True when some fs grant is rooted at `${WORKSPACE}`.
-    pub(crate) fn reads_workspace(&self) -> bool {
+    pub fn reads_workspace(&self) -> bool {
         self.fs.iter().any(FsGrant::is_workspace)
     }
 
     /// True when some fs grant is rooted at `${PLUGIN_DATA}`.
-    pub(crate) fn uses_plugin_data(&self) -> bool {
+    pub fn uses_plugin_data(&self) -> bool {
         self.fs.iter().any(FsGrant::is_plugin_data)
     }
 
     /// True when some fs grant is rooted at `${TMP}`, so the call needs a scratch directory.
-    pub(crate) fn uses_tmp(&self) -> bool {
+    pub fn uses_tmp(&self) -> bool {
         self.fs.iter().any(FsGrant::is_tmp)
     }
 

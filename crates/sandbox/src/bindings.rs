@@ -5,7 +5,7 @@
 mod generated {
     wasmtime::component::bindgen!({
         world: "tool-plugin",
-        path: "../wit",
+        path: "../../wit",
     });
 }
 
@@ -14,7 +14,7 @@ mod generated {
 mod generated_hook {
     wasmtime::component::bindgen!({
         world: "hook-plugin",
-        path: "../wit",
+        path: "../../wit",
         with: {
             "janua:plugin/types": super::generated::janua::plugin::types,
             "janua:plugin/host": super::generated::janua::plugin::host,
@@ -26,7 +26,7 @@ mod generated_hook {
 mod generated_monitor {
     wasmtime::component::bindgen!({
         world: "monitor-plugin",
-        path: "../wit",
+        path: "../../wit",
         with: {
             "janua:plugin/types": super::generated::janua::plugin::types,
             "janua:plugin/host": super::generated::janua::plugin::host,
@@ -40,7 +40,7 @@ mod generated_monitor {
 mod generated_inline {
     wasmtime::component::bindgen!({
         world: "tool-plugin",
-        path: "../wit",
+        path: "../../wit",
         exports: { default: async },
         with: {
             "janua:plugin/types": super::generated::janua::plugin::types,
@@ -56,7 +56,7 @@ mod generated_inline {
 mod generated_inline_hook {
     wasmtime::component::bindgen!({
         world: "hook-plugin",
-        path: "../wit",
+        path: "../../wit",
         exports: { default: async },
         with: {
             "janua:plugin/types": super::generated::janua::plugin::types,
@@ -69,24 +69,26 @@ pub(crate) use generated::ToolPluginPre;
 pub(crate) use generated::janua::plugin::browser::{
     BrowserError as WitBrowserError, Host as BrowserHost, PageInfo as WitPageInfo,
 };
-pub(crate) use generated::janua::plugin::delegate::{
-    Delegated as WitDelegated, Host as DelegateHost,
-};
+pub use generated::janua::plugin::delegate::Delegated as WitDelegated;
+pub(crate) use generated::janua::plugin::delegate::Host as DelegateHost;
 pub(crate) use generated::janua::plugin::host::{Host, LogLevel};
 pub(crate) use generated::janua::plugin::process::{
     Command as ProcessCommand, Finished as ProcessFinished, Host as ProcessHost, ProcessError,
     TaskStatus,
 };
-pub(crate) use generated::janua::plugin::types::{
+pub use generated::janua::plugin::types::{
     CallContext, CapabilityClass as WitCapabilityClass, Content as WitContent,
-    ToolError as WitToolError, ToolOutput as WitToolOutput, ToolSpec as WitToolSpec,
+    ToolSpec as WitToolSpec,
+};
+pub(crate) use generated::janua::plugin::types::{
+    ToolError as WitToolError, ToolOutput as WitToolOutput,
 };
 pub(crate) use generated_hook::HookPluginPre;
 pub(crate) use generated_inline::ToolPluginPre as InlineToolPluginPre;
 pub(crate) use generated_inline_hook::HookPluginPre as InlineHookPluginPre;
 pub(crate) use generated_monitor::{MonitorPlugin, MonitorPluginPre};
 
-pub(crate) use generated::janua::plugin::types::Image as WitImage;
+pub use generated::janua::plugin::types::Image as WitImage;
 
 /// Adds the `janua:plugin/host` import to `linker`.
 pub(crate) fn add_host_to_linker<T: Host + Send + 'static>(

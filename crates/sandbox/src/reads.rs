@@ -20,7 +20,7 @@ const MAX_PATH_BYTES: usize = 4096;
 /// One remembered read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ReadEntry {
+pub struct ReadEntry {
     pub(crate) path: String,
     pub(crate) digest: String,
 }
@@ -34,7 +34,7 @@ pub struct ReadLedger {
 
 impl ReadLedger {
     /// A ledger holding `entries` (from the saved session), newest last.
-    pub(crate) fn from_entries(entries: Vec<ReadEntry>) -> Self {
+    pub fn from_entries(entries: Vec<ReadEntry>) -> Self {
         let mut entries: VecDeque<ReadEntry> = entries
             .into_iter()
             .filter(|entry| well_formed(&entry.path, &entry.digest))
@@ -48,7 +48,7 @@ impl ReadLedger {
     }
 
     /// Records that `path` was seen with `digest`; ignores malformed records.
-    pub(crate) fn record(&self, path: &str, digest: &str) {
+    pub fn record(&self, path: &str, digest: &str) {
         if !well_formed(path, digest) {
             return;
         }
@@ -65,7 +65,7 @@ impl ReadLedger {
     }
 
     /// The digest last recorded for `path`.
-    pub(crate) fn digest(&self, path: &str) -> Option<String> {
+    pub fn digest(&self, path: &str) -> Option<String> {
         self.lock()
             .iter()
             .rev()
@@ -74,12 +74,12 @@ impl ReadLedger {
     }
 
     /// The entries to save, oldest first.
-    pub(crate) fn entries(&self) -> Vec<ReadEntry> {
+    pub fn entries(&self) -> Vec<ReadEntry> {
         self.lock().iter().cloned().collect()
     }
 
     /// True (once) when something was recorded since the last call.
-    pub(crate) fn take_dirty(&self) -> bool {
+    pub fn take_dirty(&self) -> bool {
         self.dirty.swap(false, Ordering::Relaxed)
     }
 

@@ -1,21 +1,27 @@
-//! The sandbox: engine, component cache, and per-call instances built from effective grants only.
+//! janua's WebAssembly sandbox: the engine, the component cache, and per-call instances built
+//! from effective grants only, with the host interfaces those instances may import (files,
+//! processes, HTTP, the browser, delegation).
 //!
-//! This module does not decide whether a call may run (that is `permissions`); it makes sure a call
-//! that runs can do no more than its grants and limits allow.
+//! This crate does not decide whether a call may run (that is `janua-permissions`); it makes sure
+//! a call that runs can do no more than its grants and limits allow. It knows nothing of the
+//! registry, settings, hooks or the pipeline above it.
+
+#![warn(missing_docs, unreachable_pub)]
 
 mod bindings;
-pub(crate) mod browser;
+mod browser;
 mod cache;
 mod call;
 mod delegate;
 mod engine;
 mod floor;
-pub(crate) mod grants;
+mod grants;
 mod hidden;
-pub(crate) mod http;
-pub(crate) mod limits;
+mod http;
+mod limits;
 mod pipe;
-pub(crate) mod process;
+mod process;
+mod reads;
 mod resident;
 mod slots;
 mod wasi;
@@ -27,18 +33,34 @@ use std::sync::atomic::AtomicUsize;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-pub(crate) use bindings::WitDelegated;
-pub(crate) use bindings::WitImage;
-pub(crate) use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
+pub use browser::{BrowserAccess, BrowserConfig, BrowserService, find_browser};
+pub use grants::{
+    EnvGrant, FsAccess, FsGrant, GrantContext, Grants, NetGrant, NetGrantError, ProcessGrant,
+    ResolvedGrants,
+};
+pub use http::{
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetPolicy, NetRuntime, NetSettings,
+    ProxySettings, tls_config,
+};
+pub use limits::{
+    DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
+    DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
+};
+pub use process::{ProcessAccess, Shell, ShellConfig};
+pub use reads::{MAX_READS, ReadEntry, ReadLedger};
+
+pub use bindings::WitDelegated;
+pub use bindings::WitImage;
+pub use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub use cache::CacheInfo;
-pub(crate) use call::{
+pub use call::{
     CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
     ProgressSink, far_deadline,
 };
-pub(crate) use delegate::{BoxFuture, Delegator};
+pub use delegate::{BoxFuture, Delegator};
 pub use floor::Floor;
-pub(crate) use hidden::HiddenPaths;
-pub(crate) use resident::{Resident, ResidentSetup};
+pub use hidden::HiddenPaths;
+pub use resident::{Resident, ResidentSetup};
 
 use bindings::{
     HookPluginPre, InlineHookPluginPre, InlineToolPluginPre, MonitorPluginPre, ToolPluginPre,
@@ -46,7 +68,7 @@ use bindings::{
 use call::CallState;
 
 /// Engine, linker and compile cache shared by every call.
-pub(crate) struct Sandbox {
+pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
     /// The linker for guests that run on the calling task (no directories, no processes, no
@@ -63,16 +85,16 @@ pub(crate) struct Sandbox {
 }
 
 /// SHA-256 of `bytes` in lower-case hex: how components are named in the cache and in approvals.
-pub(crate) fn hex_digest(bytes: &[u8]) -> String {
+pub fn hex_digest(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     janua_types::hex(&sha2::Sha256::digest(bytes))
 }
 
 /// A component, compiled and linked the first time it is needed (or at once, for hooks and
 /// monitors and for tools whose description is not cached), then instantiated per call.
-pub(crate) struct LoadedComponent {
+pub struct LoadedComponent {
     /// SHA-256 of the component bytes, for approvals, diagnostics and the cache.
-    pub(crate) digest: String,
+    pub digest: String,
     label: String,
     kind: ComponentKind,
     wasm: Wasm,
@@ -80,7 +102,7 @@ pub(crate) struct LoadedComponent {
 }
 
 /// The bytes a component is compiled from.
-pub(crate) enum Wasm {
+pub enum Wasm {
     /// Embedded in the binary.
     Embedded(&'static [u8]),
     /// Read from a plugin directory at start-up; kept so the component compiled later is the one
@@ -99,14 +121,14 @@ impl Wasm {
 
 impl LoadedComponent {
     /// True once compiled and linked (successfully or not).
-    pub(crate) fn is_linked(&self) -> bool {
+    pub fn is_linked(&self) -> bool {
         self.pre.get().is_some()
     }
 }
 
 /// Which world a component targets: what it exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ComponentKind {
+pub enum ComponentKind {
     /// `tool-plugin`: exports `tool`.
     Tool,
     /// `hook-plugin`: exports `hook`.
@@ -160,7 +182,7 @@ pub enum SandboxError {
 
 impl Sandbox {
     /// Creates the engine and linker; compiled components are cached under `cache_dir` if given.
-    pub(crate) fn new(cache_dir: Option<&Path>) -> Result<Self, SandboxError> {
+    pub fn new(cache_dir: Option<&Path>) -> Result<Self, SandboxError> {
         let engine =
             engine::build_engine().map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
         let mut linker = Linker::new(&engine);
@@ -210,7 +232,7 @@ impl Sandbox {
 
     /// Compiles (or loads from cache) and links `wasm` as a component of `kind` at once; `label`
     /// names it in errors.
-    pub(crate) fn load(
+    pub fn load(
         &self,
         wasm: &[u8],
         label: &str,
@@ -221,10 +243,10 @@ impl Sandbox {
         Ok(component)
     }
 
-    /// A component that is compiled and linked when first needed ([`Self::linked`]). `digest` is
+    /// A component that is compiled and linked when first needed ([`Self::prepare`], or its first call). `digest` is
     /// the SHA-256 of the bytes (hex) when already known (the embedded components, hashed at
     /// build time).
-    pub(crate) fn lazy(
+    pub fn lazy(
         &self,
         wasm: Wasm,
         digest: Option<&str>,
@@ -256,6 +278,12 @@ impl Sandbox {
             .get_or_init(|| self.link(component))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Compiles and links `component` now (or loads it from the cache), so that its first call
+    /// does not pay for it and a broken component is reported at start-up.
+    pub fn prepare(&self, component: &LoadedComponent) -> Result<(), SandboxError> {
+        self.linked(component).map(|_| ())
     }
 
     fn link(&self, loaded: &LoadedComponent) -> Result<ComponentPre, SandboxError> {
@@ -290,17 +318,17 @@ impl Sandbox {
     }
 
     /// The engine.
-    pub(crate) fn engine(&self) -> &Engine {
+    pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
     /// The compile cache.
-    pub(crate) fn cache(&self) -> &cache::ComponentCache {
+    pub fn cache(&self) -> &cache::ComponentCache {
         &self.cache
     }
 
     /// Runs one request in a fresh instance of `component`.
-    pub(crate) async fn run(
+    pub async fn run(
         &self,
         component: &LoadedComponent,
         setup: CallSetup<'_>,
@@ -330,11 +358,7 @@ impl Sandbox {
     }
 
     /// A monitor instance that lives across events (see `resident.rs`).
-    pub(crate) fn resident(
-        &self,
-        component: &LoadedComponent,
-        setup: ResidentSetup,
-    ) -> Option<Resident> {
+    pub fn resident(&self, component: &LoadedComponent, setup: ResidentSetup) -> Option<Resident> {
         match self.linked(component).ok()? {
             ComponentPre::Monitor(pre) => Some(Resident::new(
                 &self.engine,

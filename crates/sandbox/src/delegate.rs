@@ -12,10 +12,10 @@ use super::bindings::{DelegateHost, WitDelegated};
 use super::call::CallState;
 
 /// A boxed future the delegator returns; boxed because nested dispatch is recursive.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Runs a delegated call through the whole pipeline and renders its `tool_result`.
-pub(crate) trait Delegator: Send + Sync {
+pub trait Delegator: Send + Sync {
     /// Calls `tool` with `input` (JSON text) for a caller whose own deadline is `deadline`.
     fn delegate<'s>(
         &'s self,
@@ -27,10 +27,10 @@ pub(crate) trait Delegator: Send + Sync {
 
 /// One request travelling from the guest's thread to its call's task.
 pub(crate) struct DelegateRequest {
-    pub(crate) tool: String,
-    pub(crate) input: String,
-    pub(crate) deadline: Instant,
-    pub(crate) reply: std::sync::mpsc::SyncSender<WitDelegated>,
+    pub tool: String,
+    pub input: String,
+    pub deadline: Instant,
+    pub reply: std::sync::mpsc::SyncSender<WitDelegated>,
 }
 
 /// The guest thread's end of the channel.

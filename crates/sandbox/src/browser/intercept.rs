@@ -19,8 +19,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::cdp::{Connection, Event};
-use crate::sandbox::HiddenPaths;
-use crate::sandbox::http::{DEFAULT_MAX_RESPONSE_BYTES, FetchError, NetPolicy};
+use crate::HiddenPaths;
+use crate::http::{DEFAULT_MAX_RESPONSE_BYTES, FetchError, NetPolicy};
 
 /// Requests of one page the host fetches at once; the others wait their turn, so a page cannot
 /// hold more than this many response bodies in the host's memory.
@@ -533,7 +533,7 @@ impl Interceptor {
         request: &Value,
         id: &str,
         permits: &tokio::sync::Semaphore,
-    ) -> Result<crate::sandbox::http::Fetched, FetchError> {
+    ) -> Result<crate::http::Fetched, FetchError> {
         let _permit = permits
             .acquire()
             .await
@@ -574,7 +574,7 @@ impl Interceptor {
         &self,
         uri: http::Uri,
         request: &Value,
-    ) -> Result<crate::sandbox::http::Fetched, FetchError> {
+    ) -> Result<crate::http::Fetched, FetchError> {
         let Some(policy) = &self.policy else {
             return Err(FetchError::Refused(
                 "the component has no net grant, so its browser reaches no network".to_owned(),
@@ -606,7 +606,7 @@ impl Interceptor {
         let request = builder
             .body(request_body(request))
             .map_err(|error| FetchError::Failed(format!("the request is not valid: {error}")))?;
-        crate::sandbox::http::fetch(Arc::clone(policy), request, self.deadline).await
+        crate::http::fetch(Arc::clone(policy), request, self.deadline).await
     }
 }
 

@@ -27,7 +27,7 @@ const FORMAT: u32 = 3;
 const DESCRIPTION: &str = "tools.json";
 
 /// Where compiled components live, if anywhere.
-pub(crate) struct ComponentCache {
+pub struct ComponentCache {
     dir: Option<PathBuf>,
 }
 
@@ -50,7 +50,7 @@ impl ComponentCache {
     /// A cache under `dir/<engine compatibility hash>/`; `None` disables it. The cache holds native
     /// code, so it is used only if this user owns the directory and nobody else can write to it;
     /// otherwise it is disabled with a warning.
-    pub(crate) fn new(engine: &Engine, dir: Option<&Path>) -> Self {
+    pub fn new(engine: &Engine, dir: Option<&Path>) -> Self {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
@@ -72,12 +72,7 @@ impl ComponentCache {
 
     /// Loads `wasm`, whose SHA-256 is `digest` (hex), as a component, from the cache when
     /// possible.
-    pub(crate) fn load(
-        &self,
-        engine: &Engine,
-        wasm: &[u8],
-        digest: &str,
-    ) -> wasmtime::Result<Component> {
+    pub fn load(&self, engine: &Engine, wasm: &[u8], digest: &str) -> wasmtime::Result<Component> {
         let Some(dir) = &self.dir else {
             return Component::new(engine, wasm);
         };
@@ -119,21 +114,21 @@ impl ComponentCache {
     }
 
     /// True when the compiled artifact of `digest` is in the cache (not checked).
-    pub(crate) fn has_artifact(&self, digest: &str) -> bool {
+    pub fn has_artifact(&self, digest: &str) -> bool {
         self.dir
             .as_ref()
             .is_some_and(|dir| dir.join(format!("{digest}.{ARTIFACT}")).is_file())
     }
 
     /// What `describe` answered for the component `digest`, if cached and readable.
-    pub(crate) fn description(&self, digest: &str) -> Option<serde_json::Value> {
+    pub fn description(&self, digest: &str) -> Option<serde_json::Value> {
         let dir = self.dir.as_ref()?;
         let bytes = read_ours(dir, &dir.join(format!("{digest}.{DESCRIPTION}")))?;
         serde_json::from_slice(&bytes).ok()
     }
 
     /// Records what `describe` answered for the component `digest`.
-    pub(crate) fn store_description(&self, digest: &str, description: &serde_json::Value) {
+    pub fn store_description(&self, digest: &str, description: &serde_json::Value) {
         let Some(dir) = &self.dir else { return };
         let path = dir.join(format!("{digest}.{DESCRIPTION}"));
         let bytes = serde_json::to_vec(description).unwrap_or_default();
@@ -143,7 +138,7 @@ impl ComponentCache {
     }
 
     /// Counts the entries (for `janua cache info`).
-    pub(crate) fn info(&self) -> CacheInfo {
+    pub fn info(&self) -> CacheInfo {
         let Some(dir) = &self.dir else {
             return CacheInfo::default();
         };
@@ -175,7 +170,7 @@ impl ComponentCache {
     }
 
     /// Removes every entry, this engine's and stale ones; returns how many files went.
-    pub(crate) fn clear(&self) -> std::io::Result<usize> {
+    pub fn clear(&self) -> std::io::Result<usize> {
         let Some(dir) = &self.dir else { return Ok(0) };
         let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut removed = 0;

@@ -56,7 +56,7 @@ impl ProcessGrant {
     }
 
     /// True when this grant covers running `program` with `args`.
-    pub(crate) fn covers(&self, program: &str, args: &[String]) -> bool {
+    pub fn covers(&self, program: &str, args: &[String]) -> bool {
         self.program.as_os_str() == program
             && self.args.len() == args.len()
             && self
@@ -67,7 +67,7 @@ impl ProcessGrant {
     }
 
     /// True when this grant lets a run set variable `name`.
-    pub(crate) fn allows_env(&self, name: &str) -> bool {
+    pub fn allows_env(&self, name: &str) -> bool {
         self.env.iter().any(|grant| grant.matches(name))
     }
 }

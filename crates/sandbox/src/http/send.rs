@@ -18,7 +18,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, WasiBody};
 
 use super::{Destination, NetPolicy, NetReport, ProxySettings};
-use crate::sandbox::grants::NetScheme;
+use crate::grants::NetScheme;
 
 /// Trailer the body carries when the size cap cut it; its value is the cap in bytes. The guest
 /// reads it from `incoming-body.finish`; server trailers never pass, so it cannot be forged.
@@ -33,7 +33,7 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
 /// The operator's proxies, parsed.
 #[derive(Debug, Default)]
-pub(crate) struct ProxyConfig {
+pub struct ProxyConfig {
     http: Option<Proxy>,
     https: Option<Proxy>,
     no_proxy: Vec<String>,
@@ -49,7 +49,7 @@ struct Proxy {
 
 impl ProxyConfig {
     /// Parses the settings; a proxy that is not an `http://host[:port]` URL is an error naming it.
-    pub(crate) fn parse(settings: &ProxySettings) -> Result<Self, String> {
+    pub fn parse(settings: &ProxySettings) -> Result<Self, String> {
         let parse = |text: &Option<String>| -> Result<Option<Proxy>, String> {
             let Some(text) = text else { return Ok(None) };
             let with_scheme = if text.contains("://") {

@@ -41,29 +41,41 @@ const MAX_LOG_LINES: u32 = 1000;
 const MAX_LOG_CHARS: usize = 2000;
 
 /// What to ask the guest. Owned, because the guest runs on its own thread.
-pub(crate) enum GuestRequest {
+pub enum GuestRequest {
     /// `describe()`.
     Describe,
     /// `validate-input(tool, input, ctx)`.
     Validate {
+        /// The tool's name.
         tool: String,
+        /// The input, as JSON text.
         input: String,
+        /// Who calls, from where.
         ctx: CallContext,
     },
     /// `call(tool, input, ctx)`.
     Call {
+        /// The tool's name.
         tool: String,
+        /// The input, as JSON text.
         input: String,
+        /// Who calls, from where.
         ctx: CallContext,
     },
     /// A hook's `handle(event)`.
-    Hook { event: String },
+    Hook {
+        /// The event, as JSON text.
+        event: String,
+    },
 }
 
 /// What the guest answered.
-pub(crate) enum GuestReply {
+pub enum GuestReply {
+    /// What `describe()` returned.
     Specs(Vec<WitToolSpec>),
+    /// What `validate-input` returned: the guest's own refusal is data.
     Validated(Result<(), String>),
+    /// What `call` returned: the guest's own error is data.
     Called(Result<WitToolOutput, WitToolError>),
     /// A hook's or monitor's answer: JSON text, or its own error.
     Answered(Result<String, String>),
@@ -71,7 +83,7 @@ pub(crate) enum GuestReply {
 
 /// Why a guest invocation did not produce an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum GuestFailure {
+pub enum GuestFailure {
     /// The guest trapped (panic, unreachable, bad memory access, ...).
     Trap(String),
     /// The deadline passed.
@@ -85,13 +97,13 @@ pub(crate) enum GuestFailure {
 }
 
 /// Everything that came out of one invocation.
-pub(crate) struct GuestRun {
+pub struct GuestRun {
     /// The guest's answer, or why there is none.
-    pub(crate) reply: Result<GuestReply, GuestFailure>,
+    pub reply: Result<GuestReply, GuestFailure>,
     /// Progress messages the guest reported.
-    pub(crate) progress: Vec<String>,
+    pub progress: Vec<String>,
     /// What the outgoing-request policy refused or stopped.
-    pub(crate) net: NetOutcome,
+    pub net: NetOutcome,
 }
 
 impl GuestRun {
@@ -132,48 +144,53 @@ impl GuestRun {
 
 /// What happened to a call's outgoing HTTP requests, for mapping the tool's error.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct NetOutcome {
+pub struct NetOutcome {
     /// Why requests were refused by the policy (the first few).
-    pub(crate) refused: Vec<String>,
+    pub refused: Vec<String>,
     /// A request was stopped at its deadline.
-    pub(crate) timed_out: bool,
+    pub timed_out: bool,
 }
 
 /// Per-call limits and controls.
-pub(crate) struct CallSetup<'a> {
-    pub(crate) grants: &'a ResolvedGrants,
-    pub(crate) limits: Limits,
-    pub(crate) cancel: Arc<AtomicBool>,
-    pub(crate) label: &'a str,
-    pub(crate) files: &'a FileAccess,
+pub struct CallSetup<'a> {
+    /// The component's effective grants: all it may touch.
+    pub grants: &'a ResolvedGrants,
+    /// Time, memory and output limits.
+    pub limits: Limits,
+    /// Set to stop the call (the model or the operator cancelled it).
+    pub cancel: Arc<AtomicBool>,
+    /// How the component is named in logs and errors.
+    pub label: &'a str,
+    /// The session's files: its read record and what the rules hide.
+    pub files: &'a FileAccess,
     /// The programs the call may run and the session's shell; `None`: no `process` access.
-    pub(crate) process: Option<super::process::ProcessAccess>,
+    pub process: Option<super::process::ProcessAccess>,
     /// What outgoing HTTP requests may reach; `None` refuses every request.
-    pub(crate) net: Option<Arc<NetPolicy>>,
+    pub net: Option<Arc<NetPolicy>>,
     /// The call's browser page; `None`: no `browser` access.
-    pub(crate) browser: Option<super::browser::BrowserAccess>,
+    pub browser: Option<super::browser::BrowserAccess>,
     /// Gets each progress message as the guest reports it (the messages are kept as well).
-    pub(crate) on_progress: Option<ProgressSink>,
+    pub on_progress: Option<ProgressSink>,
     /// Runs the guest's `delegate` calls; `None` refuses them (only `call` ever gets one).
-    pub(crate) delegator: Option<&'a dyn super::delegate::Delegator>,
+    pub delegator: Option<&'a dyn super::delegate::Delegator>,
     /// Other calls run beside this one on the same task: the guest takes a blocking-pool
-    /// thread, so they run in parallel (see [`run`]).
-    pub(crate) own_thread: bool,
+    /// thread, so they run in parallel (see `run` in `call.rs`).
+    pub own_thread: bool,
 }
 
 /// Receives a call's progress messages as they come.
-pub(crate) type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
+pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What the session adds to a guest's file access: paths hidden from its view (Read deny rules)
 /// and the read record behind `record-read` and `read-digest`.
 #[derive(Clone, Default)]
-pub(crate) struct FileAccess {
+pub struct FileAccess {
     /// Paths the guest must not see, whatever its grants.
-    pub(crate) hidden: Option<HiddenPaths>,
+    pub hidden: Option<HiddenPaths>,
     /// The session's read record; without it `read-digest` answers nothing.
-    pub(crate) reads: Option<Arc<crate::session::ReadLedger>>,
+    pub reads: Option<Arc<crate::ReadLedger>>,
     /// The one file a write-class call may create or change (see `hidden.rs`).
-    pub(crate) write_scope: Option<std::path::PathBuf>,
+    pub write_scope: Option<std::path::PathBuf>,
 }
 
 /// The store's data for one call.
@@ -189,7 +206,7 @@ pub(crate) struct CallState {
     on_progress: Option<ProgressSink>,
     label: String,
     fs_view: PathView,
-    reads: Option<Arc<crate::session::ReadLedger>>,
+    reads: Option<Arc<crate::ReadLedger>>,
     /// Granted directories a recorded (or looked-up) read must lie in.
     read_roots: Vec<std::path::PathBuf>,
     /// False during `validate-input`, which must leave no trace.
@@ -817,7 +834,7 @@ fn abandon(
 }
 
 /// `now + timeout`, or about a century from now when that overflows.
-pub(crate) fn far_deadline(timeout: Duration) -> Instant {
+pub fn far_deadline(timeout: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(timeout)
         .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))

@@ -29,7 +29,7 @@ impl TryFrom<String> for EnvGrant {
 
 impl EnvGrant {
     /// True when `name` matches this grant.
-    pub(crate) fn matches(&self, name: &str) -> bool {
+    pub fn matches(&self, name: &str) -> bool {
         janua_types::wildcard::matches(&self.0, name)
     }
 }

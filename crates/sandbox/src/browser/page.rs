@@ -14,7 +14,7 @@ use super::intercept::{
     FileScope, Interceptor, PageStatus, Route, auto_attach, interception, route,
 };
 use super::launch::VIEWPORT;
-use crate::sandbox::http::NetPolicy;
+use crate::http::NetPolicy;
 
 /// How often a wait for a selector looks again.
 const POLL: Duration = Duration::from_millis(100);
@@ -33,11 +33,11 @@ const HIDDEN_ROLES: &[&str] = &["InlineTextBox"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PageInfo {
     /// The URL it ended on.
-    pub(crate) url: String,
+    pub url: String,
     /// The document title.
-    pub(crate) title: String,
+    pub title: String,
     /// The main document's HTTP status.
-    pub(crate) status: Option<u16>,
+    pub status: Option<u16>,
 }
 
 /// An open page. Dropping it closes its context and stops answering its requests.

@@ -58,7 +58,7 @@ pub const MAX_OUTPUT_CHARS: usize = 150_000;
 
 impl DeclaredLimits {
     /// What is wrong with these limits, if anything.
-    pub(crate) fn problem(&self) -> Option<String> {
+    pub fn problem(&self) -> Option<String> {
         if self.memory_mib == Some(0) {
             return Some("limits.memory_mib must be at least 1".to_owned());
         }
@@ -79,7 +79,7 @@ impl DeclaredLimits {
 
 impl Limits {
     /// The effective limits: the operator's, lowered by what the component declares.
-    pub(crate) fn narrowed_by(self, declared: &DeclaredLimits) -> Limits {
+    pub fn narrowed_by(self, declared: &DeclaredLimits) -> Limits {
         Limits {
             timeout: declared.timeout_ms.map_or(self.timeout, |ms| {
                 self.timeout.min(Duration::from_millis(ms))

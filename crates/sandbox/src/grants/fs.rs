@@ -20,7 +20,7 @@ pub enum FsAccess {
 
 impl FsAccess {
     /// True when a grant of `self` permits `needed`.
-    pub(crate) fn allows(self, needed: FsAccess) -> bool {
+    pub fn allows(self, needed: FsAccess) -> bool {
         self == FsAccess::ReadWrite || needed == FsAccess::Read
     }
 }
@@ -100,12 +100,12 @@ impl FsGrant {
     }
 
     /// True when rooted at `${PLUGIN_DATA}`.
-    pub(crate) fn is_plugin_data(&self) -> bool {
+    pub fn is_plugin_data(&self) -> bool {
         self.base == Base::PluginData
     }
 
     /// True when rooted at `${TMP}`.
-    pub(crate) fn is_tmp(&self) -> bool {
+    pub fn is_tmp(&self) -> bool {
         self.base == Base::Tmp
     }
 
@@ -117,7 +117,7 @@ impl FsGrant {
     /// The host directory and access this grant means in `context`: canonical, existing, and inside
     /// its base. A subpath that is (or passes through) a symlink leading out of the base resolves to
     /// nothing, so a link in the workspace can never widen a grant.
-    pub(crate) fn resolve(&self, context: &GrantContext) -> Option<(PathBuf, FsAccess)> {
+    pub fn resolve(&self, context: &GrantContext) -> Option<(PathBuf, FsAccess)> {
         let root: &Path = match self.base {
             Base::Workspace => &context.workspace,
             Base::PluginData => context.plugin_data.as_deref()?,
@@ -135,7 +135,7 @@ impl FsGrant {
 
     /// Every directory this grant stands for: its own root, and for a grant of the whole
     /// `${WORKSPACE}` also the operator's additional directories.
-    pub(crate) fn resolve_all(&self, context: &GrantContext) -> Vec<(PathBuf, FsAccess)> {
+    pub fn resolve_all(&self, context: &GrantContext) -> Vec<(PathBuf, FsAccess)> {
         let mut roots: Vec<(PathBuf, FsAccess)> = self.resolve(context).into_iter().collect();
         if self.base == Base::Workspace && self.subpath.as_os_str().is_empty() {
             for dir in &context.additional_dirs {
@@ -151,14 +151,14 @@ impl FsGrant {
     }
 
     /// True when rooted at `${WORKSPACE}`.
-    pub(crate) fn is_workspace(&self) -> bool {
+    pub fn is_workspace(&self) -> bool {
         self.base == Base::Workspace
     }
 }
 
 impl FsGrant {
     /// The directory as written in the manifest, e.g. `${WORKSPACE}/docs`.
-    pub(crate) fn location(&self) -> String {
+    pub fn location(&self) -> String {
         if self.subpath.as_os_str().is_empty() {
             self.base.variable().to_owned()
         } else {

@@ -32,7 +32,7 @@ use super::grants::{NetGrant, NetScheme};
 pub(crate) use send::ProxyConfig;
 
 /// The TLS client configuration outgoing requests use (webpki roots, ring).
-pub(crate) fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
+pub fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
     send::tls_config().map_err(|error| format!("{error:?}"))
 }
 
@@ -89,14 +89,16 @@ impl Default for NetSettings {
 }
 
 /// The runtime's outgoing-HTTP configuration: the settings and the proxies parsed from them.
-pub(crate) struct NetRuntime {
-    pub(crate) settings: Arc<NetSettings>,
-    pub(crate) proxy: Arc<ProxyConfig>,
+pub struct NetRuntime {
+    /// The operator's outgoing-HTTP settings.
+    pub settings: Arc<NetSettings>,
+    /// The proxies parsed from them.
+    pub proxy: Arc<ProxyConfig>,
 }
 
 impl NetRuntime {
     /// Parses the proxies; a proxy that is not an `http://host[:port]` URL is an error.
-    pub(crate) fn new(settings: NetSettings) -> Result<Self, String> {
+    pub fn new(settings: NetSettings) -> Result<Self, String> {
         let proxy = ProxyConfig::parse(&settings.proxy)?;
         Ok(Self {
             settings: Arc::new(settings),
@@ -106,24 +108,24 @@ impl NetRuntime {
 }
 
 /// What one call's component may reach over HTTP.
-pub(crate) struct NetPolicy {
+pub struct NetPolicy {
     /// The component's net grants.
-    pub(crate) grants: Vec<NetGrant>,
+    pub grants: Vec<NetGrant>,
     /// The permission rules' check of each host.
-    pub(crate) hosts: HostCheck,
+    pub hosts: HostCheck,
     /// Operator settings.
-    pub(crate) settings: Arc<NetSettings>,
+    pub settings: Arc<NetSettings>,
     /// The proxies, parsed once.
-    pub(crate) proxy: Arc<ProxyConfig>,
+    pub proxy: Arc<ProxyConfig>,
 }
 
 /// What the policy refused, and whether a request ran out of time, during one call.
 #[derive(Debug, Default)]
 pub(crate) struct NetReport {
     /// Why requests were refused (the first few).
-    pub(crate) refused: Vec<String>,
+    pub refused: Vec<String>,
     /// A request was stopped at its deadline.
-    pub(crate) timed_out: bool,
+    pub timed_out: bool,
 }
 
 impl NetReport {
@@ -167,18 +169,18 @@ impl HttpHooks {
 }
 
 /// A request that passed steps 1-4: where it goes and what may be reached there.
-pub(crate) struct Destination {
-    pub(crate) scheme: NetScheme,
+pub struct Destination {
+    pub scheme: NetScheme,
     /// As `url_host` spells it: lower case, IPv6 in brackets.
-    pub(crate) host: String,
-    pub(crate) port: u16,
+    pub host: String,
+    pub port: u16,
     /// The grant or the operator names the host: private addresses are allowed.
-    pub(crate) private_ok: bool,
+    pub private_ok: bool,
 }
 
 impl NetPolicy {
     /// Steps 2-4 for the request URI `uri`.
-    pub(crate) fn check(&self, uri: &http::Uri) -> Result<Destination, String> {
+    pub fn check(&self, uri: &http::Uri) -> Result<Destination, String> {
         let scheme = match uri.scheme_str() {
             Some("http") => NetScheme::Http,
             Some("https") => NetScheme::Https,
@@ -234,7 +236,7 @@ impl NetPolicy {
 
 impl Destination {
     /// Step 5 for one resolved address.
-    pub(crate) fn check_address(&self, address: IpAddr) -> Result<(), String> {
+    pub fn check_address(&self, address: IpAddr) -> Result<(), String> {
         match address::private_range(address) {
             Some(range) if !self.private_ok => Err(format!(
                 "{} resolves to {address}, a {range} address; such addresses are reached only when the operator lists the host in allowPrivateNetworkHosts or the component's grant names it",
@@ -248,11 +250,11 @@ impl Destination {
 /// A response fetched by [`fetch`], body read whole (up to the cap).
 pub(crate) struct Fetched {
     /// The HTTP status code.
-    pub(crate) status: u16,
+    pub status: u16,
     /// The response headers, in order.
-    pub(crate) headers: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
     /// The body, cut at the operator's cap.
-    pub(crate) body: Bytes,
+    pub body: Bytes,
 }
 
 /// Why [`fetch`] has no response.
