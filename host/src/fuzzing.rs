@@ -99,7 +99,7 @@ pub fn settings(data: &[u8]) {
 
 /// The two line decoders a peer feeds: `janua run`'s stream-json input and MCP's JSON-RPC.
 pub fn stream_line(data: &[u8]) {
-    let _ = crate::mcp::jsonrpc::parse(data);
+    let _ = janua_mcp::jsonrpc::parse(data);
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = crate::protocol::messages::parse_line(text);
     }

@@ -26,7 +26,6 @@ mod delegation;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
-mod mcp;
 mod output;
 mod pipeline;
 mod protocol;
@@ -55,6 +54,11 @@ pub use hooks::{
     verify_audit_log, write_example,
 };
 pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
+pub use janua_mcp::{
+    DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
+    DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
+    DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
+};
 pub use janua_permissions::{
     DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
@@ -69,11 +73,6 @@ pub use janua_sandbox::{
     FsAccess, FsGrant, Grants, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
     NetGrant, NetGrantError, NetSettings, ProcessGrant, ProxySettings, ReadLedger, SandboxError,
     find_browser,
-};
-pub use mcp::{
-    DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
-    DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
-    DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
 };
 pub use output::{Normalization, Truncation};
 pub use pipeline::{

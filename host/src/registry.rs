@@ -115,7 +115,7 @@ pub(crate) enum Backend {
     /// A WebAssembly component in a fresh sandbox.
     Component(Arc<ComponentEntry>),
     /// An MCP server, with the limits its calls get.
-    Mcp(Arc<crate::mcp::McpTool>, Limits),
+    Mcp(Arc<janua_mcp::McpTool>, Limits),
     /// The Agent tool: the embedder's agent runner, with the limits its runs get.
     Agent(Limits),
 }
@@ -251,7 +251,7 @@ pub(crate) struct RegistryConfig<'a> {
     /// Bare-name deny: true when the tool must be removed.
     pub(crate) removed: &'a (dyn Fn(&str) -> bool + Sync),
     /// The tools of the started MCP servers.
-    pub(crate) mcp_tools: Vec<(ToolSpec, crate::mcp::McpTool)>,
+    pub(crate) mcp_tools: Vec<(ToolSpec, janua_mcp::McpTool)>,
     /// Offer the Agent tool (an agent runner is configured).
     pub(crate) agent: bool,
     /// Recorded plugin approvals, by canonical directory.

@@ -243,7 +243,7 @@ pub struct Runtime {
     started: std::sync::atomic::AtomicBool,
     ended: std::sync::atomic::AtomicBool,
     /// The MCP servers whose tools are registered; stopped when the session ends.
-    mcp_servers: Vec<Arc<crate::mcp::Connection>>,
+    mcp_servers: Vec<Arc<janua_mcp::Connection>>,
     /// The root session's scope (nothing narrowed).
     root_scope: crate::delegation::Scope,
     max_delegation_depth: u32,
@@ -318,7 +318,7 @@ impl Runtime {
         let mut approvals = loaded.mcp_approvals.clone();
         approvals.explicit.clone_from(&config.approve_mcp);
         approvals.trusted = loaded.trusted;
-        let discovered = crate::mcp::discover(&crate::mcp::McpInput {
+        let discovered = janua_mcp::discover(&janua_mcp::McpInput {
             operator_files: &config.mcp_config_files,
             project: config.project_mcp,
             approvals: &approvals,
@@ -332,6 +332,7 @@ impl Runtime {
                     .collect(),
                 enforceable: policy.enforceable(),
             },
+            tls: janua_sandbox::tls_config,
         })
         .await?;
         warnings.extend(discovered.warnings);

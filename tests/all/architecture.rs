@@ -17,7 +17,6 @@ use serde_json::Value;
 const LAYERS: &[&str] = &[
     "output",
     "session",
-    "mcp",
     "registry",
     "settings",
     "delegation",
@@ -53,6 +52,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "janua-permissions",
             "janua-confine",
             "janua-sandbox",
+            "janua-mcp",
             "janua",
         ],
     ),
@@ -63,6 +63,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "tokio",
             "janua-confine",
             "janua-sandbox",
+            "janua-mcp",
             "janua",
         ],
     ),
@@ -73,13 +74,22 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "tokio",
             "janua-permissions",
             "janua-sandbox",
+            "janua-mcp",
             "janua",
         ],
     ),
     // The sandbox runs the `process` interface's commands and the browser under janua-confine
     // (docs/ARCHITECTURE.md says why that edge is the one allowed between siblings); it never
     // decides a rule.
-    ("janua-sandbox", &["janua-permissions", "janua"]),
+    (
+        "janua-sandbox",
+        &["janua-permissions", "janua-mcp", "janua"],
+    ),
+    // The MCP client speaks JSON-RPC to servers it starts confined; it runs no guest.
+    (
+        "janua-mcp",
+        &["wasmtime", "janua-permissions", "janua-sandbox", "janua"],
+    ),
 ];
 
 #[test]

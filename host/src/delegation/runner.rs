@@ -150,8 +150,8 @@ impl AgentRunner for CommandRunner {
                 let mut line = Vec::new();
                 loop {
                     let message =
-                        match crate::mcp::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE) {
-                            Ok(crate::mcp::jsonrpc::Line::Complete) => {
+                        match janua_mcp::jsonrpc::read_line(&mut reader, &mut line, MAX_LINE) {
+                            Ok(janua_mcp::jsonrpc::Line::Complete) => {
                                 if line.iter().all(u8::is_ascii_whitespace) {
                                     continue;
                                 }
@@ -160,10 +160,10 @@ impl AgentRunner for CommandRunner {
                                     Err(error) => Said::Bad(format!("a line is not JSON: {error}")),
                                 }
                             }
-                            Ok(crate::mcp::jsonrpc::Line::TooLong) => {
+                            Ok(janua_mcp::jsonrpc::Line::TooLong) => {
                                 Said::Bad(format!("a line is longer than {MAX_LINE} bytes"))
                             }
-                            Ok(crate::mcp::jsonrpc::Line::End) | Err(_) => Said::End,
+                            Ok(janua_mcp::jsonrpc::Line::End) | Err(_) => Said::End,
                         };
                     let last = !matches!(message, Said::Line(_));
                     if lines.blocking_send(message).is_err() || last {

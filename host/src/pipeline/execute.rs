@@ -313,7 +313,7 @@ pub(crate) async fn run(
 
 /// Sends the call to the tool's MCP server. A server's own error result is `tool_failed`.
 async fn call_mcp(
-    mcp: &crate::mcp::McpTool,
+    mcp: &janua_mcp::McpTool,
     input: &str,
     cancel: &AtomicBool,
 ) -> Result<Executed, (Failure, Vec<String>)> {
@@ -324,8 +324,8 @@ async fn call_mcp(
                 .content
                 .iter()
                 .filter_map(|part| match part {
-                    WitContent::Text(text) => Some(text.as_str()),
-                    _ => None,
+                    janua_mcp::Part::Text(text) => Some(text.as_str()),
+                    janua_mcp::Part::Image { .. } => None,
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
@@ -342,7 +342,7 @@ async fn call_mcp(
             ))
         }
         Ok(converted) => Ok(Executed::bounded(
-            converted.content,
+            converted.content.into_iter().map(wit_content).collect(),
             converted.structured,
             Vec::new(),
         )),
@@ -353,6 +353,16 @@ async fn call_mcp(
             ),
             Vec::new(),
         )),
+    }
+}
+
+/// An MCP result part as the content parts guests return.
+fn wit_content(part: janua_mcp::Part) -> WitContent {
+    match part {
+        janua_mcp::Part::Text(text) => WitContent::Text(text),
+        janua_mcp::Part::Image { media_type, data } => {
+            WitContent::Image(janua_sandbox::WitImage { media_type, data })
+        }
     }
 }
 

@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::mcp::jsonrpc::{self, Incoming, code};
 use crate::pipeline::Failure;
 use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
+use janua_mcp::jsonrpc::{self, Incoming, code};
 use janua_types::{ErrorKind, ToolUse};
 
 pub use http::{HttpServe, serve_mcp_http};
@@ -292,10 +292,10 @@ impl Server {
         let asked = params["protocolVersion"].as_str().unwrap_or_default();
         // A client asking for a revision janua does not speak gets the newest, as the
         // specification prescribes; it may then disconnect.
-        let version = crate::mcp::MCP_REVISIONS
+        let version = janua_mcp::MCP_REVISIONS
             .iter()
             .find(|version| **version == asked)
-            .unwrap_or(&crate::mcp::MCP_REVISIONS[0]);
+            .unwrap_or(&janua_mcp::MCP_REVISIONS[0]);
         json!({
             "protocolVersion": version,
             "capabilities": {

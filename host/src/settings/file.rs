@@ -40,7 +40,7 @@ pub struct Settings {
     pub enable_all_project_mcp_servers: Option<bool>,
     /// `mcpServerPolicy`: each server's sandbox grants and limits (user settings and `--settings`
     /// only).
-    pub mcp_server_policy: BTreeMap<String, crate::mcp::McpServerPolicy>,
+    pub mcp_server_policy: BTreeMap<String, janua_mcp::McpServerPolicy>,
     /// `pluginApprovals`: what `janua plugin approve` recorded, by canonical plugin directory
     /// (honoured in user settings and `--settings` only).
     pub plugin_approvals: BTreeMap<PathBuf, crate::registry::PluginApproval>,

@@ -53,9 +53,9 @@ pub(crate) struct Loaded {
     /// `toolOutputChars`, the highest scope's value per tool.
     pub(crate) tool_output_chars: std::collections::BTreeMap<String, usize>,
     /// The operator's approvals of project MCP servers, and every scope's refusals.
-    pub(crate) mcp_approvals: crate::mcp::Approvals,
+    pub(crate) mcp_approvals: janua_mcp::Approvals,
     /// `mcpServerPolicy` of the operator's scopes, the highest scope's per server.
-    pub(crate) mcp_policies: std::collections::BTreeMap<String, crate::mcp::McpServerPolicy>,
+    pub(crate) mcp_policies: std::collections::BTreeMap<String, janua_mcp::McpServerPolicy>,
     /// Plugin approvals from user settings and `--settings`, by canonical directory.
     pub(crate) plugin_approvals:
         std::collections::BTreeMap<PathBuf, crate::registry::PluginApproval>,
@@ -199,7 +199,7 @@ pub(crate) fn load(
     let mut hooks = Vec::new();
     let mut hooks_disabled: Option<(bool, String)> = None;
     let mut tool_output_chars = std::collections::BTreeMap::new();
-    let mut mcp_approvals = crate::mcp::Approvals::default();
+    let mut mcp_approvals = janua_mcp::Approvals::default();
     let mut mcp_policies = std::collections::BTreeMap::new();
     let mut plugin_approvals = std::collections::BTreeMap::new();
     for scope in &scopes {

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full, Limited};
-use wasmtime_wasi_http::io::TokioIo;
+use hyper_util::rt::TokioIo;
 
 use super::{McpServeOptions, Peer, Reply, Server};
-use crate::mcp::jsonrpc::{self, Incoming};
 use crate::runtime::{Runtime, SessionEndReport};
+use janua_mcp::jsonrpc::{self, Incoming};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 16 << 20;

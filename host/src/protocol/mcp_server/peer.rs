@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 
-use crate::mcp::jsonrpc;
+use janua_mcp::jsonrpc;
 use janua_permissions::{PermissionRequest, PromptAnswer, Prompter};
 
 type Answer = Result<Value, Value>;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::Reply;
-use crate::mcp::jsonrpc;
 use crate::pipeline::Dispatch;
+use janua_mcp::jsonrpc;
 use janua_types::{ContentBlock, ResultContent};
 
 /// `{"content","isError","structuredContent"?,"_meta"}`: the same text the model would get in a

@@ -60,11 +60,11 @@ pub(crate) enum Transport {
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServerConfig {
-    pub(crate) name: String,
-    pub(crate) transport: Transport,
-    pub(crate) origin: Origin,
+    pub name: String,
+    pub transport: Transport,
+    pub origin: Origin,
     /// What a relative command is relative to: the configuration file's directory.
-    pub(crate) base_dir: PathBuf,
+    pub base_dir: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -190,18 +190,18 @@ pub(crate) fn read(
 /// The operator's choices about project servers, from user settings, `--settings` and
 /// `--approve-mcp` (never from the project's own settings).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Approvals {
+pub struct Approvals {
     /// `enabledMcpjsonServers`: names, valid in trusted workspaces only (user settings hold them
     /// for every repository, and a name says nothing about what a repository runs under it).
-    pub(crate) approved: Vec<String>,
+    pub approved: Vec<String>,
     /// `enableAllProjectMcpServers`, likewise.
-    pub(crate) approve_all: bool,
+    pub approve_all: bool,
     /// `--approve-mcp`: this run, this workspace.
-    pub(crate) explicit: Vec<String>,
+    pub explicit: Vec<String>,
     /// The workspace is trusted (`--trust-workspace` or `trustedWorkspaces`).
-    pub(crate) trusted: bool,
+    pub trusted: bool,
     /// `disabledMcpjsonServers` from every scope.
-    pub(crate) rejected: Vec<String>,
+    pub rejected: Vec<String>,
 }
 
 /// Why a configured server does not start, or `None` when it may.

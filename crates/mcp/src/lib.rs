@@ -2,14 +2,16 @@
 //! operator, started under the process sandbox, their tools registered as
 //! `mcp__<server>__<tool>` and called through the same pipeline as every other tool.
 //!
-//! This module starts servers and lists their tools; it does not decide permissions (rules such as
+//! This crate starts servers and lists their tools; it does not decide permissions (rules such as
 //! `mcp__server` and `mcp__server__*` are the policy's) or shape output (the output stage's, with
 //! the MCP budget as the tools' limit).
+
+#![warn(missing_docs, unreachable_pub)]
 
 mod config;
 mod connection;
 mod http;
-pub(crate) mod jsonrpc;
+pub mod jsonrpc;
 mod tools;
 
 use std::collections::BTreeMap;
@@ -18,12 +20,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The MCP protocol revisions janua speaks, newest first, as a server and as a client.
-pub(crate) const MCP_REVISIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const MCP_REVISIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-pub(crate) use config::Approvals;
+pub use config::Approvals;
 pub use config::McpConfigError;
-pub(crate) use connection::{Connection, RequestError};
-pub(crate) use tools::{Converted, convert};
+pub use connection::{Connection, RequestError};
+
+/// Where an `https` server's TLS client configuration comes from: the runtime hands in the
+/// sandbox's (one set of roots for every outgoing connection of janua).
+pub type TlsConfig = fn() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String>;
+pub use tools::{Converted, Part};
 
 use janua_confine::ChildSpec;
 use janua_confine::{DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
@@ -64,34 +70,42 @@ pub struct McpServerPolicy {
 }
 
 /// Everything needed to start the configured servers.
-pub(crate) struct McpInput<'a> {
+pub struct McpInput<'a> {
     /// `--mcp-config` files.
-    pub(crate) operator_files: &'a [PathBuf],
+    pub operator_files: &'a [PathBuf],
     /// Read the workspace's `.mcp.json`.
-    pub(crate) project: bool,
-    pub(crate) approvals: &'a Approvals,
-    pub(crate) policies: &'a BTreeMap<String, McpServerPolicy>,
-    pub(crate) workspace: &'a Path,
+    pub project: bool,
+    /// The operator's approvals of project servers.
+    pub approvals: &'a Approvals,
+    /// Per-server sandbox and limits, by server name.
+    pub policies: &'a BTreeMap<String, McpServerPolicy>,
+    /// The workspace: where `.mcp.json` is read and servers start.
+    pub workspace: &'a Path,
     /// Where each server's temporary directory goes (`<dir>/<server>`).
-    pub(crate) temp_root: PathBuf,
-    pub(crate) sandbox: ProcessSandbox,
+    pub temp_root: PathBuf,
+    /// The operator's choice of confinement for stdio servers.
+    pub sandbox: ProcessSandbox,
     /// The view every server's process gets (protected and deny-rule paths).
-    pub(crate) view: janua_confine::ViewRules,
+    pub view: janua_confine::ViewRules,
+    /// The TLS configuration for `https` servers.
+    pub tls: TlsConfig,
 }
 
 /// One MCP tool in the registry.
-pub(crate) struct McpTool {
-    pub(crate) connection: Arc<Connection>,
+pub struct McpTool {
+    /// The tool's server.
+    pub connection: Arc<Connection>,
     /// The tool's name on its server.
-    pub(crate) tool: String,
-    pub(crate) call_timeout: Duration,
+    pub tool: String,
+    /// How long one call may take.
+    pub call_timeout: Duration,
     /// Inline characters (the token budget times four).
-    pub(crate) output_chars: usize,
+    pub output_chars: usize,
 }
 
 impl McpTool {
     /// Calls the tool on its server with the tool's timeout.
-    pub(crate) async fn call(
+    pub async fn call(
         &self,
         arguments: &serde_json::Value,
         cancel: &std::sync::atomic::AtomicBool,
@@ -100,22 +114,25 @@ impl McpTool {
             .connection
             .call(&self.tool, arguments, self.call_timeout, cancel)
             .await?;
-        Ok(convert(&result))
+        Ok(tools::convert(&result))
     }
 }
 
 /// What starting the servers found.
 #[derive(Default)]
-pub(crate) struct Discovered {
-    pub(crate) tools: Vec<(ToolSpec, McpTool)>,
-    pub(crate) connections: Vec<Arc<Connection>>,
-    pub(crate) warnings: Vec<String>,
+pub struct Discovered {
+    /// Every tool found, with its registry spec.
+    pub tools: Vec<(ToolSpec, McpTool)>,
+    /// Every server started (to stop them when the session ends).
+    pub connections: Vec<Arc<Connection>>,
+    /// Servers not started or not listed, and why.
+    pub warnings: Vec<String>,
 }
 
 /// Reads the configuration, starts every approved server in parallel and lists its tools. A
 /// server that cannot start or list its tools is a warning, never a start-up error: it must not
 /// take the host down.
-pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConfigError> {
+pub async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConfigError> {
     let mut discovered = Discovered::default();
     // The operator's servers first: a project server cannot take an operator server's name
     // (and with it the operator's rules and policy for that name).
@@ -168,8 +185,10 @@ pub(crate) async fn discover(input: &McpInput<'_>) -> Result<Discovered, McpConf
             .cloned()
             .unwrap_or_default();
         let connection = match &server.transport {
-            config::Transport::Http { url, headers } => http_target(url, headers, &policy)
-                .map(|target| Connection::http(server.name.clone(), target)),
+            config::Transport::Http { url, headers } => {
+                http_target(url, headers, &policy, input.tls)
+                    .map(|target| Connection::http(server.name.clone(), target))
+            }
             config::Transport::Stdio { .. } => launch(&server, &policy, input)
                 .map(|launch| Connection::new(server.name.clone(), launch)),
         };
@@ -244,6 +263,7 @@ fn http_target(
     url: &str,
     headers: &BTreeMap<String, String>,
     policy: &McpServerPolicy,
+    tls: TlsConfig,
 ) -> Result<http::HttpTarget, String> {
     let url = url::Url::parse(url).map_err(|error| format!("its url {url:?}: {error}"))?;
     let headers = headers
@@ -262,6 +282,7 @@ fn http_target(
         startup_timeout: policy
             .startup_timeout_ms
             .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis),
+        tls,
     })
 }
 

@@ -10,42 +10,54 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// JSON-RPC's error codes that janua sends or reads.
-pub(crate) mod code {
+pub mod code {
     /// The line is not JSON.
-    pub(crate) const PARSE_ERROR: i64 = -32700;
+    pub const PARSE_ERROR: i64 = -32700;
     /// JSON, but not a JSON-RPC message.
-    pub(crate) const INVALID_REQUEST: i64 = -32600;
+    pub const INVALID_REQUEST: i64 = -32600;
     /// No such method.
-    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
     /// The params do not fit the method.
-    pub(crate) const INVALID_PARAMS: i64 = -32602;
+    pub const INVALID_PARAMS: i64 = -32602;
 }
 
 /// One message read from the peer.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Incoming {
+pub enum Incoming {
     /// A request: it must be answered with its `id`.
     Request {
+        /// The request's id, echoed by the answer.
         id: Value,
+        /// The method called.
         method: String,
+        /// Its params (`null` when absent).
         params: Value,
     },
     /// A notification: never answered.
-    Notification { method: String, params: Value },
+    Notification {
+        /// The method notified.
+        method: String,
+        /// Its params (`null` when absent).
+        params: Value,
+    },
     /// The answer to a request this side sent: `Ok(result)` or `Err(error object)`.
     Response {
+        /// The id of the request answered.
         id: Value,
+        /// Its result or error object.
         outcome: Result<Value, Value>,
     },
 }
 
 /// A line that is not a usable message, with the error response it deserves.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct BadMessage {
+pub struct BadMessage {
     /// The request id when one could be read (else the response carries `null`).
-    pub(crate) id: Value,
-    pub(crate) code: i64,
-    pub(crate) message: String,
+    pub id: Value,
+    /// The JSON-RPC error code (`code::PARSE_ERROR`, `code::INVALID_REQUEST`).
+    pub code: i64,
+    /// What is wrong with the line.
+    pub message: String,
 }
 
 #[derive(Deserialize)]
@@ -67,7 +79,7 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
 }
 
 /// Reads one line. Blank lines are the caller's to skip.
-pub(crate) fn parse(line: &[u8]) -> Result<Incoming, BadMessage> {
+pub fn parse(line: &[u8]) -> Result<Incoming, BadMessage> {
     let bad = |id: Value, code: i64, message: String| BadMessage { id, code, message };
     let raw: Raw = match serde_json::from_slice(line) {
         Ok(raw) => raw,
@@ -134,7 +146,7 @@ pub(crate) fn parse(line: &[u8]) -> Result<Incoming, BadMessage> {
 
 /// What [`read_line`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Line {
+pub enum Line {
     /// A line (without a final newline only at the end of the input).
     Complete,
     /// A line longer than the limit; it was read to its end and dropped.
@@ -145,7 +157,7 @@ pub(crate) enum Line {
 
 /// Reads one line of at most `limit` bytes into `line` (cleared first), so a peer that never
 /// sends a newline cannot grow memory without bound. A buffer grown by a long line is given back.
-pub(crate) fn read_line(
+pub fn read_line(
     reader: &mut impl std::io::BufRead,
     line: &mut Vec<u8>,
     limit: usize,
@@ -221,7 +233,7 @@ impl<'a> Outgoing<'a> {
 }
 
 /// A success response.
-pub(crate) fn response(id: &Value, result: &Value) -> String {
+pub fn response(id: &Value, result: &Value) -> String {
     Outgoing {
         id: Some(id),
         result: Some(result),
@@ -231,7 +243,7 @@ pub(crate) fn response(id: &Value, result: &Value) -> String {
 }
 
 /// An error response.
-pub(crate) fn error_response(id: &Value, code: i64, message: &str) -> String {
+pub fn error_response(id: &Value, code: i64, message: &str) -> String {
     Outgoing {
         id: Some(id),
         error: Some(serde_json::json!({ "code": code, "message": message })),
@@ -241,7 +253,7 @@ pub(crate) fn error_response(id: &Value, code: i64, message: &str) -> String {
 }
 
 /// A request to the peer.
-pub(crate) fn request(id: &Value, method: &str, params: &Value) -> String {
+pub fn request(id: &Value, method: &str, params: &Value) -> String {
     Outgoing {
         id: Some(id),
         method: Some(method),
@@ -252,7 +264,7 @@ pub(crate) fn request(id: &Value, method: &str, params: &Value) -> String {
 }
 
 /// A notification to the peer.
-pub(crate) fn notification(method: &str, params: &Value) -> String {
+pub fn notification(method: &str, params: &Value) -> String {
     Outgoing {
         method: Some(method),
         params: Some(params),
@@ -262,7 +274,7 @@ pub(crate) fn notification(method: &str, params: &Value) -> String {
 }
 
 /// The text of an error object a peer sent, for messages.
-pub(crate) fn error_text(error: &Value) -> String {
+pub fn error_text(error: &Value) -> String {
     match (
         error.get("code"),
         error.get("message").and_then(Value::as_str),

@@ -8,7 +8,6 @@ use base64::Engine as _;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use janua_sandbox::{WitContent, WitImage};
 use janua_types::{CapabilityClass, ToolSpec};
 
 /// Longest canonical name, as model APIs accept.
@@ -102,12 +101,29 @@ pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), Str
     ))
 }
 
+/// One part of a server's result, in the shape janua shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Text (resources and parts janua cannot show become text saying what they were).
+    Text(String),
+    /// An image, decoded from the server's base64.
+    Image {
+        /// Its media type, as the server gave it.
+        media_type: String,
+        /// The encoded image bytes.
+        data: Vec<u8>,
+    },
+}
+
 /// A `CallToolResult`'s content as janua content parts, its structured content, and whether the
 /// server reported an error.
-pub(crate) struct Converted {
-    pub(crate) content: Vec<WitContent>,
-    pub(crate) structured: Option<String>,
-    pub(crate) is_error: bool,
+pub struct Converted {
+    /// The parts, in the server's order.
+    pub content: Vec<Part>,
+    /// `structuredContent`, as JSON text.
+    pub structured: Option<String>,
+    /// The server's `isError`.
+    pub is_error: bool,
 }
 
 /// Converts `result`; parts janua cannot show become text saying what they were.
@@ -125,43 +141,37 @@ pub(crate) fn convert(result: &Value) -> Converted {
     }
 }
 
-fn part(part: &Value) -> WitContent {
+fn part(part: &Value) -> Part {
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
     match part["type"].as_str() {
-        Some("text") => WitContent::Text(text(&part["text"])),
+        Some("text") => Part::Text(text(&part["text"])),
         Some("image") => {
             match base64::engine::general_purpose::STANDARD.decode(text(&part["data"])) {
-                Ok(data) => WitContent::Image(WitImage {
+                Ok(data) => Part::Image {
                     media_type: text(&part["mimeType"]),
                     data,
-                }),
-                Err(error) => {
-                    WitContent::Text(format!("[an image whose data is not base64: {error}]"))
-                }
+                },
+                Err(error) => Part::Text(format!("[an image whose data is not base64: {error}]")),
             }
         }
         Some("resource") => {
             let resource = &part["resource"];
             match resource["text"].as_str() {
-                Some(body) => {
-                    WitContent::Text(format!("[resource {}]\n{body}", text(&resource["uri"])))
-                }
-                None => WitContent::Text(format!(
+                Some(body) => Part::Text(format!("[resource {}]\n{body}", text(&resource["uri"]))),
+                None => Part::Text(format!(
                     "[binary resource {} ({})]",
                     text(&resource["uri"]),
                     text(&resource["mimeType"])
                 )),
             }
         }
-        Some("resource_link") => WitContent::Text(format!(
+        Some("resource_link") => Part::Text(format!(
             "[resource link {} {}]",
             text(&part["uri"]),
             text(&part["name"])
         )),
-        Some("audio") => {
-            WitContent::Text(format!("[audio ({}), not shown]", text(&part["mimeType"])))
-        }
-        other => WitContent::Text(format!(
+        Some("audio") => Part::Text(format!("[audio ({}), not shown]", text(&part["mimeType"]))),
+        other => Part::Text(format!(
             "[a content part of type {} janua does not show]",
             other.unwrap_or("(none)")
         )),
@@ -230,12 +240,12 @@ mod tests {
         assert!(converted.is_error);
         assert_eq!(converted.structured.as_deref(), Some(r#"{"a":1}"#));
         assert_eq!(converted.content.len(), 6);
-        assert!(matches!(&converted.content[0], WitContent::Text(t) if t == "hello"));
+        assert!(matches!(&converted.content[0], Part::Text(t) if t == "hello"));
         assert!(
-            matches!(&converted.content[1], WitContent::Image(i) if i.data == [0x89, b'P', b'N', b'G'])
+            matches!(&converted.content[1], Part::Image { data, .. } if *data == [0x89, b'P', b'N', b'G'])
         );
-        assert!(matches!(&converted.content[2], WitContent::Text(t) if t.contains("not base64")));
-        assert!(matches!(&converted.content[3], WitContent::Text(t) if t.contains("body")));
+        assert!(matches!(&converted.content[2], Part::Text(t) if t.contains("not base64")));
+        assert!(matches!(&converted.content[3], Part::Text(t) if t.contains("body")));
         assert!(!convert(&json!({"content": []})).is_error);
     }
 }

@@ -11,8 +11,8 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::{BodyExt as _, Full};
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use wasmtime_wasi_http::io::TokioIo;
 
 use super::connection::{RequestError, SERVER_VERSIONS, stopped};
 use super::jsonrpc::{self, Incoming};
@@ -26,10 +26,12 @@ trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'sta
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
 /// Where the server is and what every request carries.
-pub(crate) struct HttpTarget {
-    pub(crate) url: url::Url,
-    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
-    pub(crate) startup_timeout: std::time::Duration,
+pub struct HttpTarget {
+    pub url: url::Url,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub startup_timeout: std::time::Duration,
+    /// The TLS client configuration for an `https` URL.
+    pub tls: crate::TlsConfig,
 }
 
 /// The session with one server.
@@ -161,7 +163,7 @@ impl HttpSession {
             .await
             .map_err(|error| Posted::Failed(format!("cannot connect to {url}: {error}")))?;
         let stream: Box<dyn Stream> = if url.scheme() == "https" {
-            let config = janua_sandbox::tls_config().map_err(Posted::Failed)?;
+            let config = (self.target.tls)().map_err(Posted::Failed)?;
             let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
                 .map_err(|_| Posted::Failed(format!("{host} is not a TLS server name")))?;
             Box::new(

@@ -40,16 +40,18 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// How to start the server, fixed at configuration.
 pub(crate) struct Launch {
-    pub(crate) spec: ChildSpec,
-    pub(crate) startup_timeout: Duration,
-    pub(crate) workspace: std::path::PathBuf,
+    pub spec: ChildSpec,
+    pub startup_timeout: Duration,
+    pub workspace: std::path::PathBuf,
 }
 
 /// Why a request got no result.
 #[derive(Debug, Clone)]
-pub(crate) struct RequestError {
-    pub(crate) kind: ErrorKind,
-    pub(crate) message: String,
+pub struct RequestError {
+    /// The error kind the call's result carries.
+    pub kind: ErrorKind,
+    /// What happened, for the model and the operator.
+    pub message: String,
 }
 
 impl RequestError {
@@ -221,7 +223,7 @@ enum State {
 
 /// One configured server: a stdio child started on demand and restarted with backoff, or a
 /// Streamable HTTP endpoint.
-pub(crate) struct Connection {
+pub struct Connection {
     name: String,
     link: Link,
     /// Crashes and failed starts since the last successful call: the backoff grows with them.
@@ -237,6 +239,7 @@ enum Link {
 }
 
 impl Connection {
+    /// A stdio server, started on first use.
     pub(crate) fn new(name: String, launch: Launch) -> Self {
         Self {
             name,
@@ -252,7 +255,7 @@ impl Connection {
     }
 
     /// A Streamable HTTP server.
-    pub(crate) fn http(name: String, target: super::http::HttpTarget) -> Self {
+    pub fn http(name: String, target: super::http::HttpTarget) -> Self {
         Self {
             name,
             link: Link::Http(super::http::HttpSession::new(target)),
@@ -300,12 +303,12 @@ impl Connection {
     }
 
     /// The server's name.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Starts the server and lists its tools (every page).
-    pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, RequestError> {
+    pub async fn list_tools(&self) -> Result<Vec<Value>, RequestError> {
         let deadline = Instant::now() + self.startup_timeout();
         let never = AtomicBool::new(false);
         let mut tools = Vec::new();
@@ -337,7 +340,7 @@ impl Connection {
     }
 
     /// Calls `tool` with `arguments`; the answer is the server's `CallToolResult`.
-    pub(crate) async fn call(
+    pub async fn call(
         &self,
         tool: &str,
         arguments: &Value,
@@ -462,7 +465,7 @@ impl Connection {
     }
 
     /// Stops the server (the session ends).
-    pub(crate) async fn stop(&self) {
+    pub async fn stop(&self) {
         if let Link::Stdio { state, .. } = &self.link
             && let State::Up(live) = &*state.lock().await
         {
