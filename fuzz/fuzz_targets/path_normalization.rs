@@ -1,7 +1,7 @@
 //! Fuzzes lexical path normalization under rules and grants.
-//! The checks live in `janua::fuzzing::path_normalization`; the corpus replay test runs them too.
+//! The checks live in `janua_permissions::fuzzing::path_normalization`, which also replays the corpus.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| janua::fuzzing::path_normalization(data));
+fuzz_target!(|data: &[u8]| janua_permissions::fuzzing::path_normalization(data));

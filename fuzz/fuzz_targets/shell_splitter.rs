@@ -1,5 +1,5 @@
 //! Fuzzes the shell splitter Bash rules rely on.
-//! The checks live in `janua::fuzzing::shell_splitter`; the corpus replay test runs them too.
+//! The checks live in `janua_permissions::fuzzing::shell_splitter`, which also replays the corpus.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,5 +10,5 @@ fuzz_target!(
     // the default hook back, a caught panic is a pass and an uncaught one still aborts, because
     // it cannot unwind out of the fuzzer's `extern "C"` entry point.
     init: drop(std::panic::take_hook()),
-    |data: &[u8]| janua::fuzzing::shell_splitter(data)
+    |data: &[u8]| janua_permissions::fuzzing::shell_splitter(data)
 );

@@ -1,7 +1,7 @@
 //! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, two and
 //! four in parallel, one sandboxed command hook), and what a monitor costs the pipeline, beside the
 //! floor of issue 10's target 2: one bare instantiate + `handle` of the same hook component
-//! (`janua::Floor`), measured in the same run.
+//! (`janua_sandbox::Floor`), measured in the same run.
 //!
 //! `cargo bench -p janua --bench hooks` prints Markdown rows for `BENCHMARKS.md`.
 
@@ -16,7 +16,7 @@ use serde_json::json;
 
 fn main() {
     // The floor runs wasmtime's synchronous WASI, outside any async context.
-    let floor = janua::Floor::new(
+    let floor = janua_sandbox::Floor::new(
         &std::fs::read(janua_test_guests::HOOKS_SCRIPTED).expect("hook guest"),
         true,
     )

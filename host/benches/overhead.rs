@@ -1,7 +1,7 @@
 //! Issue 10's targets that run in-process, each beside its floor in the same run:
 //!
 //! 1. per-call overhead: the full pipeline (200 rules, no hooks) over a bare fresh store +
-//!    instantiate + call of the same component (`janua::Floor`, janua's own engine), p50 ≤ 1.2×;
+//!    instantiate + call of the same component (`janua_sandbox::Floor`, janua's own engine), p50 ≤ 1.2×;
 //! 3. throughput: pipeline calls per second on one and two tasks beside the bare floor's on one
 //!    and two threads;
 //! 7. the decision over 1,000 rules, p50 ≤ 20 µs;
@@ -17,9 +17,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use janua::{
-    CapabilityClass, Floor, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime,
-    RuntimeConfig, ToolSpec, ToolUse,
+    CapabilityClass, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime, RuntimeConfig,
+    ToolSpec, ToolUse,
 };
+use janua_sandbox::Floor;
 use serde_json::json;
 
 const WARM_UP: usize = 300;

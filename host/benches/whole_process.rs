@@ -5,7 +5,7 @@
 //! 6. memory: the idle `janua run` with the default tools ≤ 20 MB RSS, and the peak while a batch
 //!    of 1,000 calls is in flight;
 //! 3. throughput: a `janua run` batch of 10,000 concurrency-safe `Read`s against the bare floor
-//!    (`janua::Floor`, fresh instance per call) on two threads, and `janua run` pinned to one
+//!    (`janua_sandbox::Floor`, fresh instance per call) on two threads, and `janua run` pinned to one
 //!    core against two (`taskset`).
 //!
 //! `cargo bench -p janua --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
@@ -119,7 +119,7 @@ fn main() {
     // Target 3: throughput.
     const CALLS: usize = 10_000;
     let floor = Arc::new(
-        janua::Floor::new(
+        janua_sandbox::Floor::new(
             &std::fs::read(janua_test_guests::PIPELINE_ECHO).expect("guest"),
             false,
         )

@@ -23,6 +23,7 @@
 
 mod authoring;
 mod delegation;
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
@@ -64,9 +65,6 @@ pub use janua_permissions::{
     PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
     UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
 };
-/// The benchmarks' floor: a bare instantiate + call with janua's engine, outside the pipeline.
-#[doc(hidden)]
-pub use janua_sandbox::Floor;
 pub use janua_sandbox::{
     CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,

@@ -90,6 +90,11 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         "janua-mcp",
         &["wasmtime", "janua-permissions", "janua-sandbox", "janua"],
     ),
+    // Fuzzing a rule parser links the permission engine, not the runtime (`fuzz/runtime` does).
+    (
+        "janua-fuzz",
+        &["wasmtime", "tokio", "janua-sandbox", "janua-mcp", "janua"],
+    ),
 ];
 
 #[test]

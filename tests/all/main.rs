@@ -11,7 +11,6 @@ mod delegation;
 mod edit;
 mod faults;
 mod files;
-mod fuzz_corpus;
 mod grants;
 mod hook_plugins;
 mod hooks;

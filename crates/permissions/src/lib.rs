@@ -22,6 +22,9 @@ mod decision_table;
 mod domain;
 mod edit_commands;
 mod enforced;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod matching;
 mod mode;
 mod path_index;

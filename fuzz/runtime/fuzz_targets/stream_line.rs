@@ -1,5 +1,5 @@
 //! Fuzzes the stream-json and JSON-RPC line decoders.
-//! The checks live in `janua::fuzzing::stream_line`; the corpus replay test runs them too.
+//! The checks live in `janua::fuzzing::stream_line`; the corpus replay in `janua` runs them too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

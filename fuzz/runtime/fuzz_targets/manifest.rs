@@ -1,5 +1,5 @@
 //! Fuzzes the plugin manifest (`janua.toml`) parser.
-//! The checks live in `janua::fuzzing::manifest`; the corpus replay test runs them too.
+//! The checks live in `janua::fuzzing::manifest`; the corpus replay in `janua` runs them too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

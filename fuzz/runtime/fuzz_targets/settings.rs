@@ -1,5 +1,5 @@
 //! Fuzzes the settings-file parser a repository controls.
-//! The checks live in `janua::fuzzing::settings`; the corpus replay test runs them too.
+//! The checks live in `janua::fuzzing::settings`; the corpus replay in `janua` runs them too.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
