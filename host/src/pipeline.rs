@@ -3,6 +3,10 @@
 //! resolve (alias hop + registry check) -> coerce -> schema -> validate-input -> PreToolUse ->
 //! decide (permission request loop) -> execute -> PostToolUse | PostToolUseFailure -> output.
 //!
+//! The stages share the session's [`Services`] (long-lived: registry, policy, hooks, sandbox,
+//! session store) and write nothing there; what one call gathers lives in its [`Frame`]
+//! (`pipeline/frame.rs`), which only the sequencer ([`run`]) writes, from what each stage returns.
+//!
 //! Everything up to and including the decision is one function, [`reach_decision`], which
 //! `janua check` stops after, so a check and a call cannot decide differently. A PreToolUse
 //! `updatedInput` goes through coercion, the schema and `validate-input` again before the
@@ -14,6 +18,7 @@ pub(crate) mod coerce;
 mod decide;
 mod delegate;
 mod execute;
+mod frame;
 mod outcome;
 mod output;
 mod post_hooks;
@@ -34,8 +39,11 @@ pub use coerce::{Coercion, CoercionRule};
 
 pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
 pub(crate) use delegate::dispatch_scoped;
+pub(crate) use frame::Placement;
 pub use outcome::{AliasHop, Dispatch, Failure, Outcome};
 pub(crate) use output::FAILURE_CHARS;
+
+use frame::Frame;
 
 use crate::hooks::{Controls, HookEnv, HookSet, Monitors};
 use crate::registry::Registry;
@@ -45,9 +53,10 @@ use janua_sandbox::GrantContext;
 use janua_sandbox::{CallContext, FileAccess, Sandbox};
 use janua_sandbox::{DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS};
 
-/// What the stages share for one dispatch.
+/// The session's services as the calls of one scope see them: long-lived and shared (registry,
+/// policy, hooks, sandbox, session store, capabilities). What one call gathers is its [`Frame`].
 #[derive(Clone)]
-pub(crate) struct Stages<'a> {
+pub(crate) struct Services<'a> {
     pub(crate) sandbox: &'a Sandbox,
     pub(crate) registry: Arc<Registry>,
     pub(crate) policy: &'a Policy,
@@ -79,16 +88,8 @@ pub(crate) struct Stages<'a> {
     pub(crate) session: &'a crate::session::Session,
     /// Where over-long hook output is saved.
     pub(crate) session_dir: &'a std::path::Path,
-    /// False when the call is one of several in its batch: a PreToolUse `defer` is then ignored.
-    pub(crate) allow_defer: bool,
     /// Settings' `toolOutputChars`: inline limits by tool.
     pub(crate) output_limits: &'a std::collections::BTreeMap<String, usize>,
-    /// The batch's interrupt flag: once set, the call ends `cancelled` before it runs.
-    pub(crate) batch_interrupt: Option<&'a AtomicBool>,
-    /// True when other calls of the same task run beside this one (a group of concurrency-safe
-    /// calls in a batch): its guests then take a thread of their own, so the group uses every
-    /// core instead of running one guest after another on the batch's task.
-    pub(crate) beside_others: bool,
     /// Where the call runs: the root session, a delegated call's nest, or a sub-session.
     pub(crate) scope: &'a crate::delegation::Scope,
     /// How deeply delegated calls and sub-sessions may nest.
@@ -101,20 +102,7 @@ pub(crate) struct Stages<'a> {
 pub(crate) type InputDefaults =
     std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>;
 
-impl<'a> Stages<'a> {
-    /// True once this call, or its batch, was cancelled.
-    fn cancelled(&self, cancel: &AtomicBool) -> bool {
-        use std::sync::atomic::Ordering;
-        let interrupted = self
-            .batch_interrupt
-            .is_some_and(|flag| flag.load(Ordering::Relaxed))
-            || self.scope.caller_cancelled();
-        if interrupted {
-            cancel.store(true, Ordering::Relaxed);
-        }
-        interrupted || cancel.load(Ordering::Relaxed)
-    }
-
+impl<'a> Services<'a> {
     /// Coerces `input` toward the tool's schema and fills in the operator's defaults.
     fn prepare(
         &self,
@@ -247,50 +235,47 @@ pub(crate) fn refused(call: &ToolUse, failure: Failure) -> Dispatch {
 /// Runs one call through every stage and returns its result block and outcome. Never panics on
 /// model input; every failure is an error block with a stable kind.
 pub(crate) async fn dispatch(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    placement: Placement<'_>,
     call: ToolUse,
     cancel: Arc<AtomicBool>,
 ) -> Dispatch {
     let started = Instant::now();
-    let mut outcome = Outcome {
-        tool_use_id: call.id.clone(),
-        requested: call.name.clone(),
-        ..Outcome::default()
-    };
-    let mut rules = OutputRules {
-        limit: DEFAULT_OUTPUT_CHARS,
-        strip_escapes: true,
-    };
+    let mut frame = Frame::new(&call, placement, Arc::clone(&cancel));
     let id = call.id.clone();
-    stages.controls.register(&id, Arc::clone(&cancel));
+    services.controls.register(&id, Arc::clone(&cancel));
     let tool = call.name.clone();
     let mut abandoned = Abandoned {
-        stages,
+        services,
         id: &id,
         tool: &tool,
         started,
-        cancel: Some(Arc::clone(&cancel)),
+        cancel: Some(cancel),
     };
-    let mut result = run(stages, call, cancel, &mut outcome, &mut rules).await;
+    let mut result = run(services, &mut frame, call).await;
     abandoned.cancel = None;
-    let limit = rules.limit;
-    if let Some(reason) = stages.controls.finish(&id)
+    if let Some(reason) = services.controls.finish(&id)
         && let Err((failure, _)) = &mut result
         && failure.kind == ErrorKind::Cancelled
     {
         failure.message = format!("{}: {reason}", failure.message);
     }
+    let Frame {
+        mut outcome,
+        output: rules,
+        ..
+    } = frame;
     let rendered = match result {
         Ok(Success { content, notes }) => output::success(
             &outcome.tool_use_id,
             content,
-            limit,
+            rules.limit,
             &notes,
-            stages.grant_context.session_results.as_deref(),
+            services.grant_context.session_results.as_deref(),
             rules.strip_escapes,
         ),
         Err((failure, notes)) => {
-            let rendered = output::failure(&outcome.tool_use_id, &failure, limit, &notes);
+            let rendered = output::failure(&outcome.tool_use_id, &failure, rules.limit, &notes);
             outcome.error = Some(failure);
             rendered
         }
@@ -303,7 +288,7 @@ pub(crate) async fn dispatch(
     outcome.estimated_tokens =
         u64::try_from(block.text().chars().count().div_ceil(4)).unwrap_or(u64::MAX);
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    stages.emit(
+    services.emit(
         "tool_finished",
         serde_json::json!({
             "tool_use_id": outcome.tool_use_id,
@@ -321,7 +306,7 @@ pub(crate) async fn dispatch(
 /// call's cancel handle is released and its `tool_finished` still goes out, so no listener waits
 /// for a call that no longer exists.
 struct Abandoned<'s, 'a> {
-    stages: &'s Stages<'a>,
+    services: &'s Services<'a>,
     id: &'s str,
     tool: &'s str,
     started: Instant,
@@ -335,8 +320,8 @@ impl Drop for Abandoned<'_, '_> {
             return;
         };
         cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.stages.controls.finish(self.id);
-        self.stages.emit(
+        self.services.controls.finish(self.id);
+        self.services.emit(
             "tool_finished",
             serde_json::json!({
                 "tool_use_id": self.id,
@@ -347,14 +332,6 @@ impl Drop for Abandoned<'_, '_> {
             }),
         );
     }
-}
-
-/// How the output stage renders one call's result.
-struct OutputRules {
-    /// Characters returned inline.
-    limit: usize,
-    /// Strip terminal escape sequences (unless the tool's manifest keeps them).
-    strip_escapes: bool,
 }
 
 struct Success {
@@ -400,8 +377,6 @@ struct Reached {
     vote: Option<janua_permissions::HookVote>,
     decision: janua_permissions::Decision,
     target: janua_permissions::Target,
-    /// Context PreToolUse hooks added, for the result.
-    notes: Vec<String>,
 }
 
 /// The one sequence from the `tool_use` block to the central decision, shared by every call
@@ -409,38 +384,36 @@ struct Reached {
 /// admit, coerce, schema, validate-input, absolute paths, PreToolUse hooks, the same checks
 /// again for a rewrite, then the decision before anyone is asked.
 async fn reach_decision(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    frame: &mut Frame<'_>,
     call: ToolUse,
-    cancel: &Arc<AtomicBool>,
-    outcome: &mut Outcome,
-    rules: &mut OutputRules,
     failures: &mut StageFailures,
     run_hooks: bool,
 ) -> Result<Reached, Failure> {
-    let (tool, hop) = resolve::resolve(&stages.registry, &call.name)?;
-    failures.stage(delegate::admit(stages, &tool))?;
-    outcome.tool = Some(tool.spec.name.clone());
-    outcome.alias = hop;
+    let (tool, hop) = resolve::resolve(&services.registry, &call.name)?;
+    failures.stage(delegate::admit(services, &tool))?;
+    frame.outcome.tool = Some(tool.spec.name.clone());
+    frame.outcome.alias = hop;
     // The tool's limit (manifests only lower the operator's), or the settings' toolOutputChars,
     // always within the floor and the hard ceiling.
-    rules.limit = stages
+    frame.output.limit = services
         .output_limits
         .get(&tool.spec.name)
         .copied()
         .unwrap_or(tool.limits().output_chars)
         .clamp(MIN_OUTPUT_CHARS, MAX_OUTPUT_CHARS);
-    rules.strip_escapes = !tool.keep_escapes();
+    frame.output.strip_escapes = !tool.keep_escapes();
 
-    let (mut input, coercions) = stages.prepare(&tool, call.input);
-    outcome.coercions = coercions;
-    outcome.input = Some(input.clone());
+    let (mut input, coercions) = services.prepare(&tool, call.input);
+    frame.outcome.coercions = coercions;
+    frame.outcome.input = Some(input.clone());
     if failures.stage(schema::check(&tool, &input))? {
         let validated = validate::run(
-            stages,
+            services,
+            frame,
             &tool,
             &input.to_string(),
-            stages.call_context(&call.id, &tool),
-            Arc::clone(cancel),
+            services.call_context(&call.id, &tool),
         )
         .await;
         failures.stage(validated)?;
@@ -448,31 +421,30 @@ async fn reach_decision(
     // Hooks and rules see absolute paths, as Claude Code's hooks do; the tool's own validation
     // saw the path as the model wrote it.
     if let Some(field) = tool.path_field() {
-        let workspace = &stages.grant_context.workspace;
-        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, stages.home) {
-            outcome.coercions.push(change);
-            outcome.input = Some(input.clone());
+        let workspace = &services.grant_context.workspace;
+        if let Some(change) = coerce::absolutize_path(&mut input, field, workspace, services.home) {
+            frame.outcome.coercions.push(change);
+            frame.outcome.input = Some(input.clone());
         }
     }
 
-    let workspace = stages.workspace_text();
-    let base = stages.event_base(&call.id, &tool.spec.name, &workspace);
+    let workspace = services.workspace_text();
+    let base = services.event_base(&call.id, &tool.spec.name, &workspace);
     let mut vote = None;
-    let mut notes = Vec::new();
     let hooked_input = input.clone();
     if run_hooks {
-        match pre_hooks::run(stages, &base, &tool.spec, &input, stages.allow_defer).await {
+        let allow_defer = frame.placement.allow_defer;
+        match pre_hooks::run(services, &base, &tool.spec, &input, allow_defer).await {
             Ok(pre) => {
-                outcome.warnings.extend(pre.warnings);
-                outcome.system_messages.extend(pre.system_messages);
-                notes = pre
-                    .additional_context
-                    .iter()
-                    .map(|(hook, context)| format!("[PreToolUse hook {hook}] {context}"))
-                    .collect();
+                frame.absorb(pre.effects);
+                frame.notes.extend(
+                    pre.additional_context
+                        .iter()
+                        .map(|(hook, context)| format!("[PreToolUse hook {hook}] {context}")),
+                );
                 vote = pre.vote;
                 if let Some((rewritten, hook)) = pre.updated_input {
-                    let checked = recheck(stages, &tool, &call.id, rewritten, &hook, cancel).await;
+                    let checked = recheck(services, frame, &tool, &call.id, rewritten, &hook).await;
                     let (rewritten, changes) = match checked {
                         Ok(checked) => checked,
                         Err((failure, rewritten)) => {
@@ -480,22 +452,22 @@ async fn reach_decision(
                             (rewritten, Vec::new())
                         }
                     };
-                    outcome.coercions.extend(changes);
-                    outcome.input = Some(rewritten.clone());
-                    outcome.input_rewritten_by = Some(hook);
+                    frame.outcome.coercions.extend(changes);
+                    frame.outcome.input = Some(rewritten.clone());
+                    frame.outcome.input_rewritten_by = Some(hook);
                     input = rewritten;
                 }
             }
             Err(failure) => {
                 if failure.kind == ErrorKind::HookStopped {
-                    outcome.stop = Some(failure.message.clone());
+                    frame.outcome.stop = Some(failure.message.clone());
                 }
                 failures.stage(Err(failure))?;
             }
         }
     }
     let (decision, target) = decide::evaluate_rewritten(
-        &stages.decide_context(),
+        &services.decide_context(),
         &tool,
         &input,
         Some(&hooked_input),
@@ -508,7 +480,6 @@ async fn reach_decision(
         vote,
         decision,
         target,
-        notes,
     })
 }
 
@@ -516,14 +487,14 @@ async fn reach_decision(
 /// operator's defaults, the schema, the tool's `validate-input`, then absolute paths. A failure
 /// names the hook and returns the rewrite as it stood.
 async fn recheck(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    frame: &Frame<'_>,
     tool: &crate::registry::RegisteredTool,
     call_id: &str,
     rewritten: Value,
     hook: &str,
-    cancel: &Arc<AtomicBool>,
 ) -> Result<(Value, Vec<Coercion>), (Failure, Value)> {
-    let (mut rewritten, mut changes) = stages.prepare(tool, rewritten);
+    let (mut rewritten, mut changes) = services.prepare(tool, rewritten);
     let named = |mut failure: Failure| {
         failure.message = format!(
             "after the PreToolUse hook {hook} rewrote it: {}",
@@ -534,19 +505,20 @@ async fn recheck(
     let checked = match schema::check(tool, &rewritten) {
         Ok(()) => {
             validate::run(
-                stages,
+                services,
+                frame,
                 tool,
                 &rewritten.to_string(),
-                stages.call_context(call_id, tool),
-                Arc::clone(cancel),
+                services.call_context(call_id, tool),
             )
             .await
         }
         Err(failure) => Err(failure),
     };
     if let Some(field) = tool.path_field() {
-        let workspace = &stages.grant_context.workspace;
-        if let Some(change) = coerce::absolutize_path(&mut rewritten, field, workspace, stages.home)
+        let workspace = &services.grant_context.workspace;
+        if let Some(change) =
+            coerce::absolutize_path(&mut rewritten, field, workspace, services.home)
         {
             changes.push(change);
         }
@@ -557,14 +529,14 @@ async fn recheck(
     }
 }
 
+/// The sequencer: the one place that orders the stages of a call. Each stage returns what it
+/// settled and this function writes it into the frame; no stage calls back into it.
 async fn run(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    frame: &mut Frame<'_>,
     call: ToolUse,
-    cancel: Arc<AtomicBool>,
-    outcome: &mut Outcome,
-    rules: &mut OutputRules,
 ) -> StageResult<Success> {
-    if stages.cancelled(&cancel) {
+    if frame.cancelled(services.scope.caller_cancelled()) {
         return Err((
             Failure::new(
                 ErrorKind::Cancelled,
@@ -573,8 +545,8 @@ async fn run(
             Vec::new(),
         ));
     }
-    if let Some(reason) = stages.controls.halted() {
-        outcome.stop = Some(reason.clone());
+    if let Some(reason) = services.controls.halted() {
+        frame.outcome.stop = Some(reason.clone());
         return Err((Failure::new(ErrorKind::HookStopped, reason), Vec::new()));
     }
     let call_id = call.id.clone();
@@ -582,8 +554,6 @@ async fn run(
         keep_going: false,
         first: None,
     };
-    let reached =
-        plain(reach_decision(stages, call, &cancel, outcome, rules, &mut failures, true).await)?;
     let Reached {
         tool,
         hooked_input,
@@ -591,16 +561,15 @@ async fn run(
         vote,
         decision,
         target,
-        mut notes,
-    } = reached;
-    let context = || stages.call_context(&call_id, &tool);
-    let workspace = stages.workspace_text();
-    let base = stages.event_base(&call_id, &tool.spec.name, &workspace);
+    } = plain(reach_decision(services, frame, call, &mut failures, true).await)?;
+    let context = || services.call_context(&call_id, &tool);
+    let workspace = services.workspace_text();
+    let base = services.event_base(&call_id, &tool.spec.name, &workspace);
     if decision.verdict == Verdict::Ask {
-        outcome.asked = Some(decision.clone());
+        frame.outcome.asked = Some(decision.clone());
     }
     let decided = decide::settle(
-        stages,
+        services,
         &base,
         &tool,
         input,
@@ -612,18 +581,14 @@ async fn run(
         },
     )
     .await;
-    outcome.warnings.extend(decided.warnings);
-    outcome.system_messages.extend(decided.system_messages);
-    if outcome.stop.is_none() {
-        outcome.stop = decided.stop;
-    }
+    frame.absorb(decided.effects);
     if let Some(hook) = decided.rewritten_by {
-        outcome.input = Some(decided.input.clone());
-        outcome.input_rewritten_by = Some(hook);
+        frame.outcome.input = Some(decided.input.clone());
+        frame.outcome.input_rewritten_by = Some(hook);
     }
     let input = decided.input;
     let decision = decided.decision;
-    stages.emit(
+    services.emit(
         "decision",
         serde_json::json!({
             "tool_use_id": call_id,
@@ -641,34 +606,36 @@ async fn run(
                 name: tool.spec.name.clone(),
                 input: hooked_input,
             };
-            let message = match stages.session.defer(&deferred) {
+            let message = match services.session.defer(&deferred) {
                 Ok(()) => format!(
                     "{} The call is saved in session {}; resume it with `janua call --session {} --resume-deferred {}` (PreToolUse hooks run again).",
-                    decision.reason, stages.session_id, stages.session_id, call_id
+                    decision.reason, services.session_id, services.session_id, call_id
                 ),
                 Err(error) => format!(
                     "{} It could not be saved for resuming: {error}",
                     decision.reason
                 ),
             };
-            outcome.deferred = Some(deferred);
+            frame.outcome.deferred = Some(deferred);
             Some(Failure::new(ErrorKind::Deferred, message))
         }
         Verdict::Deny | Verdict::Ask => Some(decide::denial(&decision)),
     };
-    outcome.decision = Some(decision);
+    frame.outcome.decision = Some(decision);
+    // A denied or deferred call's result carries what PermissionDenied hooks said, not the
+    // PreToolUse context (the tool never ran).
     if let Some(failure) = denied {
         return Err((failure, decided.notes));
     }
 
     // A cancel that arrived while hooks ran or a permission question waited: the tool never runs.
-    if stages.cancelled(&cancel) {
+    if frame.cancelled(services.scope.caller_cancelled()) {
         return Err((
             Failure::new(ErrorKind::Cancelled, "the call was cancelled before it ran"),
             decided.notes,
         ));
     }
-    stages.emit(
+    services.emit(
         "tool_started",
         serde_json::json!({
             "tool_use_id": call_id,
@@ -677,32 +644,33 @@ async fn run(
         }),
     );
     let started = Instant::now();
-    let target = execute::write_target(stages, &tool, &input);
-    let saved = plain(checkpoint::before(stages, target.as_deref()))?;
+    let target = execute::write_target(services, &tool, &input);
+    let saved = plain(checkpoint::before(services, target.as_deref()))?;
     let executed = execute::run(
-        stages,
+        services,
+        frame,
         &tool,
         input.to_string(),
         context(),
         target.as_deref(),
-        cancel,
     )
     .await;
     if let Some(saved) = saved {
-        match checkpoint::after(stages, saved, &tool.spec.name, &call_id) {
-            Ok(number) => outcome.checkpoint = number,
-            Err(warning) => outcome.warnings.push(warning),
+        match checkpoint::after(services, saved, &tool.spec.name, &call_id) {
+            Ok(number) => frame.outcome.checkpoint = number,
+            Err(warning) => frame.outcome.warnings.push(warning),
         }
     }
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match executed {
         Ok(mut executed) => {
-            outcome.progress = std::mem::take(&mut executed.progress);
-            outcome.warnings.append(&mut executed.warnings);
+            frame.outcome.progress = std::mem::take(&mut executed.progress);
+            frame.outcome.warnings.append(&mut executed.warnings);
             let structured = executed.structured.as_deref().and_then(|text| {
                 serde_json::from_str::<Value>(text)
                     .map_err(|error| {
-                        outcome
+                        frame
+                            .outcome
                             .warnings
                             .push(format!("the tool's structured result is not JSON: {error}"));
                     })
@@ -711,41 +679,41 @@ async fn run(
             let response = structured
                 .clone()
                 .unwrap_or_else(|| response_text(&executed.content));
-            outcome.structured = structured;
-            let post =
-                post_hooks::after_success(stages, &base, &tool.spec, &input, &response, elapsed_ms)
-                    .await;
-            outcome.warnings.extend(post.warnings);
-            outcome.system_messages.extend(post.system_messages);
-            if outcome.stop.is_none() {
-                outcome.stop = post.stop;
-            }
+            frame.outcome.structured = structured;
+            let post = post_hooks::after_success(
+                services, &base, &tool.spec, &input, &response, elapsed_ms,
+            )
+            .await;
+            frame.absorb(post.effects);
             let mut content = executed.content;
             if let Some((replacement, hook)) = post.updated_output {
-                match post_hooks::replace_output(outcome.structured.as_ref(), replacement) {
+                match post_hooks::replace_output(frame.outcome.structured.as_ref(), replacement) {
                     Ok((replaced, structured)) => {
                         content = replaced;
                         if structured.is_some() {
-                            outcome.structured = structured;
+                            frame.outcome.structured = structured;
                         }
-                        notes.push(format!(
+                        frame.notes.push(format!(
                             "[PostToolUse hook {hook}] replaced the tool's output"
                         ));
                     }
-                    Err(problem) => outcome.warnings.push(format!(
+                    Err(problem) => frame.outcome.warnings.push(format!(
                         "the PostToolUse hook {hook}'s updatedToolOutput is ignored: {problem}"
                     )),
                 }
             }
-            notes.extend(post.notes);
-            outcome.additional_context.clone_from(&notes);
-            Ok(Success { content, notes })
+            frame.notes.extend(post.notes);
+            frame.outcome.additional_context.clone_from(&frame.notes);
+            Ok(Success {
+                content,
+                notes: frame.notes.clone(),
+            })
         }
         Err((failure, progress)) => {
-            outcome.progress = progress;
+            frame.outcome.progress = progress;
             let interrupted = matches!(failure.kind, ErrorKind::Cancelled | ErrorKind::Timeout);
             let post = post_hooks::after_failure(
-                stages,
+                services,
                 &base,
                 &tool.spec,
                 &input,
@@ -754,14 +722,10 @@ async fn run(
                 elapsed_ms,
             )
             .await;
-            outcome.warnings.extend(post.warnings);
-            outcome.system_messages.extend(post.system_messages);
-            if outcome.stop.is_none() {
-                outcome.stop = post.stop;
-            }
-            notes.extend(post.notes);
-            outcome.additional_context.clone_from(&notes);
-            Err((failure, notes))
+            frame.absorb(post.effects);
+            frame.notes.extend(post.notes);
+            frame.outcome.additional_context.clone_from(&frame.notes);
+            Err((failure, frame.notes.clone()))
         }
     }
 }
@@ -796,26 +760,18 @@ pub struct CheckReport {
 /// Runs the stages of a call up to and including the decision ([`reach_decision`], PreToolUse
 /// hooks only when `run_hooks`), never the tool. A failing stage is recorded and the decision is
 /// still reached for the input as it stands.
-pub(crate) async fn check(stages: &Stages<'_>, call: ToolUse, run_hooks: bool) -> CheckReport {
-    let mut outcome = Outcome::default();
-    let mut rules = OutputRules {
-        limit: DEFAULT_OUTPUT_CHARS,
-        strip_escapes: true,
+pub(crate) async fn check(services: &Services<'_>, call: ToolUse, run_hooks: bool) -> CheckReport {
+    let placement = Placement {
+        allow_defer: true,
+        ..Placement::default()
     };
+    let mut frame = Frame::new(&call, placement, Arc::default());
     let mut failures = StageFailures {
         keep_going: true,
         first: None,
     };
-    let reached = reach_decision(
-        stages,
-        call,
-        &Arc::default(),
-        &mut outcome,
-        &mut rules,
-        &mut failures,
-        run_hooks,
-    )
-    .await;
+    let reached = reach_decision(services, &mut frame, call, &mut failures, run_hooks).await;
+    let outcome = frame.outcome;
     match reached {
         Ok(reached) => CheckReport {
             tool: Some(reached.tool.spec.name.clone()),

@@ -610,14 +610,14 @@ impl Runtime {
         &self,
         narrowing: crate::delegation::Narrowing,
     ) -> Result<crate::delegation::SubSession<'_>, crate::delegation::ForkError> {
-        let scope = self.with_stages(|stages| {
+        let scope = self.with_services(|services| {
             crate::delegation::fork(
                 &crate::delegation::Parent {
-                    scope: stages.scope,
-                    policy: stages.policy,
-                    registry: &stages.registry,
-                    grant_context: stages.grant_context,
-                    max_depth: stages.max_delegation_depth,
+                    scope: services.scope,
+                    policy: services.policy,
+                    registry: &services.registry,
+                    grant_context: services.grant_context,
+                    max_depth: services.max_delegation_depth,
                 },
                 narrowing,
                 None,
@@ -626,10 +626,10 @@ impl Runtime {
         Ok(crate::delegation::SubSession::from_runtime(self, scope))
     }
 
-    /// Runs `f` on this session's stages (no approvals recorded).
-    pub(crate) fn with_stages<T>(&self, f: impl FnOnce(&pipeline::Stages<'_>) -> T) -> T {
+    /// Runs `f` on this session's services (no approvals recorded).
+    pub(crate) fn with_services<T>(&self, f: impl FnOnce(&pipeline::Services<'_>) -> T) -> T {
         let on_approval = |_: &[String]| {};
-        f(&self.stages(&on_approval, false))
+        f(&self.services(&on_approval))
     }
 
     /// Dispatches `call` inside a sub-session's `scope`.
@@ -640,9 +640,9 @@ impl Runtime {
         cancel: Arc<AtomicBool>,
     ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let stages = self.stages(&on_approval, false);
+        let services = self.services(&on_approval);
         let call_id = call.id.clone();
-        let dispatch = pipeline::dispatch_scoped(&stages, scope, call, cancel).await;
+        let dispatch = pipeline::dispatch_scoped(&services, scope, call, cancel, false).await;
         self.session.record_call(&call_id);
         dispatch
     }
@@ -728,16 +728,15 @@ impl Runtime {
     /// `run_hooks`.
     pub async fn check(&self, call: ToolUse, run_hooks: bool) -> CheckReport {
         let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval, true);
-        pipeline::check(&stages, call, run_hooks).await
+        let services = self.services(&on_approval);
+        pipeline::check(&services, call, run_hooks).await
     }
 
-    fn stages<'a>(
+    fn services<'a>(
         &'a self,
         on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
-        allow_defer: bool,
-    ) -> pipeline::Stages<'a> {
-        pipeline::Stages {
+    ) -> pipeline::Services<'a> {
+        pipeline::Services {
             sandbox: &self.sandbox,
             registry: self.registry(),
             policy: &self.policy,
@@ -757,10 +756,7 @@ impl Runtime {
             controls: &self.controls,
             session: &self.session,
             session_dir: self.session.dir(),
-            allow_defer,
             output_limits: &self.output_limits,
-            batch_interrupt: None,
-            beside_others: false,
             scope: &self.root_scope,
             max_delegation_depth: self.max_delegation_depth,
             agent_runner: self.agent_runner.as_deref(),
@@ -811,11 +807,14 @@ impl Runtime {
         beside_others: bool,
     ) -> Dispatch {
         let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let mut stages = self.stages(&on_approval, alone);
-        stages.batch_interrupt = interrupt;
-        stages.beside_others = beside_others;
+        let services = self.services(&on_approval);
+        let placement = pipeline::Placement {
+            allow_defer: alone,
+            batch_interrupt: interrupt,
+            beside_others,
+        };
         let call_id = call.id.clone();
-        let dispatch = pipeline::dispatch(&stages, call, cancel).await;
+        let dispatch = pipeline::dispatch(&services, placement, call, cancel).await;
         self.session.record_call(&call_id);
         self.session.set_shell_cwd(&self.shell.cwd());
         dispatch

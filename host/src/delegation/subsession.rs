@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::narrowing::{ForkError, Narrowing, Parent};
 use super::scope::Scope;
-use crate::pipeline::{Dispatch, Stages};
+use crate::pipeline::{Dispatch, Services};
 use crate::runtime::Runtime;
 use janua_types::ToolUse;
 
@@ -17,12 +17,13 @@ pub struct SubSession<'r> {
     scope: Arc<Scope>,
 }
 
-/// Where the sub-session's calls get the session's stages from.
+/// Where the sub-session's calls get the session's services from.
 enum Base<'r> {
     /// Forked by the embedder from the runtime itself.
     Runtime(&'r Runtime),
-    /// Forked inside a call (the Agent tool): the call's own stages.
-    Stages(Box<Stages<'r>>),
+    /// Forked inside a call (the Agent tool): the call's own services, and whether the call
+    /// runs beside others in its batch.
+    Services(Box<Services<'r>>, bool),
 }
 
 impl<'r> SubSession<'r> {
@@ -33,9 +34,9 @@ impl<'r> SubSession<'r> {
         }
     }
 
-    pub(crate) fn from_stages(stages: Stages<'r>, scope: Scope) -> Self {
+    pub(crate) fn from_services(services: Services<'r>, scope: Scope, beside_others: bool) -> Self {
         Self {
-            base: Base::Stages(Box::new(stages)),
+            base: Base::Services(Box::new(services), beside_others),
             scope: Arc::new(scope),
         }
     }
@@ -52,8 +53,8 @@ impl<'r> SubSession<'r> {
 
     /// The names of the tools the sub-session may call, sorted.
     pub fn tools(&self) -> Vec<String> {
-        self.with_stages(|stages| {
-            stages
+        self.with_services(|services| {
+            services
                 .registry
                 .tools()
                 .map(|tool| tool.spec.name.clone())
@@ -65,8 +66,8 @@ impl<'r> SubSession<'r> {
     /// The sub-session's tools as definitions (`name`, `description`, `input_schema`), for a
     /// runner to show its model.
     pub fn tool_definitions(&self) -> Vec<serde_json::Value> {
-        self.with_stages(|stages| {
-            stages
+        self.with_services(|services| {
+            services
                 .registry
                 .tools()
                 .filter(|tool| self.scope.has_tool(&tool.spec.name))
@@ -83,14 +84,14 @@ impl<'r> SubSession<'r> {
 
     /// A further narrowed sub-session; any widening is an error.
     pub fn fork(&self, narrowing: Narrowing) -> Result<SubSession<'r>, ForkError> {
-        let scope = self.with_stages(|stages| {
+        let scope = self.with_services(|services| {
             super::narrowing::fork(
                 &Parent {
                     scope: &self.scope,
-                    policy: self.scope.policy.as_deref().unwrap_or(stages.policy),
-                    registry: &stages.registry,
-                    grant_context: stages.grant_context,
-                    max_depth: stages.max_delegation_depth,
+                    policy: self.scope.policy.as_deref().unwrap_or(services.policy),
+                    registry: &services.registry,
+                    grant_context: services.grant_context,
+                    max_depth: services.max_delegation_depth,
                 },
                 narrowing,
                 None,
@@ -99,7 +100,9 @@ impl<'r> SubSession<'r> {
         Ok(Self {
             base: match &self.base {
                 Base::Runtime(runtime) => Base::Runtime(runtime),
-                Base::Stages(stages) => Base::Stages(stages.clone()),
+                Base::Services(services, beside_others) => {
+                    Base::Services(services.clone(), *beside_others)
+                }
             },
             scope: Arc::new(scope),
         })
@@ -114,8 +117,15 @@ impl<'r> SubSession<'r> {
     pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
         match &self.base {
             Base::Runtime(runtime) => runtime.dispatch_scoped(call, &self.scope, cancel).await,
-            Base::Stages(stages) => {
-                crate::pipeline::dispatch_scoped(stages, &self.scope, call, cancel).await
+            Base::Services(services, beside_others) => {
+                crate::pipeline::dispatch_scoped(
+                    services,
+                    &self.scope,
+                    call,
+                    cancel,
+                    *beside_others,
+                )
+                .await
             }
         }
     }
@@ -131,10 +141,10 @@ impl<'r> SubSession<'r> {
         self.dispatch(call).await
     }
 
-    fn with_stages<T>(&self, f: impl FnOnce(&Stages<'_>) -> T) -> T {
+    fn with_services<T>(&self, f: impl FnOnce(&Services<'_>) -> T) -> T {
         match &self.base {
-            Base::Runtime(runtime) => runtime.with_stages(f),
-            Base::Stages(stages) => f(stages),
+            Base::Runtime(runtime) => runtime.with_services(f),
+            Base::Services(services, _) => f(services),
         }
     }
 }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::Stages;
+use super::Services;
 use super::outcome::Dispatch;
 use crate::hooks::{PostAnswer, Reply, cap_text};
 use janua_types::HookEvent;
@@ -93,13 +93,13 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
 /// Applies the batch budget, runs the PostToolBatch hooks over `results` and tells the
 /// monitors.
 pub(crate) async fn finish_batch(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     mut results: Vec<Dispatch>,
     token_budget: u64,
 ) -> BatchDispatch {
     apply_budget(
         &mut results,
-        stages.grant_context.session_results.as_deref(),
+        services.grant_context.session_results.as_deref(),
         token_budget,
     );
     let mut batch = BatchDispatch {
@@ -116,7 +116,7 @@ pub(crate) async fn finish_batch(
         .iter()
         .map(|result| result.outcome.tool_use_id.as_str())
         .collect();
-    if stages.hooks.handles(HookEvent::PostToolBatch) {
+    if services.hooks.handles(HookEvent::PostToolBatch) {
         let calls: Vec<Value> = batch
             .results
             .iter()
@@ -130,14 +130,14 @@ pub(crate) async fn finish_batch(
             })
             .collect();
         let payload = json!({
-            "session_id": stages.session_id,
-            "cwd": stages.grant_context.workspace.to_string_lossy(),
-            "permission_mode": stages.policy.mode.as_str(),
+            "session_id": services.session_id,
+            "cwd": services.grant_context.workspace.to_string_lossy(),
+            "permission_mode": services.policy.mode.as_str(),
             "hook_event_name": HookEvent::PostToolBatch.as_str(),
             "tool_calls": calls,
         });
-        let env = stages.hook_env();
-        let ran = stages
+        let env = services.hook_env();
+        let ran = services
             .hooks
             .run(&env, HookEvent::PostToolBatch, None, None, &payload)
             .await;
@@ -155,14 +155,16 @@ pub(crate) async fn finish_batch(
             match answer {
                 Ok(answer) => {
                     if let Some(context) = answer.additional_context {
-                        batch
-                            .additional_context
-                            .push(cap_text(context, stages.session_dir, name));
+                        batch.additional_context.push(cap_text(
+                            context,
+                            services.session_dir,
+                            name,
+                        ));
                     }
                     if let Some(message) = answer.common.system_message {
                         batch
                             .system_messages
-                            .push(cap_text(message, stages.session_dir, name));
+                            .push(cap_text(message, services.session_dir, name));
                     }
                     let stop = answer.common.stop.or(answer.feedback);
                     if batch.stop.is_none()
@@ -170,7 +172,7 @@ pub(crate) async fn finish_batch(
                     {
                         batch.stop = Some(format!(
                             "the PostToolBatch hook {name} stopped the loop: {}",
-                            cap_text(reason, stages.session_dir, name)
+                            cap_text(reason, services.session_dir, name)
                         ));
                     }
                 }
@@ -180,7 +182,7 @@ pub(crate) async fn finish_batch(
             }
         }
     }
-    stages
+    services
         .monitors
         .emit("batch_finished", json!({ "tool_use_ids": ids }));
     batch

@@ -9,7 +9,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use super::Stages;
+use super::Services;
 use super::outcome::Failure;
 use crate::session::Pending;
 use janua_types::ErrorKind;
@@ -24,7 +24,7 @@ pub(crate) struct Before {
 
 /// Saves the state of `target` (when checkpoints are on) and its mode.
 pub(crate) fn before(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     target: Option<&Path>,
 ) -> Result<Option<Before>, Failure> {
     let Some(target) = target else {
@@ -49,7 +49,7 @@ pub(crate) fn before(
             tool_error_kind: Some("read_only_file".to_owned()),
         });
     }
-    let pending = match stages.checkpoints {
+    let pending = match services.checkpoints {
         Some(checkpoints) => Some(checkpoints.before(target).map_err(|error| {
             Failure::new(
                 ErrorKind::Internal,
@@ -71,7 +71,7 @@ pub(crate) fn before(
 /// Restores the mode of a replaced file and keeps the checkpoint if the call changed the file;
 /// the checkpoint's number, or a warning.
 pub(crate) fn after(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     before: Before,
     tool: &str,
     call_id: &str,
@@ -88,7 +88,7 @@ pub(crate) fn after(
             before.target.display()
         ));
     }
-    let (Some(checkpoints), Some(pending)) = (stages.checkpoints, before.pending) else {
+    let (Some(checkpoints), Some(pending)) = (services.checkpoints, before.pending) else {
         return Ok(None);
     };
     checkpoints

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Stages;
+use super::Services;
+use super::frame::HookEffects;
 use super::outcome::Failure;
 use super::pre_hooks::EventBase;
 use crate::hooks::{DeniedAnswer, Reply, RequestAnswer, cap_text};
@@ -130,10 +131,8 @@ pub(crate) struct Decided {
     pub(crate) rewritten_by: Option<String>,
     /// Texts for the model from PermissionDenied hooks.
     pub(crate) notes: Vec<String>,
-    pub(crate) warnings: Vec<String>,
-    pub(crate) system_messages: Vec<String>,
-    /// A hook stopped the agent (`interrupt`, `continue: false`).
-    pub(crate) stop: Option<String>,
+    /// Warnings, messages for the user, and a stop (`interrupt`, `continue: false`).
+    pub(crate) effects: HookEffects,
 }
 
 /// The decision [`evaluate_rewritten`] reached, and what it judged.
@@ -148,13 +147,13 @@ pub(crate) struct Evaluated<'v> {
 /// Settles an evaluated decision, asking PermissionRequest hooks and then the prompter when it
 /// asks; the verdict is never `Ask`. A denial runs the PermissionDenied hooks.
 pub(crate) async fn settle(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     tool: &RegisteredTool,
     input: Value,
     evaluated: Evaluated<'_>,
 ) -> Decided {
-    let context = stages.decide_context();
+    let context = services.decide_context();
     let Evaluated {
         decision,
         target,
@@ -166,12 +165,10 @@ pub(crate) async fn settle(
         input,
         rewritten_by: None,
         notes: Vec::new(),
-        warnings: Vec::new(),
-        system_messages: Vec::new(),
-        stop: None,
+        effects: HookEffects::default(),
     };
     if decided.decision.verdict == Verdict::Ask {
-        stages.emit(
+        services.emit(
             "permission_request",
             serde_json::json!({
                 "tool_use_id": base.tool_use_id,
@@ -186,7 +183,7 @@ pub(crate) async fn settle(
             DecidedBy::ProtectedPath { .. } | DecidedBy::CriticalPath { .. }
         );
         let answered = if hooks_may_answer {
-            request_hooks(stages, base, tool, &mut decided, &suggestions).await
+            request_hooks(services, base, tool, &mut decided, &suggestions).await
         } else {
             None
         };
@@ -206,7 +203,7 @@ pub(crate) async fn settle(
         }
     }
     if decided.decision.verdict == Verdict::Deny {
-        denied_hooks(stages, base, tool, &mut decided).await;
+        denied_hooks(services, base, tool, &mut decided).await;
     }
     decided
 }
@@ -214,7 +211,7 @@ pub(crate) async fn settle(
 /// Runs the PermissionRequest hooks for an `ask`. `Some` is their decision; `None` leaves the
 /// ask to the prompter (no hook answered, or an allowed rewrite met an ask rule).
 async fn request_hooks(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     tool: &RegisteredTool,
     decided: &mut Decided,
@@ -239,7 +236,7 @@ async fn request_hooks(
             serde_json::json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]),
         );
     }
-    let ran = stages
+    let ran = services
         .tool_hooks(
             HookEvent::PermissionRequest,
             base,
@@ -265,7 +262,7 @@ async fn request_hooks(
             Reply::Plain(_) => continue,
             // Exit 2 does not decide a PermissionRequest (as in Claude Code): only the JSON does.
             Reply::Block(_) | Reply::NonBlocking(_) => {
-                decided.warnings.push(format!(
+                decided.effects.warnings.push(format!(
                     "the PermissionRequest hook {name} exited without a decision; use hookSpecificOutput.decision"
                 ));
                 continue;
@@ -280,7 +277,7 @@ async fn request_hooks(
                             "the PermissionRequest hook {name} failed ({problem}); janua denies calls whose policy hooks fail"
                         )));
                     }
-                    OnError::Ignore => decided.warnings.push(format!(
+                    OnError::Ignore => decided.effects.warnings.push(format!(
                         "the PermissionRequest hook {name} failed and is ignored (on-error = \"ignore\"): {problem}"
                     )),
                 }
@@ -289,12 +286,13 @@ async fn request_hooks(
         };
         if let Some(message) = answer.common.system_message.clone() {
             decided
+                .effects
                 .system_messages
-                .push(cap_text(message, stages.session_dir, name));
+                .push(cap_text(message, services.session_dir, name));
         }
         if let Some(reason) = answer.common.stop.clone() {
-            let reason = cap_text(reason, stages.session_dir, name);
-            decided.stop.get_or_insert_with(|| {
+            let reason = cap_text(reason, services.session_dir, name);
+            decided.effects.stop.get_or_insert_with(|| {
                 format!("the PermissionRequest hook {name} stopped the run: {reason}")
             });
             // A hook that stops the run does not also let the call through.
@@ -309,19 +307,20 @@ async fn request_hooks(
         match answer.allow {
             Some(false) => {
                 if answer.interrupt {
-                    decided.stop.get_or_insert_with(|| {
+                    decided.effects.stop.get_or_insert_with(|| {
                         format!("the PermissionRequest hook {name} interrupted the run")
                     });
                 }
                 let message = answer
                     .message
                     .unwrap_or_else(|| "denied by a PermissionRequest hook".to_owned());
-                denial
-                    .get_or_insert_with(|| deny(name, cap_text(message, stages.session_dir, name)));
+                denial.get_or_insert_with(|| {
+                    deny(name, cap_text(message, services.session_dir, name))
+                });
             }
             Some(true) => {
                 for ignored in &answer.ignored_updates {
-                    decided.warnings.push(format!(
+                    decided.effects.warnings.push(format!(
                         "the PermissionRequest hook {name}'s updatedPermissions entry {ignored}"
                     ));
                 }
@@ -357,7 +356,7 @@ async fn request_hooks(
         decided.input = updated;
         decided.rewritten_by = Some(hook.clone());
         // The rewrite is checked again: a deny rule denies it, an ask rule asks a human.
-        let (again, _) = evaluate(&stages.decide_context(), tool, &decided.input, None);
+        let (again, _) = evaluate(&services.decide_context(), tool, &decided.input, None);
         match (&again.verdict, &again.decided_by) {
             (Verdict::Deny, _) => return Some(again),
             (
@@ -372,12 +371,12 @@ async fn request_hooks(
         }
     }
     let mut added = Vec::new();
-    let policy = stages.policy;
+    let policy = services.policy;
     for text in &answer.add_rules {
         match Rule::parse(text, RuleKind::Allow, RuleSource::Session, policy.context()) {
             // A hook answers for the tool it was asked about; it cannot grant other tools.
             Ok(rule) if rule.tool() != tool.spec.name => {
-                decided.warnings.push(format!(
+                decided.effects.warnings.push(format!(
                     "the PermissionRequest hook {hook}'s rule {text:?} is ignored: it may only add rules for {}",
                     tool.spec.name
                 ));
@@ -386,14 +385,14 @@ async fn request_hooks(
                 policy.add_session_rule(rule);
                 added.push(text.clone());
             }
-            Err(error) => decided.warnings.push(format!(
+            Err(error) => decided.effects.warnings.push(format!(
                 "the PermissionRequest hook {hook} suggested the invalid rule {text:?}: {error}"
             )),
         }
     }
     if !added.is_empty() {
         // Session rules only: a hook's approval is never written to a settings file.
-        stages.session.add_approved_rules(&added);
+        services.session.add_approved_rules(&added);
     }
     Some(Decision {
         verdict: Verdict::Allow,
@@ -411,14 +410,14 @@ async fn request_hooks(
 
 /// Runs the PermissionDenied hooks; `retry: true` tells the model it may try again.
 async fn denied_hooks(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     tool: &RegisteredTool,
     decided: &mut Decided,
 ) {
     let mut event = base.event(HookEvent::PermissionDenied, &decided.input);
     event["reason"] = decided.decision.reason.clone().into();
-    let ran = stages
+    let ran = services
         .tool_hooks(
             HookEvent::PermissionDenied,
             base,
@@ -444,18 +443,20 @@ async fn denied_hooks(
                     ));
                 }
                 if let Some(context) = answer.additional_context {
-                    let context = cap_text(context, stages.session_dir, name);
+                    let context = cap_text(context, services.session_dir, name);
                     decided
                         .notes
                         .push(format!("[PermissionDenied hook {name}] {context}"));
                 }
                 if let Some(message) = answer.common.system_message {
-                    decided
-                        .system_messages
-                        .push(cap_text(message, stages.session_dir, name));
+                    decided.effects.system_messages.push(cap_text(
+                        message,
+                        services.session_dir,
+                        name,
+                    ));
                 }
             }
-            Err(problem) => decided.warnings.push(format!(
+            Err(problem) => decided.effects.warnings.push(format!(
                 "the PermissionDenied hook {name} failed: {problem}"
             )),
         }

@@ -1,5 +1,5 @@
 //! Nested calls: a scope's admission check, dispatching inside a scope, the `delegate` import's
-//! calls and the Agent tool's runs. A nested call is an ordinary dispatch with narrower stages:
+//! calls and the Agent tool's runs. A nested call is an ordinary dispatch with narrower services:
 //! the same registry, hooks, prompter and session; the scope's policy (the parent's, or a
 //! narrowed copy that only adds); the scope's grant ceiling; and a deadline within the caller's.
 
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use janua_types::{ErrorKind, ToolUse};
 
 use super::outcome::{Dispatch, Failure};
-use super::{Stages, refused};
+use super::{Placement, Services, refused};
 use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
 use crate::registry::{Backend, RegisteredTool};
 use janua_sandbox::{BoxFuture, Delegator, FileAccess, WitDelegated};
@@ -24,8 +24,8 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 /// grant ceiling, an MCP tool (its server's sandbox was fixed when it started) or the Agent tool
 /// (its runner is a process under the operator's confinement): neither can be narrowed to the
 /// caller's grants.
-pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Failure> {
-    let scope = stages.scope;
+pub(super) fn admit(services: &Services<'_>, tool: &RegisteredTool) -> Result<(), Failure> {
+    let scope = services.scope;
     if !scope.has_tool(&tool.spec.name) {
         let available: Vec<&str> = scope.tools.iter().flatten().map(String::as_str).collect();
         return Err(Failure::new(
@@ -56,15 +56,17 @@ pub(super) fn admit(stages: &Stages<'_>, tool: &RegisteredTool) -> Result<(), Fa
     Ok(())
 }
 
-/// Dispatches `call` in `scope`, on `stages` narrowed to it, and reports the nested result
+/// Dispatches `call` in `scope`, on `services` narrowed to it, and reports the nested result
 /// (`nested_result`: the `tool_use` and its `tool_result`) for stream-json and monitors.
+/// `beside_others` is the caller's: a nested call runs where its caller runs.
 pub(crate) async fn dispatch_scoped(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     scope: &Scope,
     call: ToolUse,
     cancel: Arc<AtomicBool>,
+    beside_others: bool,
 ) -> Dispatch {
-    let mut nested = stages.clone();
+    let mut nested = services.clone();
     nested.scope = scope;
     // A narrowed policy's Read deny rules must hide paths from every guest's view (Grep, Glob,
     // plugins), not only from Read's decision, exactly as the root policy's do.
@@ -73,14 +75,11 @@ pub(crate) async fn dispatch_scoped(
         nested.policy = policy;
         narrowed_files = FileAccess {
             hidden: policy.hidden_paths(),
-            ..stages.files.clone()
+            ..services.files.clone()
         };
         nested.files = &narrowed_files;
     }
-    // A nested call cannot be deferred (nobody could resume it) nor interrupted with its
-    // caller's batch other than through the caller's own cancel flag.
-    nested.allow_defer = false;
-    nested.batch_interrupt = None;
+    let placement = Placement::nested(beside_others);
     let tool_use =
         json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input});
     let dispatch = if scope.cancelled_with.is_some() {
@@ -95,11 +94,11 @@ pub(crate) async fn dispatch_scoped(
             }
         };
         tokio::select! {
-            dispatch = super::dispatch(&nested, call, cancel) => dispatch,
+            dispatch = super::dispatch(&nested, placement, call, cancel) => dispatch,
             () = watch => unreachable!("the watch never ends"),
         }
     } else {
-        super::dispatch(&nested, call, cancel).await
+        super::dispatch(&nested, placement, call, cancel).await
     };
     nested.emit(
         "nested_result",
@@ -114,13 +113,15 @@ pub(crate) async fn dispatch_scoped(
 
 /// The `delegate` import of one call: its calls run nested under the caller's grants.
 pub(super) struct NestedCalls<'a> {
-    pub(super) stages: &'a Stages<'a>,
+    pub(super) services: &'a Services<'a>,
     /// The delegating call's id.
     pub(super) caller: String,
     /// The delegating call's effective grants.
     pub(super) ceiling: Arc<Ceiling>,
     /// The delegating call's cancel flag.
     pub(super) cancel: Arc<AtomicBool>,
+    /// Whether the delegating call runs beside others in its batch (its nested calls do too).
+    pub(super) beside_others: bool,
 }
 
 impl NestedCalls<'_> {
@@ -133,11 +134,11 @@ impl NestedCalls<'_> {
             "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
             "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
         });
-        self.stages
+        self.services
             .scope
             .child(Some(self.caller.clone()))
             .annotate(&mut fields);
-        self.stages.monitors.emit("nested_result", fields);
+        self.services.monitors.emit("nested_result", fields);
         dispatch
     }
 }
@@ -155,7 +156,7 @@ impl Delegator for NestedCalls<'_> {
         deadline: Instant,
     ) -> BoxFuture<'s, WitDelegated> {
         Box::pin(async move {
-            let id = self.stages.scope.nested_id(&self.caller);
+            let id = self.services.scope.nested_id(&self.caller);
             if tool.len() > MAX_DELEGATED_NAME || input.len() > MAX_DELEGATED_INPUT {
                 let shown: String = tool.chars().take(MAX_DELEGATED_NAME).collect();
                 return answer(
@@ -195,23 +196,23 @@ impl Delegator for NestedCalls<'_> {
                 name: tool.clone(),
                 input,
             };
-            let depth = self.stages.scope.depth + 1;
-            if depth > self.stages.max_delegation_depth {
+            let depth = self.services.scope.depth + 1;
+            if depth > self.services.max_delegation_depth {
                 let failure = Failure::new(
                     ErrorKind::DelegationDepthExceeded,
                     format!(
                         "{} may not call {tool}: delegated calls nest at most {} deep",
-                        self.caller, self.stages.max_delegation_depth
+                        self.caller, self.services.max_delegation_depth
                     ),
                 );
                 return answer(&id, self.refuse(&call, failure));
             }
             // The grant names tools, so it is checked against the tool the name resolves to (one
             // alias hop): an alias cannot smuggle a call to a tool the grant omits.
-            let canonical = if self.stages.registry.get(&tool).is_some() {
+            let canonical = if self.services.registry.get(&tool).is_some() {
                 tool.as_str()
             } else {
-                self.stages
+                self.services
                     .registry
                     .aliases()
                     .target(&tool)
@@ -232,7 +233,7 @@ impl Delegator for NestedCalls<'_> {
                 );
                 return answer(&id, self.refuse(&call, failure));
             }
-            let mut scope = self.stages.scope.child(Some(self.caller.clone()));
+            let mut scope = self.services.scope.child(Some(self.caller.clone()));
             scope.ceiling = Some(Arc::clone(&self.ceiling));
             scope.deadline = Some(Scope::share_of(deadline));
             scope.cancelled_with = Some(Arc::clone(&self.cancel));
@@ -243,7 +244,13 @@ impl Delegator for NestedCalls<'_> {
             let shown = call.clone();
             match tokio::time::timeout_at(
                 share.into(),
-                dispatch_scoped(self.stages, &scope, call, Arc::default()),
+                dispatch_scoped(
+                    self.services,
+                    &scope,
+                    call,
+                    Arc::default(),
+                    self.beside_others,
+                ),
             )
             .await
             {
@@ -293,16 +300,32 @@ fn answer(id: &str, dispatch: Dispatch) -> WitDelegated {
     }
 }
 
+/// One Agent call, as the execute stage hands it over.
+pub(super) struct AgentCall<'c> {
+    /// The Agent call's id: its sub-agent's calls are numbered below it.
+    pub(super) call_id: &'c str,
+    /// The Agent call's input (description, prompt, tools, ...).
+    pub(super) input: &'c Value,
+    /// The call's time limit, which bounds the whole sub-agent.
+    pub(super) timeout: Duration,
+    /// Whether the Agent call runs beside others in its batch (its sub-agent's calls do too).
+    pub(super) beside_others: bool,
+}
+
 /// Runs an Agent call: the runner gets the request and a sub-session narrowed to the tools the
 /// call names, under the call's deadline; its answer is the call's text result.
 pub(super) async fn run_agent(
-    stages: &Stages<'_>,
-    call_id: &str,
-    input: &Value,
-    timeout: Duration,
+    services: &Services<'_>,
+    agent: AgentCall<'_>,
     cancel: Arc<AtomicBool>,
 ) -> Result<String, Failure> {
-    let Some(runner) = stages.agent_runner else {
+    let AgentCall {
+        call_id,
+        input,
+        timeout,
+        beside_others,
+    } = agent;
+    let Some(runner) = services.agent_runner else {
         return Err(Failure::new(
             ErrorKind::ToolFailed,
             "no agent runner is configured (janua run --agent-runner COMMAND, or Runtime::set_agent_runner)",
@@ -316,11 +339,11 @@ pub(super) async fn run_agent(
     });
     let agent_id = format!("agent-{call_id}");
     let parent = crate::delegation::Parent {
-        scope: stages.scope,
-        policy: stages.policy,
-        registry: &stages.registry,
-        grant_context: stages.grant_context,
-        max_depth: stages.max_delegation_depth,
+        scope: services.scope,
+        policy: services.policy,
+        registry: &services.registry,
+        grant_context: services.grant_context,
+        max_depth: services.max_delegation_depth,
     };
     let narrowing = crate::delegation::Narrowing {
         agent_id: Some(agent_id.clone()),
@@ -340,11 +363,11 @@ pub(super) async fn run_agent(
     let deadline = janua_sandbox::far_deadline(timeout);
     scope.deadline = Some(scope.deadline.map_or(deadline, |outer| outer.min(deadline)));
     scope.cancelled_with = Some(Arc::clone(&cancel));
-    let session = SubSession::from_stages(stages.clone(), scope);
+    let session = SubSession::from_services(services.clone(), scope, beside_others);
     let request = AgentRequest {
         agent_id,
         parent_tool_use_id: call_id.to_owned(),
-        session_id: stages.session_id.to_owned(),
+        session_id: services.session_id.to_owned(),
         description: input["description"].as_str().unwrap_or_default().to_owned(),
         prompt: input["prompt"].as_str().unwrap_or_default().to_owned(),
         subagent_type: input["subagent_type"].as_str().map(str::to_owned),

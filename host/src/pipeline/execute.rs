@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::Stages;
+use super::Services;
+use super::frame::Frame;
 use super::outcome::Failure;
 use crate::output::head_and_tail;
 use crate::registry::{Backend, RegisteredTool};
@@ -106,7 +107,7 @@ impl Executed {
 /// The file a write-class tool's call changes: its path field, made absolute and normalized
 /// lexically (the same spelling the guest SDK uses).
 pub(crate) fn write_target(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     tool: &RegisteredTool,
     input: &serde_json::Value,
 ) -> Option<PathBuf> {
@@ -114,7 +115,7 @@ pub(crate) fn write_target(
         return None;
     }
     let raw = input.get(tool.path_field()?)?.as_str()?;
-    let joined = stages.grant_context.workspace.join(raw);
+    let joined = services.grant_context.workspace.join(raw);
     let mut path = PathBuf::from("/");
     for part in joined.components() {
         match part {
@@ -132,22 +133,28 @@ pub(crate) fn write_target(
 /// With a `write_target`, the tool may write only in the closest existing directory to it; a
 /// write-class tool without one may write nothing.
 pub(crate) async fn run(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    frame: &Frame<'_>,
     tool: &RegisteredTool,
     input: String,
     ctx: CallContext,
     write_target: Option<&Path>,
-    cancel: Arc<AtomicBool>,
 ) -> Result<Executed, (Failure, Vec<String>)> {
+    let cancel = Arc::clone(&frame.cancel);
+    let beside_others = frame.placement.beside_others;
     let component = match &tool.backend {
         Backend::Component(component) => component,
         Backend::Mcp(mcp, _) => return call_mcp(mcp, &input, &cancel).await,
         Backend::Agent(_) => {
             let input: serde_json::Value = serde_json::from_str(&input).unwrap_or_default();
-            let timeout = stages.timeout(tool);
-            return match super::delegate::run_agent(stages, &ctx.call_id, &input, timeout, cancel)
-                .await
-            {
+            let timeout = services.timeout(tool);
+            let agent = super::delegate::AgentCall {
+                call_id: &ctx.call_id,
+                input: &input,
+                timeout,
+                beside_others,
+            };
+            return match super::delegate::run_agent(services, agent, cancel).await {
                 Ok(text) => Ok(Executed::bounded(
                     vec![WitContent::Text(text)],
                     None,
@@ -157,7 +164,7 @@ pub(crate) async fn run(
             };
         }
     };
-    let mut context = tool.grant_context(stages.grant_context);
+    let mut context = tool.grant_context(services.grant_context);
     if let Some(data) = &context.plugin_data
         && component.grants.uses_plugin_data()
         && let Err(error) = std::fs::create_dir_all(data)
@@ -195,7 +202,7 @@ pub(crate) async fn run(
     let mut grants = component
         .grants
         .resolve(&context, tool.reads_session_results());
-    let mut files = stages.files.clone();
+    let mut files = services.files.clone();
     match write_target {
         Some(target) => {
             grants.narrow_writes_to(target);
@@ -206,7 +213,7 @@ pub(crate) async fn run(
         None => {}
     }
     // Under a delegating caller, the tool holds at most what the caller holds.
-    let ceiling = stages.scope.ceiling.as_deref();
+    let ceiling = services.scope.ceiling.as_deref();
     let mut effective = component.grants.clone();
     if let Some(ceiling) = ceiling {
         grants = ceiling.narrow(grants);
@@ -217,19 +224,19 @@ pub(crate) async fn run(
     }
     let process = (!effective.process.is_empty()).then(|| ProcessAccess {
         grants: effective.process.clone(),
-        shell: Arc::clone(stages.shell),
+        shell: Arc::clone(services.shell),
         owner: component.loaded.digest.clone(),
     });
-    let net = net_policy(stages, tool, &effective.net, &input);
+    let net = net_policy(services, tool, &effective.net, &input);
     let browser = effective.browser.then(|| {
         janua_sandbox::BrowserAccess::new(
-            Arc::clone(stages.browser),
+            Arc::clone(services.browser),
             net.clone(),
             tokio::runtime::Handle::current(),
-            stages.files.hidden.clone(),
+            services.files.hidden.clone(),
         )
     });
-    let timeout = stages.timeout(tool);
+    let timeout = services.timeout(tool);
     if timeout.is_zero() {
         return Err((
             Failure::new(
@@ -242,12 +249,13 @@ pub(crate) async fn run(
     let mut limits = component.limits;
     limits.timeout = timeout;
     let nested = (!effective.delegate.is_empty()).then(|| super::delegate::NestedCalls {
-        stages,
+        services,
         caller: ctx.call_id.clone(),
         ceiling: Arc::new(crate::delegation::Ceiling::of_call(&grants, &effective)),
         cancel: Arc::clone(&cancel),
+        beside_others,
     });
-    let on_progress = stages.monitors.progress_sink(&ctx.call_id);
+    let on_progress = services.monitors.progress_sink(&ctx.call_id);
     let request = GuestRequest::Call {
         tool: tool.spec.name.clone(),
         input,
@@ -256,7 +264,7 @@ pub(crate) async fn run(
     let run = tool
         .run_guest(
             component,
-            stages.sandbox,
+            services.sandbox,
             CallSetup {
                 grants: &grants,
                 limits,
@@ -270,7 +278,7 @@ pub(crate) async fn run(
                 delegator: nested
                     .as_ref()
                     .map(|nested| nested as &dyn janua_sandbox::Delegator),
-                own_thread: stages.beside_others,
+                own_thread: beside_others,
             },
             request,
         )
@@ -370,7 +378,7 @@ fn wit_content(part: janua_mcp::Part) -> WitContent {
 /// the permission rules with the host the decision looked at (the rule field's URL). `None` for a
 /// component without net grants: every request is refused.
 fn net_policy(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     tool: &RegisteredTool,
     grants: &[janua_sandbox::NetGrant],
     input: &str,
@@ -384,9 +392,9 @@ fn net_policy(
     });
     Some(Arc::new(NetPolicy {
         grants: grants.to_vec(),
-        hosts: stages.policy.host_check(&tool.spec.name, decided),
-        settings: Arc::clone(&stages.net.settings),
-        proxy: Arc::clone(&stages.net.proxy),
+        hosts: services.policy.host_check(&tool.spec.name, decided),
+        settings: Arc::clone(&services.net.settings),
+        proxy: Arc::clone(&services.net.proxy),
     }))
 }
 

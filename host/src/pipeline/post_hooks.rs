@@ -7,7 +7,8 @@
 
 use serde_json::Value;
 
-use super::Stages;
+use super::Services;
+use super::frame::HookEffects;
 use super::pre_hooks::EventBase;
 use crate::hooks::{PostAnswer, Reply, cap_text};
 use janua_types::HookEvent;
@@ -22,17 +23,15 @@ const MAX_ERROR_CHARS: usize = 10_000;
 pub(crate) struct PostOutcome {
     /// Texts to append to the result.
     pub(crate) notes: Vec<String>,
-    pub(crate) warnings: Vec<String>,
-    pub(crate) system_messages: Vec<String>,
-    /// `continue: false`: stop the agent, with this reason.
-    pub(crate) stop: Option<String>,
+    /// Warnings, messages for the user, and a stop (`continue: false`).
+    pub(crate) effects: HookEffects,
     /// The first `updatedToolOutput` and its hook.
     pub(crate) updated_output: Option<(Value, String)>,
 }
 
 /// Runs PostToolUse hooks with the tool's response.
 pub(crate) async fn after_success(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     spec: &ToolSpec,
     input: &Value,
@@ -42,12 +41,12 @@ pub(crate) async fn after_success(
     let mut event = base.event(HookEvent::PostToolUse, input);
     event["tool_response"] = response.clone();
     event["duration_ms"] = duration_ms.into();
-    run(stages, HookEvent::PostToolUse, spec, input, base, &event).await
+    run(services, HookEvent::PostToolUse, spec, input, base, &event).await
 }
 
 /// Runs PostToolUseFailure hooks with the error text.
 pub(crate) async fn after_failure(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     spec: &ToolSpec,
     input: &Value,
@@ -60,7 +59,7 @@ pub(crate) async fn after_failure(
     event["is_interrupt"] = interrupted.into();
     event["duration_ms"] = duration_ms.into();
     run(
-        stages,
+        services,
         HookEvent::PostToolUseFailure,
         spec,
         input,
@@ -86,7 +85,7 @@ fn middle_cut(text: &str) -> String {
 }
 
 async fn run(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     kind: HookEvent,
     spec: &ToolSpec,
     input: &Value,
@@ -94,7 +93,7 @@ async fn run(
     event: &Value,
 ) -> PostOutcome {
     let mut outcome = PostOutcome::default();
-    let ran = stages.tool_hooks(kind, base, spec, input, event).await;
+    let ran = services.tool_hooks(kind, base, spec, input, event).await;
     let label = kind.as_str();
     for ran in ran {
         let name = &ran.hook.name;
@@ -112,6 +111,7 @@ async fn run(
             Ok(answer) => answer,
             Err(problem) => {
                 outcome
+                    .effects
                     .warnings
                     .push(format!("the {label} hook {name} failed: {problem}"));
                 continue;
@@ -121,28 +121,30 @@ async fn run(
             .into_iter()
             .flatten()
         {
-            let text = cap_text(text, stages.session_dir, name);
+            let text = cap_text(text, services.session_dir, name);
             outcome.notes.push(format!("[{label} hook {name}] {text}"));
         }
         if let Some(message) = answer.common.system_message {
             outcome
+                .effects
                 .system_messages
-                .push(cap_text(message, stages.session_dir, name));
+                .push(cap_text(message, services.session_dir, name));
         }
-        if outcome.stop.is_none()
+        if outcome.effects.stop.is_none()
             && let Some(reason) = answer.common.stop
         {
-            outcome.stop = Some(format!("the {label} hook {name} stopped the run: {reason}"));
+            outcome.effects.stop =
+                Some(format!("the {label} hook {name} stopped the run: {reason}"));
         }
         if let Some(output) = answer.updated_output {
             if kind != HookEvent::PostToolUse {
-                outcome.warnings.push(format!(
+                outcome.effects.warnings.push(format!(
                     "the {label} hook {name} returned updatedToolOutput, which only PostToolUse may"
                 ));
             } else if outcome.updated_output.is_none() {
                 outcome.updated_output = Some((output, name.clone()));
             } else {
-                outcome.warnings.push(format!(
+                outcome.effects.warnings.push(format!(
                     "the {label} hook {name}'s updatedToolOutput is ignored: an earlier hook already replaced the output"
                 ));
             }

@@ -13,7 +13,8 @@
 
 use serde_json::{Value, json};
 
-use super::Stages;
+use super::Services;
+use super::frame::HookEffects;
 use super::outcome::Failure;
 use crate::hooks::{PreAnswer, Reply, cap_text};
 use janua_permissions::{HookVote, VoteKind};
@@ -30,10 +31,8 @@ pub(crate) struct PreOutcome {
     pub(crate) vote: Option<HookVote>,
     /// Context to add next to the result, in load order, with the hook that gave it.
     pub(crate) additional_context: Vec<(String, String)>,
-    /// Messages for the user.
-    pub(crate) system_messages: Vec<String>,
-    /// Failures that were ignored and answers that were not used.
-    pub(crate) warnings: Vec<String>,
+    /// Warnings and messages for the user (a PreToolUse stop ends the call instead).
+    pub(crate) effects: HookEffects,
 }
 
 /// Identifies the call for hook events.
@@ -67,7 +66,7 @@ impl EventBase<'_> {
 /// Runs every matching PreToolUse hook. `allow_defer` is false when the call is one of several in
 /// its batch: a defer vote is then ignored with a warning.
 pub(crate) async fn run(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
     base: &EventBase<'_>,
     spec: &ToolSpec,
     input: &Value,
@@ -75,7 +74,7 @@ pub(crate) async fn run(
 ) -> Result<PreOutcome, Failure> {
     let mut outcome = PreOutcome::default();
     let event = base.event(HookEvent::PreToolUse, input);
-    let ran = stages
+    let ran = services
         .tool_hooks(HookEvent::PreToolUse, base, spec, input, &event)
         .await;
     let mut rewrites: Vec<(String, Value)> = Vec::new();
@@ -94,7 +93,7 @@ pub(crate) async fn run(
                     )),
                 },
             ),
-            OnError::Ignore => outcome.warnings.push(format!(
+            OnError::Ignore => outcome.effects.warnings.push(format!(
                 "the PreToolUse hook {name} failed and is ignored (on-error = \"ignore\"): {problem}"
             )),
         }
@@ -117,13 +116,14 @@ pub(crate) async fn run(
                     HookVote {
                         kind: VoteKind::Deny,
                         hook: name.clone(),
-                        reason: Some(cap_text(reason.clone(), stages.session_dir, name)),
+                        reason: Some(cap_text(reason.clone(), services.session_dir, name)),
                     },
                 );
                 continue;
             }
             Reply::NonBlocking(problem) => {
                 outcome
+                    .effects
                     .warnings
                     .push(format!("the PreToolUse hook {name}: {problem}"));
                 continue;
@@ -131,7 +131,7 @@ pub(crate) async fn run(
             Reply::Plain(_) => continue,
         };
         if let Some(reason) = answer.common.stop {
-            let reason = cap_text(reason, stages.session_dir, name);
+            let reason = cap_text(reason, services.session_dir, name);
             return Err(Failure::new(
                 ErrorKind::HookStopped,
                 format!("the PreToolUse hook {name} stopped the run: {reason}"),
@@ -139,12 +139,13 @@ pub(crate) async fn run(
         }
         if let Some(message) = answer.common.system_message {
             outcome
+                .effects
                 .system_messages
-                .push(cap_text(message, stages.session_dir, name));
+                .push(cap_text(message, services.session_dir, name));
         }
         if let Some((kind, reason)) = answer.vote {
             if kind == VoteKind::Defer && !allow_defer {
-                outcome.warnings.push(format!(
+                outcome.effects.warnings.push(format!(
                     "the PreToolUse hook {name} deferred the call, which is ignored: only a batch of one call can be deferred"
                 ));
             } else {
@@ -153,7 +154,7 @@ pub(crate) async fn run(
                     HookVote {
                         kind,
                         hook: name.clone(),
-                        reason: reason.map(|reason| cap_text(reason, stages.session_dir, name)),
+                        reason: reason.map(|reason| cap_text(reason, services.session_dir, name)),
                     },
                 );
             }
@@ -164,7 +165,7 @@ pub(crate) async fn run(
         if let Some(context) = answer.additional_context {
             outcome
                 .additional_context
-                .push((name.clone(), cap_text(context, stages.session_dir, name)));
+                .push((name.clone(), cap_text(context, services.session_dir, name)));
         }
     }
     if let Some((first, input)) = rewrites.first() {

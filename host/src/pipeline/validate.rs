@@ -6,12 +6,12 @@
 //! message to the model must not carry file content from a call the user would deny.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::Stages;
+use super::Services;
 use super::execute::MAX_ERROR_CHARS;
 use super::execute::failure_from_guest;
+use super::frame::Frame;
 use super::outcome::Failure;
 use crate::output::head_and_tail;
 use crate::registry::{RegisteredTool, ToolSource};
@@ -25,11 +25,11 @@ const VALIDATE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `Ok` when the tool accepts `input`; `validation_failed` with the tool's message otherwise.
 pub(crate) async fn run(
-    stages: &Stages<'_>,
+    services: &Services<'_>,
+    frame: &Frame<'_>,
     tool: &RegisteredTool,
     input: &str,
     ctx: CallContext,
-    cancel: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     // An MCP tool has no validate-input: its schema is all the validation there is.
     let Some(component) = tool.component() else {
@@ -41,10 +41,10 @@ pub(crate) async fn run(
     }
     let grants = if component.source == ToolSource::BuiltIn {
         let resolved = component.grants.resolve(
-            &tool.grant_context(stages.grant_context),
+            &tool.grant_context(services.grant_context),
             tool.reads_session_results(),
         );
-        match stages.scope.ceiling.as_deref() {
+        match services.scope.ceiling.as_deref() {
             Some(ceiling) => ceiling.narrow(resolved),
             None => resolved,
         }
@@ -64,20 +64,20 @@ pub(crate) async fn run(
     let run = tool
         .run_guest(
             component,
-            stages.sandbox,
+            services.sandbox,
             CallSetup {
                 grants: &grants,
                 limits,
-                cancel,
+                cancel: Arc::clone(&frame.cancel),
                 label: &tool.spec.name,
-                files: stages.files,
+                files: services.files,
                 process: None,
                 // No network while validating: validation runs before the decision.
                 net: None,
                 browser: None,
                 on_progress: None,
                 delegator: None,
-                own_thread: stages.beside_others,
+                own_thread: frame.placement.beside_others,
             },
             request,
         )

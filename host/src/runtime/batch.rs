@@ -189,8 +189,8 @@ impl Runtime {
             results.extend(group.into_iter().map(|(_, result)| result));
         }
         let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval, alone);
-        pipeline::finish_batch(&stages, results, options.token_budget).await
+        let services = self.services(&on_approval);
+        pipeline::finish_batch(&services, results, options.token_budget).await
     }
 
     /// True when `name` (or the tool an alias of it names) may run in parallel with other

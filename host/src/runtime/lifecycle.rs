@@ -142,8 +142,8 @@ impl Runtime {
             return Vec::new();
         }
         let on_approval = |_: &[String]| {};
-        let stages = self.stages(&on_approval, true);
-        let env = stages.hook_env();
+        let services = self.services(&on_approval);
+        let env = services.hook_env();
         let payload = serde_json::json!({
             "session_id": self.session.id(),
             "cwd": self.workspace().to_string_lossy(),
