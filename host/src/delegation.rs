@@ -1,20 +1,18 @@
-//! Delegated work: nested tool calls (the `delegate` import), sub-sessions
-//! ([`Runtime::fork`](crate::Runtime::fork)) and the Agent tool. Every path goes through the one
-//! pipeline, and every scope can only narrow its parent: by construction, a nested call sees the
-//! parent's deny rules, and never more grants than the caller holds.
+//! How delegated work is narrowed: the scope a nested call, a sub-session or a sub-agent runs
+//! in (its tools, its narrowed rules, its grant ceiling, its deadline and lineage), and the
+//! checks that a fork only narrows its parent. By construction a nested call sees the parent's
+//! deny rules, and never more grants than the caller holds.
+//!
+//! This module narrows and never dispatches: the sub-sessions that run calls in a scope and the
+//! Agent tool's runner interface are the pipeline's (`pipeline/subsession.rs`,
+//! `pipeline/agent.rs`); the CLI's external runner is the runtime's (`runtime/runner.rs`).
 
-mod agent;
 mod ceiling;
 mod narrowing;
-mod runner;
 mod scope;
-mod subsession;
 
-pub use agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 pub use narrowing::{ForkError, Narrowing};
-pub use runner::CommandRunner;
 pub use scope::DEFAULT_MAX_DELEGATION_DEPTH;
-pub use subsession::SubSession;
 
 pub(crate) use ceiling::Ceiling;
 pub(crate) use narrowing::{Parent, fork};

@@ -44,10 +44,7 @@ pub use authoring::{
     ApprovalError, Finding, PluginReport, Severity, approve_plugin, check_plugin, component_digest,
     manifest_components, wit_version,
 };
-pub use delegation::{
-    AgentError, AgentReport, AgentRequest, AgentRunner, CommandRunner,
-    DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing, SubSession,
-};
+pub use delegation::{DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing};
 pub use hooks::{
     AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
     ExtensionsReport, FnHook, Hook, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
@@ -74,7 +71,8 @@ pub use janua_sandbox::{
 };
 pub use output::{Normalization, Truncation};
 pub use pipeline::{
-    AliasHop, BatchDispatch, CheckReport, Coercion, CoercionRule, Dispatch, Failure, Outcome,
+    AgentError, AgentReport, AgentRequest, AgentRunner, AliasHop, BatchDispatch, CheckReport,
+    Coercion, CoercionRule, Dispatch, Failure, Outcome, SubSession,
 };
 pub use protocol::{
     DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
@@ -84,8 +82,8 @@ pub use registry::{
     Alias, AliasError, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
 };
 pub use runtime::{
-    BatchOptions, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig, SessionEndReport,
-    SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
+    BatchOptions, CommandRunner, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig,
+    SessionEndReport, SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
 };
 pub use session::{
     Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, RewindReport, Session,

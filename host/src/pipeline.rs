@@ -12,6 +12,7 @@
 //! `updatedInput` goes through coercion, the schema and `validate-input` again before the
 //! decision: the tool never receives input it would have rejected, whoever rewrote it.
 
+mod agent;
 mod batch;
 mod checkpoint;
 pub(crate) mod coerce;
@@ -25,6 +26,7 @@ mod post_hooks;
 mod pre_hooks;
 mod resolve;
 mod schema;
+mod subsession;
 mod validate;
 
 use std::sync::Arc;
@@ -34,12 +36,15 @@ use std::time::Instant;
 use janua_types::{DeferredCall, ErrorKind, ToolUse};
 use serde_json::Value;
 
+pub use agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
 pub use batch::BatchDispatch;
 pub use coerce::{Coercion, CoercionRule};
+pub use subsession::SubSession;
 
 pub(crate) use batch::{DEFAULT_BATCH_TOKENS, finish_batch};
 pub(crate) use delegate::dispatch_scoped;
 pub(crate) use frame::Placement;
+
 pub use outcome::{AliasHop, Dispatch, Failure, Outcome};
 pub(crate) use output::FAILURE_CHARS;
 
@@ -67,7 +72,7 @@ pub(crate) struct Services<'a> {
     /// `$HOME`, for `~/` in paths.
     pub(crate) home: Option<&'a std::path::Path>,
     /// Called with the rules an "allow always" answer added.
-    pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+    pub(crate) on_approval: &'a OnApproval,
     /// Hidden paths and the session's read record, for every guest run.
     pub(crate) files: &'a FileAccess,
     /// Where write-class tools' changes are checkpointed; `None` turns checkpoints off.
@@ -95,8 +100,12 @@ pub(crate) struct Services<'a> {
     /// How deeply delegated calls and sub-sessions may nest.
     pub(crate) max_delegation_depth: u32,
     /// Who runs the Agent tool's sub-agents.
-    pub(crate) agent_runner: Option<&'a dyn crate::delegation::AgentRunner>,
+    pub(crate) agent_runner: Option<&'a dyn AgentRunner>,
 }
+
+/// What records the rules an "allow always" answer added (the session's, and the local
+/// settings file's with `--save-approvals`).
+pub(crate) type OnApproval = dyn Fn(&[String]) + Send + Sync;
 
 /// Operator defaults for input fields, by canonical tool name.
 pub(crate) type InputDefaults =

@@ -7,16 +7,18 @@ use std::sync::atomic::AtomicBool;
 
 mod batch;
 mod lifecycle;
+mod runner;
 
 pub use batch::{BatchOptions, DEFAULT_MAX_CONCURRENCY};
 pub use lifecycle::{SessionEndReport, SessionStartReport};
+pub use runner::CommandRunner;
 
 use crate::Error;
 use crate::hooks::{
     Controls, ExtensionsReport, Handler, Hook, HookEntry, HookSet, MonitorInfo, Monitors,
     SkippedExtension,
 };
-use crate::pipeline::{self, CheckReport, Dispatch};
+use crate::pipeline::{self, CheckReport, Dispatch, SubSession};
 use crate::registry::{Alias, Backend, Registry, RegistryConfig, ToolSelection, ToolSource};
 use crate::session::Session;
 use crate::settings::{self, SettingsInput};
@@ -218,12 +220,14 @@ pub struct Runtime {
     policy: Policy,
     hooks: HookSet,
     prompter: Arc<dyn Prompter>,
-    session: Session,
+    session: Arc<Session>,
     grant_context: GrantContext,
     home: Option<PathBuf>,
     warnings: Vec<String>,
     trusted: bool,
-    save_approvals: bool,
+    /// Records "allow always" rules (the session's, and the local settings file's with
+    /// `--save-approvals`).
+    on_approval: Box<pipeline::OnApproval>,
     files: FileAccess,
     checkpoints: bool,
     input_defaults: crate::pipeline::InputDefaults,
@@ -245,9 +249,9 @@ pub struct Runtime {
     /// The MCP servers whose tools are registered; stopped when the session ends.
     mcp_servers: Vec<Arc<janua_mcp::Connection>>,
     /// The root session's scope (nothing narrowed).
-    root_scope: crate::delegation::Scope,
+    root_scope: Arc<crate::delegation::Scope>,
     max_delegation_depth: u32,
-    agent_runner: Option<Arc<dyn crate::delegation::AgentRunner>>,
+    agent_runner: Option<Arc<dyn pipeline::AgentRunner>>,
 }
 
 impl Runtime {
@@ -302,6 +306,7 @@ impl Runtime {
             &workspace,
             config.session_id.as_deref(),
         )?;
+        let session = Arc::new(session);
         warnings.extend(session_warnings);
         for text in session.approved_rules() {
             match Rule::parse(
@@ -438,16 +443,22 @@ impl Runtime {
         let controls = Arc::new(Controls::default());
         let monitors = Monitors::start(extensions.monitors, session.id(), &controls);
         let agent_runner = config.agent_command.as_ref().map(|command| {
-            Arc::new(crate::delegation::CommandRunner {
+            Arc::new(CommandRunner {
                 command: command.clone(),
                 temp_dir: session.dir().join("tmp"),
                 env: config.agent_env.clone(),
                 network: config.agent_network,
                 sandbox: config.process_sandbox,
-            }) as Arc<dyn crate::delegation::AgentRunner>
+            }) as Arc<dyn pipeline::AgentRunner>
         });
+        let on_approval = approval_recorder(
+            Arc::clone(&session),
+            Arc::clone(&shell),
+            grant_context.workspace.clone(),
+            config.save_approvals,
+        );
         Ok(Self {
-            root_scope: crate::delegation::Scope::root(),
+            root_scope: Arc::new(crate::delegation::Scope::root()),
             max_delegation_depth: config.max_delegation_depth,
             agent_runner,
             mcp_servers: discovered.connections,
@@ -487,7 +498,7 @@ impl Runtime {
             home,
             warnings,
             trusted: loaded.trusted,
-            save_approvals: config.save_approvals,
+            on_approval,
         })
     }
 
@@ -600,7 +611,7 @@ impl Runtime {
 
     /// Sets who runs the Agent tool's sub-agents (replacing `--agent-runner`'s command). The
     /// Agent tool is offered only when [`RuntimeConfig::agent_tool`] or `agent_command` is set.
-    pub fn set_agent_runner(&mut self, runner: Arc<dyn crate::delegation::AgentRunner>) {
+    pub fn set_agent_runner(&mut self, runner: Arc<dyn pipeline::AgentRunner>) {
         self.agent_runner = Some(runner);
     }
 
@@ -609,42 +620,8 @@ impl Runtime {
     pub fn fork(
         &self,
         narrowing: crate::delegation::Narrowing,
-    ) -> Result<crate::delegation::SubSession<'_>, crate::delegation::ForkError> {
-        let scope = self.with_services(|services| {
-            crate::delegation::fork(
-                &crate::delegation::Parent {
-                    scope: services.scope,
-                    policy: services.policy,
-                    registry: &services.registry,
-                    grant_context: services.grant_context,
-                    max_depth: services.max_delegation_depth,
-                },
-                narrowing,
-                None,
-            )
-        })?;
-        Ok(crate::delegation::SubSession::from_runtime(self, scope))
-    }
-
-    /// Runs `f` on this session's services (no approvals recorded).
-    pub(crate) fn with_services<T>(&self, f: impl FnOnce(&pipeline::Services<'_>) -> T) -> T {
-        let on_approval = |_: &[String]| {};
-        f(&self.services(&on_approval))
-    }
-
-    /// Dispatches `call` inside a sub-session's `scope`.
-    pub(crate) async fn dispatch_scoped(
-        &self,
-        call: ToolUse,
-        scope: &crate::delegation::Scope,
-        cancel: Arc<AtomicBool>,
-    ) -> Dispatch {
-        let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let services = self.services(&on_approval);
-        let call_id = call.id.clone();
-        let dispatch = pipeline::dispatch_scoped(&services, scope, call, cancel, false).await;
-        self.session.record_call(&call_id);
-        dispatch
+    ) -> Result<SubSession<'_>, crate::delegation::ForkError> {
+        SubSession::root(self.services(), Arc::clone(&self.root_scope)).fork(narrowing)
     }
 
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).
@@ -727,15 +704,12 @@ impl Runtime {
     /// Reports the decision for `call` without running the tool; PreToolUse hooks vote when
     /// `run_hooks`.
     pub async fn check(&self, call: ToolUse, run_hooks: bool) -> CheckReport {
-        let on_approval = |_: &[String]| {};
-        let services = self.services(&on_approval);
+        let services = self.services();
         pipeline::check(&services, call, run_hooks).await
     }
 
-    fn services<'a>(
-        &'a self,
-        on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
-    ) -> pipeline::Services<'a> {
+    /// The session's services, as every call of the root session sees them.
+    fn services(&self) -> pipeline::Services<'_> {
         pipeline::Services {
             sandbox: &self.sandbox,
             registry: self.registry(),
@@ -745,7 +719,7 @@ impl Runtime {
             grant_context: &self.grant_context,
             session_id: self.session.id(),
             home: self.home.as_deref(),
-            on_approval,
+            on_approval: &*self.on_approval,
             files: &self.files,
             checkpoints: self.checkpoints.then(|| &**self.session.checkpoints()),
             input_defaults: &self.input_defaults,
@@ -760,21 +734,6 @@ impl Runtime {
             scope: &self.root_scope,
             max_delegation_depth: self.max_delegation_depth,
             agent_runner: self.agent_runner.as_deref(),
-        }
-    }
-
-    /// Records "allow always" rules in the session and, with `--save-approvals`, in the local
-    /// settings file.
-    fn record_approvals(&self, rules: &[String]) {
-        self.session.add_approved_rules(rules);
-        if self.save_approvals {
-            // Noted first: a command running meanwhile must not have janua's own file set
-            // aside as a protected path it planted.
-            self.shell
-                .note_made_by_host(settings::local_settings_path(self.workspace()));
-            if let Err(error) = settings::save_local_approvals(self.workspace(), rules) {
-                tracing::warn!("{error}");
-            }
         }
     }
 
@@ -806,8 +765,7 @@ impl Runtime {
         interrupt: Option<&AtomicBool>,
         beside_others: bool,
     ) -> Dispatch {
-        let on_approval = |rules: &[String]| self.record_approvals(rules);
-        let services = self.services(&on_approval);
+        let services = self.services();
         let placement = pipeline::Placement {
             allow_defer: alone,
             batch_interrupt: interrupt,
@@ -819,6 +777,27 @@ impl Runtime {
         self.session.set_shell_cwd(&self.shell.cwd());
         dispatch
     }
+}
+
+/// Records "allow always" rules in the session and, with `--save-approvals`, in the local
+/// settings file of `workspace`.
+fn approval_recorder(
+    session: Arc<Session>,
+    shell: Arc<Shell>,
+    workspace: PathBuf,
+    save_approvals: bool,
+) -> Box<pipeline::OnApproval> {
+    Box::new(move |rules| {
+        session.add_approved_rules(rules);
+        if save_approvals {
+            // Noted first: a command running meanwhile must not have janua's own file set
+            // aside as a protected path it planted.
+            shell.note_made_by_host(settings::local_settings_path(&workspace));
+            if let Err(error) = settings::save_local_approvals(&workspace, rules) {
+                tracing::warn!("{error}");
+            }
+        }
+    })
 }
 
 impl Drop for Runtime {

@@ -1,9 +1,9 @@
 //! JSON-RPC 2.0 messages as MCP's stdio transport carries them: one JSON object per line.
 //!
-//! Shared by the MCP client (`mcp/connection.rs`, `mcp/http.rs`), the MCP server
-//! (`protocol/mcp_server.rs`) and the agent runner (`delegation/runner.rs`), so it lives at the
-//! lowest of them. This file only reads and writes messages; it knows no MCP method. The messages are small serde types rather
-//! than a JSON-RPC crate because the framing is a dozen lines and the server's CPU budget per call
+//! Shared by the MCP client (`connection.rs`, `http.rs`), janua's MCP server
+//! (`host/src/protocol/mcp_server.rs`) and the agent runner (`host/src/runtime/runner.rs`), so it
+//! lives in the lowest of them. This file only reads and writes messages; it knows no MCP method.
+//! The messages are small serde types rather than a JSON-RPC crate because the framing is a dozen lines and the server's CPU budget per call
 //! (BENCHMARKS.md, MCP) leaves no room for a generic layer's task hand-offs.
 
 use serde::{Deserialize, Serialize};

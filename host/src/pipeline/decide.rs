@@ -30,7 +30,7 @@ pub(crate) struct DecideContext<'a> {
     pub(crate) grant_context: &'a GrantContext,
     pub(crate) home: Option<&'a Path>,
     /// Called with the rules an "allow always" answer added.
-    pub(crate) on_approval: &'a (dyn Fn(&[String]) + Send + Sync),
+    pub(crate) on_approval: &'a super::OnApproval,
     /// The grant ceiling of a nested call: paths beyond it are a grant violation.
     pub(crate) ceiling: Option<&'a crate::delegation::Ceiling>,
     /// The session shell's directory, where a command line runs (an earlier `cd` moved it).

@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 use janua_types::{ErrorKind, ToolUse};
 
 use super::outcome::{Dispatch, Failure};
+use super::{AgentRequest, SubSession};
 use super::{Placement, Services, refused};
-use crate::delegation::{AgentRequest, Ceiling, Scope, SubSession};
+use crate::delegation::{Ceiling, Scope};
 use crate::registry::{Backend, RegisteredTool};
 use janua_sandbox::{BoxFuture, Delegator, FileAccess, WitDelegated};
 
@@ -363,7 +364,7 @@ pub(super) async fn run_agent(
     let deadline = janua_sandbox::far_deadline(timeout);
     scope.deadline = Some(scope.deadline.map_or(deadline, |outer| outer.min(deadline)));
     scope.cancelled_with = Some(Arc::clone(&cancel));
-    let session = SubSession::from_services(services.clone(), scope, beside_others);
+    let session = SubSession::for_agent(services.clone(), scope, beside_others);
     let request = AgentRequest {
         agent_id,
         parent_tool_use_id: call_id.to_owned(),

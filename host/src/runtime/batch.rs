@@ -188,8 +188,7 @@ impl Runtime {
             group.sort_unstable_by_key(|(at, _)| *at);
             results.extend(group.into_iter().map(|(_, result)| result));
         }
-        let on_approval = |_: &[String]| {};
-        let services = self.services(&on_approval);
+        let services = self.services();
         pipeline::finish_batch(&services, results, options.token_budget).await
     }
 

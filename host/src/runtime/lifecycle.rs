@@ -141,8 +141,7 @@ impl Runtime {
         if !self.hooks.handles(event) {
             return Vec::new();
         }
-        let on_approval = |_: &[String]| {};
-        let services = self.services(&on_approval);
+        let services = self.services();
         let env = services.hook_env();
         let payload = serde_json::json!({
             "session_id": self.session.id(),

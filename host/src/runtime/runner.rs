@@ -14,8 +14,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::SubSession;
-use super::agent::{AgentError, AgentReport, AgentRequest, AgentRunner};
+use crate::pipeline::{AgentError, AgentReport, AgentRequest, AgentRunner, SubSession};
 use janua_confine::{ChildSpec, DEFAULT_PATH, INHERITED_ENV, ProcessSandbox};
 use janua_sandbox::BoxFuture;
 use janua_types::ToolUse;
