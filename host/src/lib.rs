@@ -66,8 +66,7 @@ pub use janua_sandbox::{
     CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
     FsAccess, FsGrant, Grants, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
-    NetGrant, NetGrantError, NetSettings, ProcessGrant, ProxySettings, ReadLedger, SandboxError,
-    find_browser,
+    NetGrant, NetGrantError, NetSettings, ProcessGrant, ProxySettings, SandboxError, find_browser,
 };
 pub use output::{Normalization, Truncation};
 pub use pipeline::{

@@ -621,7 +621,12 @@ impl Runtime {
         &self,
         narrowing: crate::delegation::Narrowing,
     ) -> Result<SubSession<'_>, crate::delegation::ForkError> {
-        SubSession::root(self.services(), Arc::clone(&self.root_scope)).fork(narrowing)
+        SubSession::root(
+            self.services(),
+            Arc::clone(&self.root_scope),
+            &self.registry,
+        )
+        .fork(narrowing)
     }
 
     /// Sets who answers `ask` decisions (default: nobody, so `ask` denies).

@@ -18,7 +18,7 @@ use sha2::Digest as _;
 
 pub(crate) use checkpoints::Pending;
 pub use checkpoints::{Checkpoint, Checkpoints, FileState, MAX_CHECKPOINTS, RewindReport, Skipped};
-pub use janua_sandbox::ReadLedger;
+use janua_sandbox::ReadLedger;
 
 /// The session id used when none is given.
 pub const DEFAULT_SESSION_ID: &str = "default";
@@ -253,7 +253,7 @@ impl Session {
     }
 
     /// The files the session's tools read, for read-before-edit.
-    pub fn reads(&self) -> &Arc<ReadLedger> {
+    pub(crate) fn reads(&self) -> &Arc<ReadLedger> {
         &self.reads
     }
 

@@ -555,3 +555,61 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
     assert!(runtime.reload_plugins().await.is_err());
     assert!(ok_text(&call(&runtime, "Echo", json!({"text": "four"})).await).contains("four"));
 }
+
+/// A sub-session the embedder forked follows the session's registry: after a reload drops a
+/// plugin, the sub-session neither lists nor runs it (and gets it back with the session).
+#[tokio::test]
+async fn a_forked_sub_session_sees_a_reload_as_the_session_does() {
+    let fixture = Fixture::new();
+    let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
+    let settings = fixture.root().join("user-settings.json");
+    janua::approve_plugin(&plugin, &settings).expect("approve");
+    let runtime = fixture
+        .runtime(std::slice::from_ref(&plugin), |config| {
+            config.settings_files = vec![settings.clone()];
+            config.allowed_tools = vec!["Echo".to_owned()];
+        })
+        .await;
+    let sub = runtime
+        .fork(janua::Narrowing::default())
+        .expect("a fork that narrows nothing");
+    assert!(sub.tools().contains(&"Echo".to_owned()));
+    let echo = |text: &str| janua::ToolUse {
+        id: format!("toolu_{text}"),
+        name: "Echo".to_owned(),
+        input: json!({ "text": text }),
+    };
+    assert!(sub.dispatch(echo("one")).await.block.text().contains("one"));
+
+    let manifest = plugin.join("janua.toml");
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    std::fs::write(
+        &manifest,
+        format!("{text}grants = {{ env = [\"HOME\"] }}\n"),
+    )
+    .expect("widen");
+    runtime.reload_plugins().await.expect("reload");
+    assert!(
+        !sub.tools().contains(&"Echo".to_owned()),
+        "{:?}",
+        sub.tools()
+    );
+    assert_eq!(
+        sub.dispatch(echo("two"))
+            .await
+            .outcome
+            .error
+            .map(|failure| failure.kind),
+        Some(ErrorKind::UnknownTool)
+    );
+
+    janua::approve_plugin(&plugin, &settings).expect("approve again");
+    runtime.reload_plugins().await.expect("reload");
+    assert!(
+        sub.dispatch(echo("three"))
+            .await
+            .block
+            .text()
+            .contains("three")
+    );
+}

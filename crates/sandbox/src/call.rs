@@ -3,29 +3,43 @@
 //!
 //! A store is never reused: after a trap it is poisoned, and a fresh one per call also means no state
 //! leaks between calls.
+//!
+//! Where each interface a guest may import is implemented (as wasmtime's `p2/host/` does, one
+//! file per interface):
+//!
+//! | interface | file |
+//! |---|---|
+//! | the store itself (`CallState`, limiter, deadline) | `call/store.rs` |
+//! | `janua:plugin/host` (log, progress, cancel, read record) | `call/host.rs` |
+//! | `janua:plugin/process` | `call/process.rs`, over the session's shell in `process.rs` |
+//! | `janua:plugin/browser` | `call/browser.rs`, over the session's browser in `browser.rs` |
+//! | `janua:plugin/delegate` | `delegate.rs` |
+//! | `wasi:filesystem` (behind the hidden paths) | `hidden.rs` |
+//! | `wasi:http/outgoing-handler` (the URL policy and janua's sender) | `http.rs` |
+//! | the rest of WASI (context from the grants only) | `wasi.rs` |
+
+mod browser;
+mod host;
+mod process;
+mod store;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use wasmtime::component::ResourceTable;
-use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, Trap, UpdateDeadline};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime::{Engine, PoolConcurrencyLimitError, Store, Trap};
+
+pub(crate) use store::{CallState, new_store};
 
 use super::ComponentPre;
-use super::bindings::{
-    BrowserHost, CallContext, Host, LogLevel, ProcessCommand, ProcessError, ProcessFinished,
-    ProcessHost, TaskStatus, WitBrowserError, WitPageInfo, WitToolError, WitToolOutput,
-    WitToolSpec,
-};
+use super::bindings::{CallContext, WitToolError, WitToolOutput, WitToolSpec};
 use super::engine::EPOCH_TICK;
 use super::grants::ResolvedGrants;
-use super::hidden::{HiddenPaths, HidingFs, PathView};
-use super::http::{HttpHooks, NetPolicy};
+use super::hidden::HiddenPaths;
+use super::http::NetPolicy;
 use super::limits::Limits;
 use super::pipe::CappedPipe;
-use super::wasi;
+use store::Stop;
 
 /// Extra wall-clock time past the deadline (or past a cancellation) before the host abandons a
 /// guest stuck in a host call.
@@ -35,10 +49,6 @@ const BACKSTOP: Duration = Duration::from_secs(1);
 pub(crate) const MAX_ABANDONED: usize = 16;
 /// Characters of guest stderr quoted in a crash report.
 const STDERR_TAIL_CHARS: usize = 2000;
-/// Log lines a guest may write per call; more are counted and dropped.
-const MAX_LOG_LINES: u32 = 1000;
-/// Characters kept of one guest log line.
-const MAX_LOG_CHARS: usize = 2000;
 
 /// What to ask the guest. Owned, because the guest runs on its own thread.
 pub enum GuestRequest {
@@ -151,31 +161,103 @@ pub struct NetOutcome {
     pub timed_out: bool,
 }
 
-/// Per-call limits and controls.
+/// Per-call limits and controls: what one guest run may touch. Built with [`CallSetup::new`],
+/// which turns every capability off; each method turns one on.
 pub struct CallSetup<'a> {
-    /// The component's effective grants: all it may touch.
-    pub grants: &'a ResolvedGrants,
-    /// Time, memory and output limits.
-    pub limits: Limits,
-    /// Set to stop the call (the model or the operator cancelled it).
-    pub cancel: Arc<AtomicBool>,
-    /// How the component is named in logs and errors.
-    pub label: &'a str,
-    /// The session's files: its read record and what the rules hide.
-    pub files: &'a FileAccess,
-    /// The programs the call may run and the session's shell; `None`: no `process` access.
-    pub process: Option<super::process::ProcessAccess>,
-    /// What outgoing HTTP requests may reach; `None` refuses every request.
-    pub net: Option<Arc<NetPolicy>>,
-    /// The call's browser page; `None`: no `browser` access.
-    pub browser: Option<super::browser::BrowserAccess>,
-    /// Gets each progress message as the guest reports it (the messages are kept as well).
-    pub on_progress: Option<ProgressSink>,
-    /// Runs the guest's `delegate` calls; `None` refuses them (only `call` ever gets one).
-    pub delegator: Option<&'a dyn super::delegate::Delegator>,
-    /// Other calls run beside this one on the same task: the guest takes a blocking-pool
-    /// thread, so they run in parallel (see `run` in `call.rs`).
-    pub own_thread: bool,
+    pub(crate) grants: &'a ResolvedGrants,
+    pub(crate) limits: Limits,
+    pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) label: &'a str,
+    pub(crate) files: &'a FileAccess,
+    pub(crate) process: Option<super::process::ProcessAccess>,
+    pub(crate) net: Option<Arc<NetPolicy>>,
+    pub(crate) browser: Option<super::browser::BrowserAccess>,
+    pub(crate) on_progress: Option<ProgressSink>,
+    pub(crate) delegator: Option<&'a dyn super::delegate::Delegator>,
+    pub(crate) own_thread: bool,
+}
+
+impl<'a> CallSetup<'a> {
+    /// A run that may touch only `grants` (its preopened directories, environment and the like),
+    /// under `limits`, named `label` in logs and errors, with the session's `files` (hidden paths
+    /// and the read record). Everything else is off, and each default denies:
+    ///
+    /// - **cancel**: a flag nobody else holds, so the run ends only at its deadline
+    ///   ([`Self::cancel`]).
+    /// - **process**: none; the `process` import refuses every command ([`Self::process`]).
+    /// - **net**: none; every outgoing HTTP request is refused ([`Self::net`]).
+    /// - **browser**: none; the `browser` import refuses ([`Self::browser`]).
+    /// - **on_progress**: none; progress messages are only kept with the result
+    ///   ([`Self::on_progress`]).
+    /// - **delegator**: none; `delegate` calls are refused ([`Self::delegator`]).
+    /// - **own thread**: no; the guest may run on the calling task or in place
+    ///   ([`Self::own_thread`]).
+    ///
+    /// Only `call` ever uses process, browser and delegation: `describe`, `validate-input` and
+    /// hooks get none of them whatever the setup says.
+    pub fn new(
+        grants: &'a ResolvedGrants,
+        limits: Limits,
+        label: &'a str,
+        files: &'a FileAccess,
+    ) -> Self {
+        Self {
+            grants,
+            limits,
+            cancel: Arc::default(),
+            label,
+            files,
+            process: None,
+            net: None,
+            browser: None,
+            on_progress: None,
+            delegator: None,
+            own_thread: false,
+        }
+    }
+
+    /// Stops the run when `flag` is set (the model or the operator cancelled the call).
+    pub fn cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = flag;
+        self
+    }
+
+    /// The programs the run may start and the session's shell; `None` keeps `process` refused.
+    pub fn process(mut self, access: Option<super::process::ProcessAccess>) -> Self {
+        self.process = access;
+        self
+    }
+
+    /// What outgoing HTTP requests may reach; `None` keeps every request refused.
+    pub fn net(mut self, policy: Option<Arc<NetPolicy>>) -> Self {
+        self.net = policy;
+        self
+    }
+
+    /// The run's browser page; `None` keeps `browser` refused.
+    pub fn browser(mut self, access: Option<super::browser::BrowserAccess>) -> Self {
+        self.browser = access;
+        self
+    }
+
+    /// Gets each progress message as the guest reports it (they are kept with the result too).
+    pub fn on_progress(mut self, sink: Option<ProgressSink>) -> Self {
+        self.on_progress = sink;
+        self
+    }
+
+    /// Runs the guest's `delegate` calls; `None` keeps them refused.
+    pub fn delegator(mut self, delegator: Option<&'a dyn super::delegate::Delegator>) -> Self {
+        self.delegator = delegator;
+        self
+    }
+
+    /// `true` when other calls of the same task run beside this one: the guest then takes a
+    /// thread of its own instead of running on the task (see `run`).
+    pub fn own_thread(mut self, own_thread: bool) -> Self {
+        self.own_thread = own_thread;
+        self
+    }
 }
 
 /// Receives a call's progress messages as they come.
@@ -191,369 +273,6 @@ pub struct FileAccess {
     pub reads: Option<Arc<crate::ReadLedger>>,
     /// The one file a write-class call may create or change (see `hidden.rs`).
     pub write_scope: Option<std::path::PathBuf>,
-}
-
-/// The store's data for one call.
-pub(crate) struct CallState {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limiter: CallLimiter,
-    cancel: Arc<AtomicBool>,
-    deadline: Instant,
-    stopped: Option<Stop>,
-    log_lines: u32,
-    progress: Vec<String>,
-    on_progress: Option<ProgressSink>,
-    label: String,
-    fs_view: PathView,
-    reads: Option<Arc<crate::ReadLedger>>,
-    /// Granted directories a recorded (or looked-up) read must lie in.
-    read_roots: Vec<std::path::PathBuf>,
-    /// False during `validate-input`, which must leave no trace.
-    may_record: bool,
-    /// What the `process` import may run (only during `call`).
-    process: Option<super::process::ProcessAccess>,
-    /// The `browser` import's page (only during `call`); dropping it closes the page.
-    browser: Option<super::browser::BrowserAccess>,
-    http: WasiHttpCtx,
-    http_hooks: HttpHooks,
-    /// Where the guest's `delegate` calls go (only during `call`, with a delegator).
-    delegate: Option<super::delegate::DelegateLink>,
-}
-
-impl CallState {
-    /// The channel to the call's task, when the guest may delegate.
-    pub(super) fn delegate_link(&self) -> Option<&super::delegate::DelegateLink> {
-        self.delegate.as_ref()
-    }
-
-    /// True once the call was cancelled.
-    pub(super) fn is_cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    /// When the call's time runs out.
-    pub(super) fn deadline(&self) -> Instant {
-        self.deadline
-    }
-
-    /// Gives a resident instance a fresh deadline and a clean slate of per-event counters.
-    pub(super) fn rearm(&mut self, timeout: Duration) {
-        self.deadline = far_deadline(timeout);
-        self.stopped = None;
-        self.log_lines = 0;
-        self.progress.clear();
-    }
-
-    /// True when `path` is absolute, without `..`, inside the call's granted directories and not
-    /// hidden: the only paths the read record answers about or takes records for.
-    fn visible(&self, path: &str) -> bool {
-        let path = std::path::Path::new(path);
-        path.is_absolute()
-            && !path
-                .components()
-                .any(|part| matches!(part, std::path::Component::ParentDir))
-            && self.read_roots.iter().any(|root| path.starts_with(root))
-            && !self.fs_view.hides(path)
-    }
-
-    /// The filesystem host: wasmtime-wasi's, behind the hidden-path checks.
-    pub(crate) fn hiding_fs(&mut self) -> HidingFs<'_> {
-        HidingFs {
-            inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
-                ctx: self.wasi.filesystem(),
-                table: &mut self.table,
-            },
-            view: &mut self.fs_view,
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Stop {
-    Timeout,
-    Cancelled,
-}
-
-impl WasiView for CallState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl ProcessHost for CallState {
-    fn run(&mut self, command: ProcessCommand) -> Result<ProcessFinished, ProcessError> {
-        self.process_link().run(command)
-    }
-
-    fn start(&mut self, command: ProcessCommand) -> Result<String, ProcessError> {
-        self.process_link().start(command)
-    }
-
-    fn task_output(&mut self, id: String, wait_ms: u64) -> Result<TaskStatus, ProcessError> {
-        self.process_link().task_output(&id, wait_ms)
-    }
-
-    fn task_stop(&mut self, id: String) -> Result<TaskStatus, ProcessError> {
-        self.process_link().task_stop(&id)
-    }
-}
-
-impl BrowserHost for CallState {
-    fn open(&mut self, url: String, timeout_ms: u64) -> Result<WitPageInfo, WitBrowserError> {
-        self.browser_link()
-            .open(&url, timeout_ms)
-            .map(|info| WitPageInfo {
-                url: info.url,
-                title: info.title,
-                status: info.status,
-            })
-            .map_err(wit_browser_error)
-    }
-
-    fn wait_for_selector(
-        &mut self,
-        selector: String,
-        timeout_ms: u64,
-    ) -> Result<(), WitBrowserError> {
-        self.browser_link()
-            .wait_for_selector(&selector, timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn wait_for_network_idle(
-        &mut self,
-        idle_ms: u64,
-        timeout_ms: u64,
-    ) -> Result<(), WitBrowserError> {
-        self.browser_link()
-            .wait_for_network_idle(idle_ms, timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn text(
-        &mut self,
-        selector: Option<String>,
-        timeout_ms: u64,
-    ) -> Result<String, WitBrowserError> {
-        self.browser_link()
-            .text(selector.as_deref(), timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn accessibility_tree(&mut self, timeout_ms: u64) -> Result<String, WitBrowserError> {
-        self.browser_link()
-            .accessibility_tree(timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn click(&mut self, selector: String, timeout_ms: u64) -> Result<(), WitBrowserError> {
-        self.browser_link()
-            .click(&selector, timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn type_text(
-        &mut self,
-        selector: String,
-        text: String,
-        timeout_ms: u64,
-    ) -> Result<(), WitBrowserError> {
-        self.browser_link()
-            .type_text(&selector, &text, timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn evaluate(&mut self, expression: String, timeout_ms: u64) -> Result<String, WitBrowserError> {
-        self.browser_link()
-            .evaluate(&expression, timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn screenshot(&mut self, timeout_ms: u64) -> Result<Vec<u8>, WitBrowserError> {
-        self.browser_link()
-            .screenshot(timeout_ms)
-            .map_err(wit_browser_error)
-    }
-
-    fn refused(&mut self) -> Vec<String> {
-        self.browser_link().refused()
-    }
-}
-
-fn wit_browser_error(error: super::browser::BrowserError) -> WitBrowserError {
-    use super::browser::BrowserError;
-    match error {
-        BrowserError::NotGranted(message) => WitBrowserError::NotGranted(message),
-        BrowserError::Unavailable(message) => WitBrowserError::Unavailable(message),
-        BrowserError::Blocked(message) => WitBrowserError::Blocked(message),
-        BrowserError::Timeout(message) => WitBrowserError::Timeout(message),
-        BrowserError::NoElement(message) => WitBrowserError::NoElement(message),
-        BrowserError::ScriptError(message) => WitBrowserError::ScriptError(message),
-        BrowserError::NoPage(message) => WitBrowserError::NoPage(message),
-        BrowserError::Failed(message) => WitBrowserError::Failed(message),
-    }
-}
-
-impl CallState {
-    fn browser_link(&mut self) -> super::browser::BrowserLink<'_> {
-        super::browser::BrowserLink {
-            access: self.browser.as_mut(),
-            cancel: &self.cancel,
-            deadline: self.deadline,
-        }
-    }
-
-    fn process_link(&self) -> super::process::CallLink<'_> {
-        super::process::CallLink {
-            access: self.process.as_ref(),
-            cancel: &self.cancel,
-            deadline: self.deadline,
-        }
-    }
-}
-
-impl WasiHttpView for CallState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.http_hooks,
-        }
-    }
-}
-
-impl Host for CallState {
-    fn log(&mut self, level: LogLevel, message: String) {
-        self.log_lines = self.log_lines.saturating_add(1);
-        if self.log_lines > MAX_LOG_LINES {
-            return;
-        }
-        let message = printable(&message);
-        let label = &self.label;
-        match level {
-            LogLevel::Trace => {
-                tracing::trace!(target: "janua::guest", component = %label, "{message}")
-            }
-            LogLevel::Debug => {
-                tracing::debug!(target: "janua::guest", component = %label, "{message}")
-            }
-            LogLevel::Info => {
-                tracing::info!(target: "janua::guest", component = %label, "{message}")
-            }
-            LogLevel::Warn => {
-                tracing::warn!(target: "janua::guest", component = %label, "{message}")
-            }
-            LogLevel::Error => {
-                tracing::error!(target: "janua::guest", component = %label, "{message}")
-            }
-        }
-    }
-
-    fn progress(&mut self, message: String) {
-        if self.progress.len() < MAX_LOG_LINES as usize {
-            let message: String = message.chars().take(MAX_LOG_CHARS).collect();
-            if let Some(sink) = &self.on_progress {
-                sink(&message);
-            }
-            self.progress.push(message);
-        }
-    }
-
-    fn cancelled(&mut self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    fn record_read(&mut self, path: String, digest: String) {
-        if let Some(reads) = &self.reads
-            && self.may_record
-            && self.visible(&path)
-        {
-            reads.record(&path, &digest);
-        }
-    }
-
-    fn read_digest(&mut self, path: String) -> Option<String> {
-        let reads = self.reads.as_ref()?;
-        self.visible(&path).then(|| reads.digest(&path)).flatten()
-    }
-}
-
-/// At most [`MAX_LOG_CHARS`] characters of `message`, with control characters escaped so a guest
-/// cannot drive the operator's terminal.
-fn printable(message: &str) -> String {
-    let mut out = String::with_capacity(message.len().min(MAX_LOG_CHARS));
-    for c in message.chars().take(MAX_LOG_CHARS) {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Memory and table limits; remembers a refusal so that the resulting trap is reported as
-/// `resource_exhausted` instead of a crash. The memory cap covers all of a call's linear memories
-/// together, not each one.
-struct CallLimiter {
-    memory_bytes: u64,
-    memory_in_use: u64,
-    refused: Option<String>,
-}
-
-const MAX_TABLE_ELEMENTS: usize = 100_000;
-
-impl ResourceLimiter for CallLimiter {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let growth = (desired as u64).saturating_sub(current as u64);
-        let total = self.memory_in_use.saturating_add(growth);
-        if total > self.memory_bytes {
-            self.refused = Some(format!(
-                "memory limit of {} MiB reached (the guest asked for {} MiB in all)",
-                self.memory_bytes >> 20,
-                total.div_ceil(1 << 20)
-            ));
-            return Ok(false);
-        }
-        self.memory_in_use = total;
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > MAX_TABLE_ELEMENTS {
-            self.refused = Some(format!(
-                "table limit of {MAX_TABLE_ELEMENTS} elements reached"
-            ));
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    fn instances(&self) -> usize {
-        32
-    }
-
-    fn tables(&self) -> usize {
-        64
-    }
-
-    fn memories(&self) -> usize {
-        4
-    }
 }
 
 /// Runs `request` in a fresh instance of `pre` under `setup`, in one of three places (the thread
@@ -744,79 +463,6 @@ async fn next_request(
     }
 }
 
-/// A fresh store for one guest under `setup`, with its epoch deadline armed, and the guest's stderr
-/// capture. `may_record`: the guest may take read records and use `process` (only `call` may).
-/// `inline`: the store runs async on the calling task (see [`run`]), so guest code yields at every
-/// epoch tick and WASI never blocks the thread.
-pub(super) fn new_store(
-    engine: &Engine,
-    setup: CallSetup<'_>,
-    may_record: bool,
-    inline: bool,
-) -> Result<(Store<CallState>, CappedPipe), GuestFailure> {
-    let stdout = CappedPipe::new(setup.limits.stdio_bytes);
-    let stderr = CappedPipe::new(setup.limits.stdio_bytes);
-    let wasi = wasi::build_context(setup.grants, &stdout, &stderr, !inline)
-        .map_err(GuestFailure::Setup)?;
-    let timeout = setup.limits.timeout;
-    let read_roots = setup
-        .grants
-        .dirs
-        .iter()
-        .map(|(dir, _)| dir.clone())
-        .collect();
-    let deadline = far_deadline(timeout);
-    let state = CallState {
-        wasi,
-        table: ResourceTable::new(),
-        limiter: CallLimiter {
-            memory_bytes: setup.limits.memory_bytes,
-            memory_in_use: 0,
-            refused: None,
-        },
-        cancel: setup.cancel,
-        deadline,
-        stopped: None,
-        log_lines: 0,
-        progress: Vec::new(),
-        on_progress: setup.on_progress,
-        label: setup.label.to_owned(),
-        fs_view: PathView::new(setup.files.hidden.clone(), setup.files.write_scope.clone()),
-        reads: setup.files.reads.clone(),
-        read_roots,
-        may_record,
-        process: if may_record { setup.process } else { None },
-        browser: if may_record { setup.browser } else { None },
-        http: WasiHttpCtx::new(),
-        http_hooks: HttpHooks::new(setup.net, deadline),
-        delegate: None,
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limiter);
-    // The deadline must be set before instantiation, which already runs guest code.
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |mut context| {
-        let state = context.data_mut();
-        if state.cancel.load(Ordering::Relaxed) {
-            state.stopped = Some(Stop::Cancelled);
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        if Instant::now() >= state.deadline {
-            state.stopped = Some(Stop::Timeout);
-            return Ok(UpdateDeadline::Interrupt);
-        }
-        Ok(if inline {
-            // tokio's own yield: it lets the worker poll its timers and I/O before the guest
-            // resumes, where a plain wake-up would run a spinning guest again at once and leave
-            // other tasks' timers waiting for tokio's periodic driver check.
-            UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now()))
-        } else {
-            UpdateDeadline::Continue(1)
-        })
-    });
-    Ok((store, stderr))
-}
-
 /// Gives up on a guest stuck in a host call. Its thread (and pool slot) are freed when the call
 /// returns; until then it counts against [`MAX_ABANDONED`].
 fn abandon(
@@ -991,5 +637,26 @@ pub(super) fn classify(
         ))
     } else {
         GuestFailure::Trap(format!("{cause}; guest stderr: {tail}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_setup_denies_everything_it_does_not_name() {
+        let grants = ResolvedGrants::default();
+        let files = FileAccess::default();
+        let setup = CallSetup::new(&grants, Limits::default(), "label", &files);
+        assert!(setup.process.is_none(), "no process access");
+        assert!(setup.net.is_none(), "no network");
+        assert!(setup.browser.is_none(), "no browser");
+        assert!(setup.delegator.is_none(), "no delegation");
+        assert!(setup.on_progress.is_none());
+        assert!(!setup.own_thread);
+        assert!(!setup.cancel.load(Ordering::Relaxed));
+        // Nobody else holds the flag: only the run's deadline ends it.
+        assert_eq!(Arc::strong_count(&setup.cancel), 1);
     }
 }

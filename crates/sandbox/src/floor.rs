@@ -5,9 +5,6 @@
 //! It lives in the library, not in the benches, so that the floor and the pipeline share every
 //! wasmtime setting: a ratio between them then measures janua's layers and nothing else.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
 use super::grants::ResolvedGrants;
 use super::limits::Limits;
 use super::{CallContext, CallSetup, ComponentKind, FileAccess, GuestReply, GuestRequest, Sandbox};
@@ -36,19 +33,7 @@ impl Floor {
     pub fn call(&self, tool: &str, input: &str) -> Result<(), String> {
         let grants = ResolvedGrants::default();
         let files = FileAccess::default();
-        let setup = CallSetup {
-            grants: &grants,
-            limits: Limits::default(),
-            cancel: Arc::new(AtomicBool::new(false)),
-            label: "floor",
-            files: &files,
-            process: None,
-            net: None,
-            browser: None,
-            on_progress: None,
-            delegator: None,
-            own_thread: false,
-        };
+        let setup = CallSetup::new(&grants, Limits::default(), "floor", &files);
         let request = match self.component.kind {
             ComponentKind::Hook => GuestRequest::Hook {
                 event: input.to_owned(),

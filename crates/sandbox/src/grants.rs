@@ -39,7 +39,7 @@ pub struct Grants {
     #[serde(default)]
     pub delegate: Vec<String>,
     /// The host's `browser` interface: a headless page per call whose requests must pass the
-    /// `net` grants and the permission rules (`sandbox/browser.rs`).
+    /// `net` grants and the permission rules (`browser.rs`).
     #[serde(default)]
     pub browser: bool,
 }

@@ -243,9 +243,10 @@ impl Sandbox {
         Ok(component)
     }
 
-    /// A component that is compiled and linked when first needed ([`Self::prepare`], or its first call). `digest` is
-    /// the SHA-256 of the bytes (hex) when already known (the embedded components, hashed at
-    /// build time).
+    /// A component that is compiled and linked when first needed ([`Self::prepare`], or its
+    /// first call). `digest` is the SHA-256 of the bytes (hex) when already known (the embedded
+    /// components, hashed at build time). The caller guarantees it: it names the compiled code
+    /// in the cache, so a wrong digest would load another component's code.
     pub fn lazy(
         &self,
         wasm: Wasm,

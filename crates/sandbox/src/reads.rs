@@ -48,7 +48,7 @@ impl ReadLedger {
     }
 
     /// Records that `path` was seen with `digest`; ignores malformed records.
-    pub fn record(&self, path: &str, digest: &str) {
+    pub(crate) fn record(&self, path: &str, digest: &str) {
         if !well_formed(path, digest) {
             return;
         }
@@ -65,7 +65,7 @@ impl ReadLedger {
     }
 
     /// The digest last recorded for `path`.
-    pub fn digest(&self, path: &str) -> Option<String> {
+    pub(crate) fn digest(&self, path: &str) -> Option<String> {
         self.lock()
             .iter()
             .rev()

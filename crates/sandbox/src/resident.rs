@@ -6,7 +6,6 @@
 //! starts a new one. The owner runs it on its own thread: a stuck monitor blocks only itself.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use wasmtime::{Engine, Store};
 
@@ -97,19 +96,12 @@ impl Resident {
     }
 
     fn instantiate(&mut self) -> Result<Live, GuestFailure> {
-        let setup = CallSetup {
-            grants: &self.setup.grants,
-            limits: self.setup.limits,
-            cancel: Arc::new(AtomicBool::new(false)),
-            label: &self.setup.label,
-            files: &self.setup.files,
-            process: None,
-            net: None,
-            browser: None,
-            on_progress: None,
-            delegator: None,
-            own_thread: false,
-        };
+        let setup = CallSetup::new(
+            &self.setup.grants,
+            self.setup.limits,
+            &self.setup.label,
+            &self.setup.files,
+        );
         let (mut store, stderr) = call::new_store(&self.engine, setup, false, false)?;
         self.instances = self.instances.saturating_add(1);
         let timeout = self.setup.limits.timeout;

@@ -59,19 +59,7 @@ impl WasmHook {
             .sandbox
             .run(
                 &self.component,
-                CallSetup {
-                    grants: &grants,
-                    limits,
-                    cancel: Arc::default(),
-                    label: &self.label,
-                    files: env.files,
-                    process: None,
-                    net: None,
-                    browser: None,
-                    on_progress: None,
-                    delegator: None,
-                    own_thread: false,
-                },
+                CallSetup::new(&grants, limits, &self.label, env.files),
                 GuestRequest::Hook {
                     event: event.to_string(),
                 },

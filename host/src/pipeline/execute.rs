@@ -265,21 +265,18 @@ pub(crate) async fn run(
         .run_guest(
             component,
             services.sandbox,
-            CallSetup {
-                grants: &grants,
-                limits,
-                cancel,
-                label: &tool.spec.name,
-                files: &files,
-                process,
-                net,
-                browser,
-                on_progress,
-                delegator: nested
-                    .as_ref()
-                    .map(|nested| nested as &dyn janua_sandbox::Delegator),
-                own_thread: beside_others,
-            },
+            CallSetup::new(&grants, limits, &tool.spec.name, &files)
+                .cancel(cancel)
+                .process(process)
+                .net(net)
+                .browser(browser)
+                .on_progress(on_progress)
+                .delegator(
+                    nested
+                        .as_ref()
+                        .map(|nested| nested as &dyn janua_sandbox::Delegator),
+                )
+                .own_thread(beside_others),
             request,
         )
         .await;

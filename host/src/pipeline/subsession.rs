@@ -2,11 +2,12 @@
 //! Forked from the runtime ([`Runtime::fork`](crate::Runtime::fork)) or inside an Agent call,
 //! it is the same thing either way: the session's services, a narrower scope, and the pipeline.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
 
 use super::{Dispatch, Services};
 use crate::delegation::{ForkError, Narrowing, Parent, Scope};
+use crate::registry::Registry;
 use janua_types::ToolUse;
 
 /// A sub-session: the same session, with a tool set, rules and grants that are a subset of its
@@ -21,16 +22,25 @@ pub struct SubSession<'r> {
     /// Forked by the embedder: its calls count as the session's own (`Session::record_call`);
     /// a sub-agent's calls are counted by the Agent call that ran them.
     records_calls: bool,
+    /// Forked by the embedder: the runtime's registry, read again for every call and listing,
+    /// so that a plugin reload reaches a sub-session as it reaches the session (a sub-agent
+    /// keeps its Agent call's registry, as that call does).
+    live_registry: Option<&'r RwLock<Arc<Registry>>>,
 }
 
 impl<'r> SubSession<'r> {
     /// The session itself as a sub-session of nothing (its root scope), for the embedder to fork.
-    pub(crate) fn root(services: Services<'r>, root: Arc<Scope>) -> Self {
+    pub(crate) fn root(
+        services: Services<'r>,
+        root: Arc<Scope>,
+        registry: &'r RwLock<Arc<Registry>>,
+    ) -> Self {
         Self {
             services: Box::new(services),
             scope: root,
             beside_others: false,
             records_calls: true,
+            live_registry: Some(registry),
         }
     }
 
@@ -42,7 +52,19 @@ impl<'r> SubSession<'r> {
             scope: Arc::new(scope),
             beside_others,
             records_calls: false,
+            live_registry: None,
         }
+    }
+
+    /// The services a call or listing starts with now: the registry read again when the
+    /// sub-session follows the runtime's.
+    fn services(&self) -> Services<'r> {
+        let mut services = (*self.services).clone();
+        if let Some(registry) = self.live_registry {
+            services.registry =
+                Arc::clone(&registry.read().unwrap_or_else(|poison| poison.into_inner()));
+        }
+        services
     }
 
     /// The sub-agent's id, if the fork named one.
@@ -57,7 +79,7 @@ impl<'r> SubSession<'r> {
 
     /// The names of the tools the sub-session may call, sorted.
     pub fn tools(&self) -> Vec<String> {
-        self.services
+        self.services()
             .registry
             .tools()
             .map(|tool| tool.spec.name.clone())
@@ -68,7 +90,7 @@ impl<'r> SubSession<'r> {
     /// The sub-session's tools as definitions (`name`, `description`, `input_schema`), for a
     /// runner to show its model.
     pub fn tool_definitions(&self) -> Vec<serde_json::Value> {
-        self.services
+        self.services()
             .registry
             .tools()
             .filter(|tool| self.scope.has_tool(&tool.spec.name))
@@ -84,24 +106,22 @@ impl<'r> SubSession<'r> {
 
     /// A further narrowed sub-session; any widening is an error.
     pub fn fork(&self, narrowing: Narrowing) -> Result<SubSession<'r>, ForkError> {
-        let scope = crate::delegation::fork(&self.parent(), narrowing, None)?;
+        let services = self.services();
+        let parent = Parent {
+            scope: &self.scope,
+            policy: self.scope.policy.as_deref().unwrap_or(services.policy),
+            registry: &services.registry,
+            grant_context: services.grant_context,
+            max_depth: services.max_delegation_depth,
+        };
+        let scope = crate::delegation::fork(&parent, narrowing, None)?;
         Ok(Self {
             services: self.services.clone(),
             scope: Arc::new(scope),
             beside_others: self.beside_others,
             records_calls: self.records_calls,
+            live_registry: self.live_registry,
         })
-    }
-
-    /// What a fork of this sub-session narrows.
-    pub(crate) fn parent(&self) -> Parent<'_> {
-        Parent {
-            scope: &self.scope,
-            policy: self.scope.policy.as_deref().unwrap_or(self.services.policy),
-            registry: &self.services.registry,
-            grant_context: self.services.grant_context,
-            max_depth: self.services.max_delegation_depth,
-        }
     }
 
     /// Dispatches one call through the whole pipeline inside the sub-session.
@@ -112,16 +132,11 @@ impl<'r> SubSession<'r> {
     /// Dispatches one call; setting `cancel` interrupts it (result `cancelled`).
     pub async fn dispatch_cancellable(&self, call: ToolUse, cancel: Arc<AtomicBool>) -> Dispatch {
         let call_id = call.id.clone();
-        let dispatch = super::dispatch_scoped(
-            &self.services,
-            &self.scope,
-            call,
-            cancel,
-            self.beside_others,
-        )
-        .await;
+        let services = self.services();
+        let dispatch =
+            super::dispatch_scoped(&services, &self.scope, call, cancel, self.beside_others).await;
         if self.records_calls {
-            self.services.session.record_call(&call_id);
+            services.session.record_call(&call_id);
         }
         dispatch
     }

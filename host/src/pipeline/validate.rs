@@ -65,20 +65,10 @@ pub(crate) async fn run(
         .run_guest(
             component,
             services.sandbox,
-            CallSetup {
-                grants: &grants,
-                limits,
-                cancel: Arc::clone(&frame.cancel),
-                label: &tool.spec.name,
-                files: services.files,
-                process: None,
-                // No network while validating: validation runs before the decision.
-                net: None,
-                browser: None,
-                on_progress: None,
-                delegator: None,
-                own_thread: frame.placement.beside_others,
-            },
+            // No network, processes or browser while validating: it runs before the decision.
+            CallSetup::new(&grants, limits, &tool.spec.name, services.files)
+                .cancel(Arc::clone(&frame.cancel))
+                .own_thread(frame.placement.beside_others),
             request,
         )
         .await;

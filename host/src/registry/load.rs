@@ -82,19 +82,7 @@ async fn run_describe(
     let run = sandbox
         .run(
             &component.loaded,
-            CallSetup {
-                grants: &no_grants,
-                limits: component.limits,
-                cancel: Arc::default(),
-                label,
-                files: &FileAccess::default(),
-                process: None,
-                net: None,
-                browser: None,
-                on_progress: None,
-                delegator: None,
-                own_thread: false,
-            },
+            CallSetup::new(&no_grants, component.limits, label, &FileAccess::default()),
             GuestRequest::Describe,
         )
         .await;

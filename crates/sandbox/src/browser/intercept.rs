@@ -1,7 +1,7 @@
 //! Every request a page makes, answered by the host: the page's `Fetch` domain pauses each one
 //! (navigations, redirects, frames, subresources, `file://` loads) before the browser would send
 //! it, and this loop decides. `http`/`https` go through the same policy and sender as `wasi:http`
-//! (`sandbox/http.rs`: net grants, permission rules, private ranges) and the host hands the
+//! (`http.rs`: net grants, permission rules, private ranges) and the host hands the
 //! response back; `file://` inside the workspace is left to the browser (Landlock lets it read
 //! only system directories and the workspace); `data:`, `blob:` and `about:` stay in the browser;
 //! everything else is refused. A request the loop never sees has no way out either: the browser

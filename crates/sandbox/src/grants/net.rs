@@ -4,7 +4,7 @@
 //! (`*.example.com`: any subdomain, not the apex) or `*` alone (any host). Without a port the
 //! scheme's default port is meant (80, 443); `:*` is any port. A grant whose host is written out
 //! (no `*`) also lets requests reach that host when it resolves to a private or loopback address
-//! (see `sandbox/http.rs`); a wildcard never does.
+//! (see `http.rs`); a wildcard never does.
 
 use std::fmt;
 
