@@ -103,6 +103,24 @@ pub(crate) enum ExtensionEntry {
     Monitor(manifest::MonitorComponent),
 }
 
+impl ExtensionEntry {
+    /// The fields hooks and monitors share.
+    pub(crate) fn common(&self) -> manifest::ExtensionCommon<'_> {
+        match self {
+            ExtensionEntry::Hook(hook) => hook.common(),
+            ExtensionEntry::Monitor(monitor) => monitor.common(),
+        }
+    }
+
+    /// The world its component targets.
+    fn kind(&self) -> ComponentKind {
+        match self {
+            ExtensionEntry::Hook(_) => ComponentKind::Hook,
+            ExtensionEntry::Monitor(_) => ComponentKind::Monitor,
+        }
+    }
+}
+
 /// One tool in the registry.
 pub(crate) struct RegisteredTool {
     pub(crate) spec: ToolSpec,
@@ -258,6 +276,24 @@ pub(crate) struct RegistryConfig<'a> {
     pub(crate) approvals: &'a BTreeMap<PathBuf, PluginApproval>,
 }
 
+/// The tools a registry holds before its plugins load, and the names they may not take.
+struct Base {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    /// Every name taken so far: built-in tools (selected or not), the Agent tool, MCP tools.
+    all_names: Vec<String>,
+    /// The built-in names (the Agent tool's too), kept for reloads.
+    builtin_names: Vec<String>,
+}
+
+/// Whether a registry keeps the hooks and monitors its plugins declare.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extensions {
+    /// A start: they are loaded for the session.
+    Keep,
+    /// A reload: the session keeps the ones it started with.
+    Drop,
+}
+
 /// The effective registry.
 pub(crate) struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
@@ -270,10 +306,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Assembles the registry in the documented order.
+    /// Assembles the registry in the documented order: built-in tools (and the Agent tool), the
+    /// MCP servers' tools, then the plugins' ([`Self::assemble`]).
     pub(crate) async fn build(
         sandbox: &Sandbox,
-        config: RegistryConfig<'_>,
+        mut config: RegistryConfig<'_>,
     ) -> Result<Self, RegistryError> {
         let mut all_names: Vec<String> = Vec::new();
         let mut tools: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
@@ -304,30 +341,11 @@ impl Registry {
                 tools.insert(tool.spec.name.clone(), Arc::new(tool));
             }
         }
-
         let builtin_names = all_names.clone();
-        let mut extensions = Vec::new();
-        let mut warnings = Vec::new();
-        load_plugins(
-            sandbox,
-            &config,
-            &mut all_names,
-            &mut tools,
-            &mut extensions,
-            &mut warnings,
-        )
-        .await?;
 
-        for (spec, tool) in config.mcp_tools {
-            // Canonical MCP names are unique among themselves (`mcp::discover`); a plugin tool
-            // spelled like one is a configuration clash.
-            if let Some(existing) = tools.get(&spec.name) {
-                return Err(RegistryError::Duplicate {
-                    first: existing.source().to_string(),
-                    second: format!("MCP server {}", tool.connection.name()),
-                    name: spec.name,
-                });
-            }
+        // Canonical MCP names are unique among themselves (`janua_mcp::discover`) and never a
+        // built-in's; a plugin tool spelled like one is a clash `load_plugins` reports.
+        for (spec, tool) in std::mem::take(&mut config.mcp_tools) {
             let validator = match jsonschema::validator_for(&spec.input_schema) {
                 Ok(validator) => validator,
                 Err(error) => {
@@ -357,17 +375,12 @@ impl Registry {
             );
         }
 
-        tools.retain(|name, _| !(config.removed)(name));
-        let aliases = Aliases::new(config.aliases, |name| {
-            all_names.iter().any(|known| known == name)
-        })?;
-        Ok(Self {
+        let base = Base {
             tools,
-            aliases,
-            extensions,
-            warnings,
+            all_names,
             builtin_names,
-        })
+        };
+        Self::assemble(sandbox, &config, base, Extensions::Keep).await
     }
 
     /// This registry with its plugin tools loaded afresh from `config.plugin_dirs`: built-in,
@@ -378,7 +391,7 @@ impl Registry {
         sandbox: &Sandbox,
         config: RegistryConfig<'_>,
     ) -> Result<Self, RegistryError> {
-        let mut tools: BTreeMap<String, Arc<RegisteredTool>> = self
+        let tools: BTreeMap<String, Arc<RegisteredTool>> = self
             .tools
             .iter()
             .filter(|(_, tool)| !matches!(tool.source(), ToolSource::Plugin { .. }))
@@ -391,11 +404,32 @@ impl Registry {
                 .filter(|name| !self.builtin_names.contains(name))
                 .cloned(),
         );
-        let mut warnings = Vec::new();
+        let base = Base {
+            tools,
+            all_names,
+            builtin_names: self.builtin_names.clone(),
+        };
+        Self::assemble(sandbox, &config, base, Extensions::Drop).await
+    }
+
+    /// What `build` and `reload_plugins` share: the plugins loaded on top of `base`, then the
+    /// operator's bare-name removals, then the aliases checked against every name.
+    async fn assemble(
+        sandbox: &Sandbox,
+        config: &RegistryConfig<'_>,
+        base: Base,
+        extensions_kept: Extensions,
+    ) -> Result<Self, RegistryError> {
+        let Base {
+            mut tools,
+            mut all_names,
+            builtin_names,
+        } = base;
         let mut extensions = Vec::new();
+        let mut warnings = Vec::new();
         load_plugins(
             sandbox,
-            &config,
+            config,
             &mut all_names,
             &mut tools,
             &mut extensions,
@@ -406,12 +440,15 @@ impl Registry {
         let aliases = Aliases::new(config.aliases, |name| {
             all_names.iter().any(|known| known == name)
         })?;
+        if extensions_kept == Extensions::Drop {
+            extensions.clear();
+        }
         Ok(Self {
             tools,
             aliases,
-            extensions: Vec::new(),
+            extensions,
             warnings,
-            builtin_names: self.builtin_names.clone(),
+            builtin_names,
         })
     }
 
@@ -516,13 +553,10 @@ async fn load_plugins(
                     .map(|(index, monitor)| (index, ExtensionEntry::Monitor(monitor.clone()))),
             );
         for (index, entry) in entries {
-            let (component, kind, declared) = match &entry {
-                ExtensionEntry::Hook(hook) => (&hook.component, ComponentKind::Hook, &hook.limits),
-                ExtensionEntry::Monitor(monitor) => {
-                    (&monitor.component, ComponentKind::Monitor, &monitor.limits)
-                }
-            };
-            let (wasm, label) = read_component(component)?;
+            let common = entry.common();
+            let (wasm, label) = read_component(common.component)?;
+            let kind = entry.kind();
+            let declared = common.limits;
             extensions.push(Extension {
                 plugin: manifest.plugin.name.clone(),
                 dir: dir.clone(),

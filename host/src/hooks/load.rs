@@ -289,10 +289,48 @@ fn extension_source(extension: &Extension) -> String {
 }
 
 fn extension_what(extension: &Extension) -> String {
-    match &extension.entry {
-        ExtensionEntry::Hook(hook) => format!("hook {}", hook.component.display()),
-        ExtensionEntry::Monitor(monitor) => format!("monitor {}", monitor.component.display()),
-    }
+    let common = extension.entry.common();
+    format!("{} {}", common.kind, common.component.display())
+}
+
+/// What loading a hook and a monitor share: the error naming the entry, the expanded config,
+/// the name (given, or `<plugin>/<table>[<index>]`) and the timeout, never past the operator's
+/// limit (manifests can only lower it).
+struct Shared {
+    name: String,
+    config: Option<Value>,
+    timeout: Duration,
+}
+
+fn shared(
+    input: &LoadInput<'_>,
+    extension: &Extension,
+    default_timeout: Duration,
+) -> Result<Shared, Error> {
+    let common = extension.entry.common();
+    let config = expand_config(common.config, input, extension)
+        .map_err(|message| extension_error(extension, message))?;
+    let table = match common.kind {
+        "hook" => "hooks",
+        _ => "monitors",
+    };
+    let name = common
+        .name
+        .cloned()
+        .unwrap_or_else(|| format!("{}/{table}[{}]", extension.plugin, extension.index));
+    Ok(Shared {
+        name,
+        config,
+        timeout: seconds(common.timeout, default_timeout).min(extension.limits.timeout),
+    })
+}
+
+/// A problem with one hook or monitor entry, named in its manifest.
+fn extension_error(extension: &Extension, message: String) -> Error {
+    manifest_error(
+        extension,
+        format!("{}: {message}", extension_what(extension)),
+    )
 }
 
 fn settings_source(hook: &SettingsHook) -> String {
@@ -329,12 +367,12 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
     let ExtensionEntry::Hook(entry) = &extension.entry else {
         return Err(manifest_error(extension, "not a hook entry".to_owned()));
     };
-    let error = |message: String| {
-        manifest_error(
-            extension,
-            format!("hook {}: {message}", entry.component.display()),
-        )
-    };
+    let error = |message: String| extension_error(extension, message);
+    let Shared {
+        name,
+        config,
+        timeout,
+    } = shared(input, extension, DEFAULT_HOOK_TIMEOUT)?;
     let events = entry
         .events
         .iter()
@@ -356,19 +394,13 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
     .map_err(error)?;
     let on_error = OnError::parse(entry.on_error.as_deref())
         .ok_or_else(|| error("on-error must be \"deny\" or \"ignore\"".to_owned()))?;
-    let config = expand_config(entry.config.as_ref(), input, extension).map_err(error)?;
-    let name = entry
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("{}/hooks[{}]", extension.plugin, extension.index));
     Ok(HookEntry {
         name,
         source: extension_source(extension),
         events,
         matcher,
         condition,
-        // The entry's timeout, never past the operator's limit (manifests can only lower it).
-        timeout: seconds(entry.timeout, DEFAULT_HOOK_TIMEOUT).min(extension.limits.timeout),
+        timeout,
         on_error,
         grants: entry.grants.describe(),
         handler: Handler::Wasm(Arc::new(WasmHook {
@@ -389,13 +421,12 @@ fn plugin_monitor(
     let ExtensionEntry::Monitor(entry) = &extension.entry else {
         return Err(manifest_error(extension, "not a monitor entry".to_owned()));
     };
-    let error = |message: String| {
-        manifest_error(
-            extension,
-            format!("monitor {}: {message}", entry.component.display()),
-        )
-    };
-    let config = expand_config(entry.config.as_ref(), input, extension).map_err(error)?;
+    let error = |message: String| extension_error(extension, message);
+    let Shared {
+        name,
+        config,
+        timeout,
+    } = shared(input, extension, DEFAULT_MONITOR_TIMEOUT)?;
     let context = GrantContext {
         plugin_data: Some(extension.plugin_data.clone()),
         tmp: None,
@@ -410,13 +441,8 @@ fn plugin_monitor(
             ))
         })?;
     }
-    let timeout = seconds(entry.timeout, DEFAULT_MONITOR_TIMEOUT).min(extension.limits.timeout);
     let mut limits = extension.limits;
     limits.timeout = timeout;
-    let name = entry
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("{}/monitors[{}]", extension.plugin, extension.index));
     let resident = input
         .sandbox
         .resident(

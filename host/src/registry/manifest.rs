@@ -118,6 +118,55 @@ pub(crate) struct HookComponent {
     pub(crate) limits: DeclaredLimits,
 }
 
+/// What `[[hooks]]` and `[[monitors]]` entries have in common: checked, loaded and named by
+/// one path (the entries stay two flat tables, since serde's `flatten` cannot be strict).
+pub(crate) struct ExtensionCommon<'a> {
+    /// `hook` or `monitor`, for messages.
+    pub(crate) kind: &'static str,
+    /// Path of the `.wasm` file, relative to the plugin directory.
+    pub(crate) component: &'a PathBuf,
+    /// The name it was given, if any.
+    pub(crate) name: Option<&'a String>,
+    /// Seconds one event may take, if given.
+    pub(crate) timeout: Option<f64>,
+    /// Passed as `config` in every event.
+    pub(crate) config: Option<&'a toml::Value>,
+    /// What it may touch.
+    pub(crate) grants: &'a Grants,
+    /// Limits that lower the operator's.
+    pub(crate) limits: &'a DeclaredLimits,
+}
+
+impl HookComponent {
+    /// The fields every extension has.
+    pub(crate) fn common(&self) -> ExtensionCommon<'_> {
+        ExtensionCommon {
+            kind: "hook",
+            component: &self.component,
+            name: self.name.as_ref(),
+            timeout: self.timeout,
+            config: self.config.as_ref(),
+            grants: &self.grants,
+            limits: &self.limits,
+        }
+    }
+}
+
+impl MonitorComponent {
+    /// The fields every extension has.
+    pub(crate) fn common(&self) -> ExtensionCommon<'_> {
+        ExtensionCommon {
+            kind: "monitor",
+            component: &self.component,
+            name: self.name.as_ref(),
+            timeout: self.timeout,
+            config: self.config.as_ref(),
+            grants: &self.grants,
+            limits: &self.limits,
+        }
+    }
+}
+
 /// `[[monitors]]`: one monitor component and the lifecycle events it observes.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -243,12 +292,21 @@ impl Manifest {
                 "the manifest lists no [[tool]], [[hooks]] or [[monitors]] components".to_owned(),
             ));
         }
+        let extensions: Vec<ExtensionCommon<'_>> = raw
+            .hooks
+            .iter()
+            .map(HookComponent::common)
+            .chain(raw.monitors.iter().map(MonitorComponent::common))
+            .collect();
         let components = raw
             .tools
             .iter()
             .map(|tool| (&tool.component, &tool.limits))
-            .chain(raw.hooks.iter().map(|hook| (&hook.component, &hook.limits)))
-            .chain(raw.monitors.iter().map(|m| (&m.component, &m.limits)));
+            .chain(
+                extensions
+                    .iter()
+                    .map(|entry| (entry.component, entry.limits)),
+            );
         for (component, limits) in components {
             if let Some(problem) = limits.problem() {
                 return Err(ManifestError::at(
@@ -269,16 +327,14 @@ impl Manifest {
                 ));
             }
         }
-        let extensions = raw
-            .hooks
-            .iter()
-            .map(|hook| ("hook", &hook.component, &hook.grants, hook.timeout))
-            .chain(
-                raw.monitors
-                    .iter()
-                    .map(|m| ("monitor", &m.component, &m.grants, m.timeout)),
-            );
-        for (kind, component, grants, timeout) in extensions {
+        for entry in &extensions {
+            let ExtensionCommon {
+                kind,
+                component,
+                grants,
+                timeout,
+                ..
+            } = entry;
             let at = |message: String| {
                 ManifestError::at(path, format!("{kind} {}: {message}", component.display()))
             };
@@ -297,7 +353,7 @@ impl Manifest {
                     "fs grant {grant}: hooks and monitors may only read the workspace; they may write ${{PLUGIN_DATA}} and ${{TMP}}"
                 )));
             }
-            if let Some(seconds) = timeout
+            if let Some(seconds) = *timeout
                 && !(seconds > 0.0 && seconds <= MAX_EXTENSION_TIMEOUT_SECONDS)
             {
                 return Err(at(format!(
@@ -305,14 +361,11 @@ impl Manifest {
                 )));
             }
         }
-        let names = raw
-            .hooks
-            .iter()
-            .map(|hook| (&hook.component, &hook.name))
-            .chain(raw.monitors.iter().map(|m| (&m.component, &m.name)));
         let mut seen = std::collections::BTreeSet::new();
-        for (component, name) in names {
-            let Some(name) = name else { continue };
+        for entry in &extensions {
+            let (component, Some(name)) = (entry.component, entry.name) else {
+                continue;
+            };
             let valid = !name.is_empty()
                 && name.chars().count() <= 64
                 && name
