@@ -15,7 +15,8 @@ use std::net::TcpListener;
 use std::time::Instant;
 
 use common::{bench, dispatch, row};
-use janua::{ProxySettings, Runtime, RuntimeConfig};
+use janua::sandbox::ProxySettings;
+use janua::{Runtime, RuntimeConfig};
 use serde_json::json;
 
 const PAGE: &str = "<!DOCTYPE html><title>Bench</title><input id=\"q\"><button id=\"go\" \
@@ -68,7 +69,7 @@ async fn runtime(root: &std::path::Path, workspace: &std::path::Path) -> Runtime
 }
 
 async fn run() {
-    if let Err(error) = janua::find_browser() {
+    if let Err(error) = janua::sandbox::find_browser() {
         panic!(
             "the browser benchmark needs Chromium: {error}; \
              `JANUA_BROWSER=$(bash tests/browser/setup.sh target/tmp/browser)` provisions one"

@@ -36,7 +36,7 @@ async fn run() {
     )
     .expect("manifest");
     let workflow = root.path().join("grep-context");
-    janua::write_example("workflow-grep-context", &workflow).expect("example");
+    janua::extensions::write_example("workflow-grep-context", &workflow).expect("example");
     let mut config = RuntimeConfig::new(&workspace);
     config.state_dir = Some(root.path().join("state"));
     config.cache_dir = Some(root.path().join("cache"));

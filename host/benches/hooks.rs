@@ -85,7 +85,7 @@ async fn run() {
         &(0..4).map(hook_table).collect::<String>(),
     );
     let audit = root.path().join("audit");
-    janua::write_example("monitor-audit", &audit).expect("audit example");
+    janua::extensions::write_example("monitor-audit", &audit).expect("audit example");
     let command = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
         {"type": "command", "command": "exit 0"}]}]}})
     .to_string();

@@ -16,10 +16,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use janua::{
-    CapabilityClass, Policy, Rule, RuleContext, RuleKind, RuleSource, Runtime, RuntimeConfig,
-    ToolSpec, ToolUse,
-};
+use janua::{CapabilityClass, Runtime, RuntimeConfig, ToolSpec, ToolUse};
+
+use janua::rules::{Policy, Rule, RuleContext, RuleKind, RuleSource};
 use janua_sandbox::Floor;
 use serde_json::json;
 

@@ -10,7 +10,8 @@ mod common;
 use std::time::Instant;
 
 use common::{bench, row};
-use janua::{PermissionMode, ProcessSandbox, Runtime, RuntimeConfig};
+use janua::sandbox::ProcessSandbox;
+use janua::{PermissionMode, Runtime, RuntimeConfig};
 use serde_json::json;
 
 fn main() {

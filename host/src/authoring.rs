@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::extensions::{HookInfo, MonitorInfo};
+use crate::plugins::ToolSelection;
 use crate::registry::{self, Manifest, PluginApproval};
-use crate::{HookInfo, MonitorInfo, Runtime, RuntimeConfig, ToolInfo, ToolSelection};
+use crate::{Runtime, RuntimeConfig, ToolInfo};
 
 /// How much a finding matters: errors make `janua plugin check` exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -63,11 +65,11 @@ pub enum ApprovalError {
     Plugin(String),
     /// The user settings file cannot be read or written.
     #[error(transparent)]
-    Settings(#[from] crate::SettingsError),
+    Settings(#[from] crate::config::SettingsError),
 }
 
 /// The component files the manifest in `dir` names, each once.
-pub fn manifest_components(dir: &Path) -> Result<Vec<PathBuf>, crate::ManifestError> {
+pub fn manifest_components(dir: &Path) -> Result<Vec<PathBuf>, crate::plugins::ManifestError> {
     let manifest = Manifest::read(dir)?;
     Ok(manifest
         .component_paths()
@@ -266,7 +268,9 @@ fn lint_grants(manifest: &Manifest, report: &mut PluginReport) {
             ));
         }
         for grant in &grants.fs {
-            if grant.access() == crate::FsAccess::ReadWrite && grant.location() == "${WORKSPACE}" {
+            if grant.access() == crate::sandbox::FsAccess::ReadWrite
+                && grant.location() == "${WORKSPACE}"
+            {
                 report.warning(format!(
                     "{owner}: read-write on the whole ${{WORKSPACE}}; grant a subdirectory if the tool writes only there"
                 ));

@@ -22,10 +22,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use janua::{
-    Alias, Limits, PermissionMode, ProcessSandbox, Runtime, RuntimeConfig, ToolSelection,
-    TtyPrompter,
-};
+use janua::{Limits, PermissionMode, Runtime, RuntimeConfig};
+
+use janua::plugins::{Alias, ToolSelection};
+
+use janua::sandbox::ProcessSandbox;
+
+use janua::rules::TtyPrompter;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success; 1 an error result (still printed as a tool_result); 2 a usage or
@@ -329,7 +332,7 @@ impl GlobalArgs {
             }
         }
         if !self.no_user_settings {
-            config.user_settings = janua::user_settings_path();
+            config.user_settings = janua::config::user_settings_path();
         }
         config.permission_mode = self.permission_mode;
         config.trust_workspace = self.trust_workspace;
@@ -383,7 +386,7 @@ fn shutdown_signal()
 
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {
     text.parse()
-        .map_err(|error: janua::UnknownMode| error.to_string())
+        .map_err(|error: janua::rules::UnknownMode| error.to_string())
 }
 
 /// Parses `30`, `1.5`, `500ms`, `30s` or `2m`.

@@ -35,63 +35,110 @@ mod runtime;
 mod session;
 mod settings;
 
+// What an embedder needs: the runtime, its configuration, a call and its result, who answers
+// permission questions and runs sub-agents, and the errors. Everything else is in the modules
+// below, grouped by what it is about.
+pub use crate::delegation::{ForkError, Narrowing};
+pub use crate::hooks::{FnHook, Hook};
+pub use crate::pipeline::{
+    AgentError, AgentReport, AgentRequest, AgentRunner, BatchDispatch, CheckReport, Dispatch,
+    Failure, Outcome, SubSession,
+};
+pub use crate::runtime::{BatchOptions, CommandRunner, Runtime, RuntimeConfig, ToolInfo};
+pub use crate::session::Session;
+pub use crate::settings::SettingsInput;
+pub use janua_permissions::{
+    Decision, NoPrompter, PermissionMode, PermissionRequest, PromptAnswer, Prompter, Verdict,
+};
+pub use janua_sandbox::{Grants, Limits};
 pub use janua_types::{
-    AGENT_TOOL, CapabilityClass, ContentBlock, DeferredCall, ErrorKind, HookEvent, ImageSource,
-    Matcher, MatcherError, OnError, ResultContent, ToolResultBlock, ToolSpec, ToolUse,
+    CapabilityClass, ContentBlock, DeferredCall, ErrorKind, ImageSource, ResultContent,
+    ToolResultBlock, ToolSpec, ToolUse,
 };
 
-pub use authoring::{
-    ApprovalError, Finding, PluginReport, Severity, approve_plugin, check_plugin, component_digest,
-    manifest_components, wit_version,
-};
-pub use delegation::{DEFAULT_MAX_DELEGATION_DEPTH, ForkError, Narrowing};
-pub use hooks::{
-    AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
-    ExtensionsReport, FnHook, Hook, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
-    ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
-    verify_audit_log, write_example,
-};
-pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
-pub use janua_mcp::{
-    DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
-    DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
-    DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
-};
-pub use janua_permissions::{
-    DecidedBy, Decision, HookVote, NoPrompter, PermissionMode, PermissionRequest, Policy,
-    PromptAnswer, Prompter, Rule, RuleContext, RuleError, RuleKind, RuleSource, TtyPrompter,
-    UnknownMode, Verdict, VoteKind, split_command, split_rule_list,
-};
-pub use janua_sandbox::{
-    CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
-    DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
-    FsAccess, FsGrant, Grants, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
-    NetGrant, NetGrantError, NetSettings, ProcessGrant, ProxySettings, SandboxError, find_browser,
-};
-pub use output::{Normalization, Truncation};
-pub use pipeline::{
-    AgentError, AgentReport, AgentRequest, AgentRunner, AliasHop, BatchDispatch, CheckReport,
-    Coercion, CoercionRule, Dispatch, Failure, Outcome, SubSession,
-};
-pub use protocol::{
-    DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
-    serve_stream, tool_definitions,
-};
-pub use registry::{
-    Alias, AliasError, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
-};
-pub use runtime::{
-    BatchOptions, CommandRunner, DEFAULT_MAX_CONCURRENCY, PluginReload, Runtime, RuntimeConfig,
-    SessionEndReport, SessionStartReport, ToolInfo, cache_info, clear_cache, default_cache_dir,
-};
-pub use session::{
-    Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, RewindReport, Session,
-    SessionError, Skipped,
-};
-pub use settings::{
-    HookSetting, PermissionSettings, RuleEntry, Settings, SettingsError, SettingsInput,
-    user_settings_path,
-};
+/// Hooks and monitors: events and matchers, the answers a hook gives, what was loaded, the audit log and the shipped examples.
+pub mod extensions {
+    pub use crate::hooks::{
+        AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
+        ExtensionsReport, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
+        ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
+        verify_audit_log, write_example,
+    };
+    pub use janua_types::{HookEvent, Matcher, MatcherError, OnError};
+}
+
+/// Permission rules and what decided a call: the grammar, the policy, hook votes, the terminal prompter.
+pub mod rules {
+    pub use crate::settings::{PermissionSettings, RuleEntry};
+    pub use janua_permissions::{
+        DecidedBy, HookVote, Policy, Rule, RuleContext, RuleError, RuleKind, RuleSource,
+        TtyPrompter, UnknownMode, VoteKind, split_command, split_rule_list,
+    };
+}
+
+/// The sandbox a call runs in: grants, limits, outgoing HTTP, process confinement, the component cache and the browser.
+pub mod sandbox {
+    pub use crate::runtime::{cache_info, clear_cache, default_cache_dir};
+    pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
+    pub use janua_sandbox::{
+        CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
+        DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
+        FsAccess, FsGrant, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS, NetGrant,
+        NetGrantError, NetSettings, ProcessGrant, ProxySettings, SandboxError, find_browser,
+    };
+}
+
+/// MCP servers as tool sources: their per-server sandbox and limits, and `.mcp.json` errors.
+pub mod mcp {
+    pub use janua_mcp::{
+        DEFAULT_CALL_TIMEOUT as DEFAULT_MCP_CALL_TIMEOUT,
+        DEFAULT_OUTPUT_TOKENS as DEFAULT_MCP_OUTPUT_TOKENS,
+        DEFAULT_STARTUP_TIMEOUT as DEFAULT_MCP_STARTUP_TIMEOUT, McpConfigError, McpServerPolicy,
+    };
+}
+
+/// The front ends: `janua run`'s stream-json session, `janua mcp serve` (stdio and Streamable HTTP), and tool definitions for model APIs.
+pub mod serve {
+    pub use crate::protocol::{
+        DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
+        serve_stream, tool_definitions,
+    };
+}
+
+/// Plugins: checking and approving them, their manifests, the registry's errors, aliases and tool selection.
+pub mod plugins {
+    pub use crate::authoring::{
+        ApprovalError, Finding, PluginReport, Severity, approve_plugin, check_plugin,
+        component_digest, manifest_components, wit_version,
+    };
+    pub use crate::registry::{
+        Alias, AliasError, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
+    };
+    pub use crate::runtime::PluginReload;
+}
+
+/// A session's saved state: checkpoints and rewinds, and what session start and end reported.
+pub mod state {
+    pub use crate::runtime::{SessionEndReport, SessionStartReport};
+    pub use crate::session::{
+        Checkpoint, Checkpoints, DEFAULT_SESSION_ID, FileState, MAX_CHECKPOINTS, RewindReport,
+        SessionError, Skipped,
+    };
+}
+
+/// Settings files and the runtime's other defaults.
+pub mod config {
+    pub use crate::delegation::DEFAULT_MAX_DELEGATION_DEPTH;
+    pub use crate::runtime::DEFAULT_MAX_CONCURRENCY;
+    pub use crate::settings::{HookSetting, Settings, SettingsError, user_settings_path};
+    pub use janua_types::AGENT_TOOL;
+}
+
+/// What an outcome records besides its result: the alias hop, coercions, output normalization and truncation.
+pub mod outcome {
+    pub use crate::output::{Normalization, Truncation};
+    pub use crate::pipeline::{AliasHop, Coercion, CoercionRule};
+}
 
 /// A configuration or start-up error: the runtime could not be built. (Problems with a single call
 /// are never errors; they are error results.)
@@ -107,28 +154,28 @@ pub enum Error {
     },
     /// The registry could not be built.
     #[error(transparent)]
-    Registry(#[from] RegistryError),
+    Registry(#[from] plugins::RegistryError),
     /// The sandbox could not be created.
     #[error(transparent)]
-    Sandbox(#[from] SandboxError),
+    Sandbox(#[from] sandbox::SandboxError),
     /// A permission rule is malformed.
     #[error(transparent)]
-    Rule(#[from] RuleError),
+    Rule(#[from] rules::RuleError),
     /// An alias is malformed.
     #[error(transparent)]
-    Alias(#[from] AliasError),
+    Alias(#[from] plugins::AliasError),
     /// The session could not be opened.
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Session(#[from] state::SessionError),
     /// A settings file is unusable.
     #[error(transparent)]
-    Settings(#[from] SettingsError),
+    Settings(#[from] config::SettingsError),
     /// The outgoing-HTTP settings are unusable (a proxy that is not an `http://` URL).
     #[error("network settings: {0}")]
     Net(String),
     /// An MCP configuration file is unusable.
     #[error(transparent)]
-    Mcp(#[from] McpConfigError),
+    Mcp(#[from] mcp::McpConfigError),
     /// The compile cache could not be changed.
     #[error("compile cache: {path}: {source}")]
     Cache {

@@ -9,7 +9,7 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     // Before anything else: what janua's parent left inheritable is never passed on.
-    if let Err(error) = janua::close_inherited_descriptors() {
+    if let Err(error) = janua::sandbox::close_inherited_descriptors() {
         eprintln!("janua: error: cannot mark inherited descriptors close-on-exec: {error}");
         return ExitCode::from(2);
     }

@@ -55,7 +55,7 @@ pub struct RuntimeConfig {
     /// `--settings JSON` values.
     pub settings_json: Vec<String>,
     /// The user settings file (`None`: no user scope). The CLI uses
-    /// [`user_settings_path`](crate::user_settings_path).
+    /// [`user_settings_path`](crate::config::user_settings_path).
     pub user_settings: Option<PathBuf>,
     /// Read the project's `.janua/settings.json` and `.janua/settings.local.json`.
     pub project_settings: bool,
@@ -102,7 +102,7 @@ pub struct RuntimeConfig {
     /// Give the agent runner the host's network (`--agent-runner-network`).
     pub agent_network: bool,
     /// The Chromium the Browser tool starts; `None` looks for one at the first browser call
-    /// ([`find_browser`](crate::find_browser): `JANUA_BROWSER`, else Debian's `chromium`).
+    /// ([`find_browser`](crate::sandbox::find_browser): `JANUA_BROWSER`, else Debian's `chromium`).
     pub browser: Option<PathBuf>,
 }
 
@@ -159,7 +159,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// What the compile cache under `cache_dir` holds (see [`default_cache_dir`]).
-pub fn cache_info(cache_dir: &Path) -> Result<crate::CacheInfo, Error> {
+pub fn cache_info(cache_dir: &Path) -> Result<crate::sandbox::CacheInfo, Error> {
     Ok(Sandbox::new(Some(cache_dir))?.cache().info())
 }
 
@@ -411,7 +411,7 @@ impl Runtime {
         }
         let mut net = config.net.clone();
         // The embedder's proxy wins; otherwise the operator's `networkProxy` setting.
-        if net.proxy == crate::ProxySettings::default()
+        if net.proxy == crate::sandbox::ProxySettings::default()
             && let Some(proxy) = loaded.network_proxy
         {
             net.proxy = proxy;
@@ -605,7 +605,7 @@ impl Runtime {
     /// Gives every progress message a tool reports (`host.progress`) to `listener` with the
     /// call's `tool_use_id`, as it is reported, on the guest's thread; `janua mcp serve` turns
     /// them into progress notifications.
-    pub fn set_progress_listener(&self, listener: crate::ProgressListener) {
+    pub fn set_progress_listener(&self, listener: crate::extensions::ProgressListener) {
         self.monitors.set_progress_listener(Some(listener));
     }
 

@@ -287,3 +287,59 @@ fn module_names_are_read_from_paths_groups_and_supers() {
     // From a file one level down, `super::x` is a sibling inside the same module.
     assert!(modules_used("use super::answer;", 2).is_empty());
 }
+
+/// The `janua` crate's root holds what an embedder needs and no more (issue 32, point 6): at
+/// most 40 names, counting every top-level `pub use` name and public item; the rest lives in
+/// the root's public modules, grouped by subject.
+#[test]
+fn the_library_root_exports_at_most_forty_names() {
+    let lib = std::fs::read_to_string(crate::mcp_support::repo().join("host/src/lib.rs"))
+        .expect("host/src/lib.rs");
+    let mut names = Vec::new();
+    let mut statement = String::new();
+    for line in lib.lines() {
+        if statement.is_empty() && !line.starts_with("pub use ") {
+            for item in [
+                "pub enum ",
+                "pub struct ",
+                "pub fn ",
+                "pub const ",
+                "pub trait ",
+            ] {
+                if let Some(rest) = line.strip_prefix(item) {
+                    names.push(
+                        rest.split(['<', '(', ' ', ':', '{'])
+                            .next()
+                            .unwrap_or("")
+                            .to_owned(),
+                    );
+                }
+            }
+            continue;
+        }
+        statement.push_str(line);
+        if line.trim_end().ends_with(';') {
+            let list = statement
+                .trim_start_matches("pub use ")
+                .trim_end_matches(';')
+                .to_owned();
+            let items = match list.split_once('{') {
+                Some((_, inner)) => inner.trim_end_matches('}').to_owned(),
+                None => list.rsplit("::").next().unwrap_or("").to_owned(),
+            };
+            names.extend(
+                items
+                    .split(',')
+                    .map(|item| item.rsplit(" as ").next().unwrap_or("").trim().to_owned())
+                    .filter(|item| !item.is_empty()),
+            );
+            statement.clear();
+        }
+    }
+    assert!(names.contains(&"Runtime".to_owned()), "{names:?}");
+    assert!(
+        names.len() <= 40,
+        "the root exports {} names: move some into a module ({names:?})",
+        names.len()
+    );
+}

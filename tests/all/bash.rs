@@ -5,7 +5,9 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use janua::{ErrorKind, PermissionMode, ProcessSandbox, Runtime};
+use janua::{ErrorKind, PermissionMode, Runtime};
+
+use janua::sandbox::ProcessSandbox;
 use serde_json::{Value, json};
 
 use crate::support::{Fixture, cache_dir, call, error_text, janua_bin, ok_text};

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use janua::{ContentBlock, ErrorKind, PermissionMode, ProxySettings, ResultContent};
+use janua::sandbox::ProxySettings;
+use janua::{ContentBlock, ErrorKind, PermissionMode, ResultContent};
 use serde_json::{Value, json};
 
 use crate::support::{Fixture, call, error_text, janua_bin, ok_text};
@@ -204,7 +205,7 @@ fn test_browser() -> PathBuf {
     static BROWSER: OnceLock<PathBuf> = OnceLock::new();
     BROWSER
         .get_or_init(|| {
-            if let Ok(path) = janua::find_browser() {
+            if let Ok(path) = janua::sandbox::find_browser() {
                 return path;
             }
             let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser");
@@ -739,7 +740,7 @@ async fn no_browser_starts_without_the_process_sandbox() {
         .runtime(&[], |c| {
             c.browser = Some(test_browser());
             c.allowed_tools = vec!["Browser".to_owned()];
-            c.process_sandbox = janua::ProcessSandbox::Unsandboxed;
+            c.process_sandbox = janua::sandbox::ProcessSandbox::Unsandboxed;
         })
         .await;
     let result = call(

@@ -4,7 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use janua::{ErrorKind, FnHook, ForkError, Grants, HookEvent, Narrowing, PermissionMode, ToolUse};
+use janua::{ErrorKind, FnHook, ForkError, Grants, Narrowing, PermissionMode, ToolUse};
+
+use janua::extensions::HookEvent;
 use janua_test_guests::{DELEGATE_PROBE, GRANTS_ENV};
 use serde_json::{Value, json};
 
@@ -456,7 +458,8 @@ async fn the_example_workflow_greps_then_reads_each_match() {
     fixture.write("src/two.rs", "// TODO second\nz\n");
     fixture.write("src/three.rs", "// TODO third\n");
     let dir = fixture.root().join("grep-context");
-    janua::write_example("workflow-grep-context", &dir).expect("the example is shipped");
+    janua::extensions::write_example("workflow-grep-context", &dir)
+        .expect("the example is shipped");
     let runtime = fixture
         .runtime(&[dir], |config| {
             config.allowed_tools = vec!["GrepContext".to_owned()];

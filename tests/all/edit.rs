@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use janua::{Dispatch, ErrorKind, FnHook, HookEvent, PermissionMode, Runtime};
+use janua::{Dispatch, ErrorKind, FnHook, PermissionMode, Runtime};
+
+use janua::extensions::HookEvent;
 use serde_json::{Value, json};
 
 use crate::support::{Fixture, call, error_text, ok_text};

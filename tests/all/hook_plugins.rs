@@ -3,7 +3,9 @@
 //! hook's own sandbox, defer and resume, PermissionRequest, PermissionDenied, PostToolUse output
 //! replacement, PostToolBatch, session events and the output cap.
 
-use janua::{DecidedBy, ErrorKind, Runtime, RuntimeConfig};
+use janua::{ErrorKind, Runtime, RuntimeConfig};
+
+use janua::rules::DecidedBy;
 use janua_test_guests::{HOOKS_SCRIPTED, PIPELINE_ECHO};
 use serde_json::{Value, json};
 
@@ -391,7 +393,7 @@ async fn if_rules_and_matchers_select_calls() {
     };
     assert_eq!(covers("regex"), ["Picky"]);
     assert!(covers("list").is_empty());
-    let unanchored = janua::Matcher::parse("Edit.*").unwrap();
+    let unanchored = janua::extensions::Matcher::parse("Edit.*").unwrap();
     assert!(unanchored.matches("NotebookEdit"));
 }
 

@@ -3,7 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use janua::{DecidedBy, ErrorKind, FnHook, HookEvent, Runtime};
+use janua::{ErrorKind, FnHook, Runtime};
+
+use janua::rules::DecidedBy;
+
+use janua::extensions::HookEvent;
 use janua_test_guests::PIPELINE_ECHO;
 use serde_json::{Value, json};
 
@@ -374,6 +378,6 @@ async fn hooks_see_absolute_paths_for_path_tools() {
     let expected = fixture.workspace().join("docs/a.md").display().to_string();
     assert_eq!(seen.lock().unwrap()[0]["file_path"], expected);
     let change = result.outcome.coercions.last().unwrap();
-    assert_eq!(change.rule, janua::CoercionRule::AbsolutePath);
+    assert_eq!(change.rule, janua::outcome::CoercionRule::AbsolutePath);
     assert_eq!(change.from, "\"docs/a.md\"");
 }

@@ -294,7 +294,7 @@ fn the_audit_chain_verifies_and_detects_a_modified_line() {
 async fn the_rate_limit_monitor_cancels_bash_beyond_its_budget() {
     let fixture = Fixture::new();
     let dir = fixture.root().join("rate-plugin");
-    janua::write_example("monitor-rate-limit", &dir).unwrap();
+    janua::extensions::write_example("monitor-rate-limit", &dir).unwrap();
     let manifest = std::fs::read_to_string(dir.join("janua.toml")).unwrap();
     assert!(manifest.contains("per_minute = 30"), "{manifest}");
     std::fs::write(
@@ -322,13 +322,13 @@ async fn the_example_hooks_guard_and_rewrite_bash() {
     let fixture = Fixture::new();
     let guard = fixture.root().join("guard");
     let rewriter = fixture.root().join("rewriter");
-    janua::write_example("hook-bash-guard", &guard).unwrap();
-    janua::write_example("hook-input-rewriter", &rewriter).unwrap();
+    janua::extensions::write_example("hook-bash-guard", &guard).unwrap();
+    janua::extensions::write_example("hook-input-rewriter", &rewriter).unwrap();
     assert!(
-        janua::write_example("hook-bash-guard", &guard).is_err(),
+        janua::extensions::write_example("hook-bash-guard", &guard).is_err(),
         "not empty"
     );
-    assert!(janua::write_example("hook-nope", &fixture.root().join("x")).is_err());
+    assert!(janua::extensions::write_example("hook-nope", &fixture.root().join("x")).is_err());
     let runtime = fixture
         .runtime(&[guard, rewriter], |config| {
             config.allowed_tools = vec!["Bash".into()];

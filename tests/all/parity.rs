@@ -319,10 +319,9 @@ async fn check_and_a_real_call_run_the_same_conditional_hooks() {
         let called = runtime.dispatch(tool_use(&row)).await;
         rows += 1;
         differences.extend(compare(&row, &report, &called));
-        let by_hook = report
-            .decision
-            .as_ref()
-            .is_some_and(|decision| matches!(decision.decided_by, janua::DecidedBy::Hook { .. }));
+        let by_hook = report.decision.as_ref().is_some_and(|decision| {
+            matches!(decision.decided_by, janua::rules::DecidedBy::Hook { .. })
+        });
         if by_hook != (expected == "yes") {
             differences.push(format!(
                 "{}: {condition} on {value}: the hook {} ({:?})",

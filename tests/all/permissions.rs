@@ -7,9 +7,9 @@ use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use janua::{
-    DecidedBy, ErrorKind, PermissionMode, PermissionRequest, PromptAnswer, Prompter, Verdict,
-};
+use janua::{ErrorKind, PermissionMode, PermissionRequest, PromptAnswer, Prompter, Verdict};
+
+use janua::rules::DecidedBy;
 use janua_test_guests::PERM_STANDINS;
 use serde_json::{Value, json};
 

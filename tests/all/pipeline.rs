@@ -1,6 +1,10 @@
 //! One test per pipeline outcome, driven through the library with real guests.
 
-use janua::{CoercionRule, DecidedBy, ErrorKind, Runtime};
+use janua::{ErrorKind, Runtime};
+
+use janua::outcome::CoercionRule;
+
+use janua::rules::DecidedBy;
 use janua_test_guests::PIPELINE_ECHO;
 use serde_json::json;
 

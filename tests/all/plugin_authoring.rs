@@ -70,7 +70,7 @@ fn scaffolded_tool_hook_and_monitor_build_and_pass_check_unchanged() {
         assert!(built.status.success(), "{kind}: {}", describe(&built));
         let component = dir.join(format!("{}.wasm", name.replace('-', "_")));
         let bytes = std::fs::read(&component).expect("the component is next to janua.toml");
-        let digest = janua::component_digest(&bytes);
+        let digest = janua::plugins::component_digest(&bytes);
         let report = stdout(&built);
         assert!(
             report.contains(&format!("{} bytes, sha256 {digest}", bytes.len())),
@@ -218,7 +218,7 @@ fn check_lints_warn_and_load_errors_fail() {
 
     let future = fixture.plugin("future", PIPELINE_ECHO, "");
     let wasm = std::fs::read(future.join("tool.wasm")).expect("read guest");
-    let ours = format!("janua:plugin/tool@{}", janua::wit_version()).into_bytes();
+    let ours = format!("janua:plugin/tool@{}", janua::plugins::wit_version()).into_bytes();
     let theirs = b"janua:plugin/tool@9.9.9".to_vec();
     assert_eq!(
         ours.len(),
@@ -310,7 +310,8 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
         .expect("canonical")
         .display()
         .to_string();
-    let digest = janua::component_digest(&std::fs::read(plugin.join("tool.wasm")).expect("wasm"));
+    let digest =
+        janua::plugins::component_digest(&std::fs::read(plugin.join("tool.wasm")).expect("wasm"));
     assert_eq!(
         recorded["pluginApprovals"][&key]["components"]["tool.wasm"],
         json!(digest)
@@ -452,7 +453,7 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     let plugin = python_plugin(&fixture);
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), |config| {
-            config.tools = janua::ToolSelection::None;
+            config.tools = janua::plugins::ToolSelection::None;
         })
         .await;
     let tools = runtime.tools();
@@ -512,7 +513,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
     let settings = fixture.root().join("user-settings.json");
-    janua::approve_plugin(&plugin, &settings).expect("approve");
+    janua::plugins::approve_plugin(&plugin, &settings).expect("approve");
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), |config| {
             config.settings_files = vec![settings.clone()];
@@ -545,7 +546,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
         Some(ErrorKind::UnknownTool)
     );
 
-    janua::approve_plugin(&plugin, &settings).expect("approve again");
+    janua::plugins::approve_plugin(&plugin, &settings).expect("approve again");
     let reload = runtime.reload_plugins().await.expect("reload");
     assert!(reload.tools.contains(&"Echo".to_owned()), "{reload:?}");
     assert!(reload.warnings.is_empty(), "{reload:?}");
@@ -563,7 +564,7 @@ async fn a_forked_sub_session_sees_a_reload_as_the_session_does() {
     let fixture = Fixture::new();
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
     let settings = fixture.root().join("user-settings.json");
-    janua::approve_plugin(&plugin, &settings).expect("approve");
+    janua::plugins::approve_plugin(&plugin, &settings).expect("approve");
     let runtime = fixture
         .runtime(std::slice::from_ref(&plugin), |config| {
             config.settings_files = vec![settings.clone()];
@@ -603,7 +604,7 @@ async fn a_forked_sub_session_sees_a_reload_as_the_session_does() {
         Some(ErrorKind::UnknownTool)
     );
 
-    janua::approve_plugin(&plugin, &settings).expect("approve again");
+    janua::plugins::approve_plugin(&plugin, &settings).expect("approve again");
     runtime.reload_plugins().await.expect("reload");
     assert!(
         sub.dispatch(echo("three"))

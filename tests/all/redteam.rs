@@ -303,7 +303,7 @@ pub(crate) async fn redteam_http() {
     let runtime = fixture
         .runtime(&[literal], |c| {
             c.allowed_tools = vec!["Probe".into()];
-            c.net.proxy = janua::ProxySettings::default();
+            c.net.proxy = janua::sandbox::ProxySettings::default();
         })
         .await;
     let shared = &runtime;
@@ -372,7 +372,7 @@ pub(crate) async fn redteam_http() {
     let runtime = fixture
         .runtime(&[wildcard], |c| {
             c.allowed_tools = vec!["Probe".into()];
-            c.net.proxy = janua::ProxySettings::default();
+            c.net.proxy = janua::sandbox::ProxySettings::default();
         })
         .await;
     let text = ok_text(

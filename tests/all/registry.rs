@@ -60,7 +60,9 @@ async fn plugins_add_tools_after_selection_and_bare_denies_remove_them() {
     let names: Vec<String> = runtime.tools().into_iter().map(|t| t.spec.name).collect();
     assert_eq!(names, ["Echo"]);
     let info = &runtime.tools()[0];
-    assert!(matches!(&info.source, janua::ToolSource::Plugin { name, .. } if name == "echo"));
+    assert!(
+        matches!(&info.source, janua::plugins::ToolSource::Plugin { name, .. } if name == "echo")
+    );
     assert_eq!(info.digest.len(), 64);
 }
 

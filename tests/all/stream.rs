@@ -8,7 +8,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use janua::{ErrorKind, FnHook, HookEvent, ToolUse};
+use janua::{ErrorKind, FnHook, ToolUse};
+
+use janua::extensions::HookEvent;
 use janua_test_guests::{PIPELINE_ECHO, SANDBOX_SPIN};
 use serde_json::{Value, json};
 

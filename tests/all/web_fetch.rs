@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use janua::{ErrorKind, PermissionMode, ProxySettings, RuntimeConfig};
+use janua::{ErrorKind, PermissionMode, RuntimeConfig};
+
+use janua::sandbox::ProxySettings;
 use serde_json::json;
 
 use crate::support::{Fixture, call, error_text, ok_text};

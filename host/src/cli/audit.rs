@@ -24,7 +24,7 @@ enum AuditCommand {
 /// Runs the subcommand.
 pub(crate) fn run(args: &AuditArgs) -> ExitCode {
     match &args.command {
-        AuditCommand::Verify { file } => match janua::verify_audit_log(file) {
+        AuditCommand::Verify { file } => match janua::extensions::verify_audit_log(file) {
             Ok(summary) => {
                 println!(
                     "{}: chain intact, {} lines; last line SHA-256 {}",

@@ -43,7 +43,7 @@ pub(crate) fn run_offline(args: &CacheArgs, dir: Option<&Path>) -> anyhow::Resul
     };
     match args.action {
         CacheAction::Info => {
-            let info = janua::cache_info(dir)?;
+            let info = janua::sandbox::cache_info(dir)?;
             if args.json {
                 println!("{}", serde_json::to_string(&info)?);
             } else {
@@ -66,7 +66,7 @@ pub(crate) fn run_offline(args: &CacheArgs, dir: Option<&Path>) -> anyhow::Resul
             }
         }
         CacheAction::Clear => {
-            let removed = janua::clear_cache(dir)?;
+            let removed = janua::sandbox::clear_cache(dir)?;
             if args.json {
                 println!("{}", json!({"removed": removed}));
             } else {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 
-use janua::KernelSupport;
+use janua::sandbox::KernelSupport;
 
 /// Arguments of `janua doctor`.
 #[derive(Debug, Args)]
@@ -21,7 +21,7 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
     let support = KernelSupport::probe();
     let shell = std::path::Path::new("/bin/bash").exists();
     let missing = support.missing();
-    let browser = janua::find_browser();
+    let browser = janua::sandbox::find_browser();
     let browser_version = browser.as_ref().ok().and_then(|path| version_of(path));
     // Which Chromium the Browser tool will start, and why that one.
     let chosen_by = if std::env::var_os("JANUA_BROWSER").is_some_and(|path| !path.is_empty()) {

@@ -20,12 +20,12 @@ pub(crate) struct ExampleArgs {
 /// Lists or writes an example.
 pub(crate) fn run(args: &ExampleArgs) -> anyhow::Result<ExitCode> {
     let (Some(name), Some(dir)) = (&args.name, &args.dir) else {
-        for name in janua::example_names() {
+        for name in janua::extensions::example_names() {
             println!("{name}");
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let manifest = janua::write_example(name, dir)
+    let manifest = janua::extensions::write_example(name, dir)
         .with_context(|| format!("cannot write the example {name} to {}", dir.display()))?;
     println!(
         "wrote {}; load it with --plugins {}",

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use janua::{ExtensionsReport, Runtime};
+use janua::Runtime;
+
+use janua::extensions::ExtensionsReport;
 
 /// Arguments of `janua hooks`.
 #[derive(Debug, Args)]
@@ -65,8 +67,8 @@ fn print_report(report: &ExtensionsReport) {
             "    timeout:  {} ms; on error: {}",
             hook.timeout_ms,
             match hook.on_error {
-                janua::OnError::Deny => "deny the call",
-                janua::OnError::Ignore => "ignore",
+                janua::extensions::OnError::Deny => "deny the call",
+                janua::extensions::OnError::Ignore => "ignore",
             }
         );
         println!("    grants:   {}", hook.grants);

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use janua::{HttpServe, McpServeOptions, Runtime};
+use janua::Runtime;
+
+use janua::serve::{HttpServe, McpServeOptions};
 
 /// Arguments of `janua mcp`.
 #[derive(Debug, Args)]
@@ -63,14 +65,14 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
                     eprintln!("janua: MCP server listening on http://{bound}/mcp");
                     eprintln!("janua: bearer token: {token}");
                 });
-                janua::serve_mcp_http(runtime, options, http, ready, shutdown)
+                janua::serve::serve_mcp_http(runtime, options, http, ready, shutdown)
                     .await
                     .map_err(anyhow::Error::msg)?;
                 return Ok(ExitCode::SUCCESS);
             }
             let input = Box::new(std::io::BufReader::new(std::io::stdin()));
             let output = Box::new(std::io::stdout());
-            janua::serve_mcp(runtime, options, input, output).await;
+            janua::serve::serve_mcp(runtime, options, input, output).await;
             Ok(ExitCode::SUCCESS)
         }
     }

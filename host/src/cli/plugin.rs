@@ -2,7 +2,7 @@
 //!
 //! `new` writes a crate from the templates beside this file; `build` runs cargo for
 //! `wasm32-wasip2` and places the component where `janua.toml` names it; `check` and `approve`
-//! are library calls ([`janua::check_plugin`], [`janua::approve_plugin`]).
+//! are library calls ([`janua::plugins::check_plugin`], [`janua::plugins::approve_plugin`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -97,7 +97,7 @@ pub(crate) async fn run(
         PluginCommand::New(args) => new(args),
         PluginCommand::Build(args) => build(&args.dir),
         PluginCommand::Check(args) => {
-            let report = janua::check_plugin(&args.dir, base()?).await;
+            let report = janua::plugins::check_plugin(&args.dir, base()?).await;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -194,7 +194,7 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
             dir.display()
         );
     }
-    let components = janua::manifest_components(dir)?;
+    let components = janua::plugins::manifest_components(dir)?;
     check_target_installed(dir)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(cargo)
@@ -267,7 +267,7 @@ fn build(dir: &Path) -> anyhow::Result<ExitCode> {
             "built {}: {} bytes, sha256 {}",
             destination.display(),
             bytes.len(),
-            janua::component_digest(&bytes)
+            janua::plugins::component_digest(&bytes)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -292,7 +292,7 @@ fn check_target_installed(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_report(dir: &Path, report: &janua::PluginReport) {
+fn print_report(dir: &Path, report: &janua::plugins::PluginReport) {
     println!(
         "plugin {} ({})",
         report.plugin.as_deref().unwrap_or("?"),
@@ -345,11 +345,11 @@ fn print_report(dir: &Path, report: &janua::PluginReport) {
     let mut warnings = 0;
     for finding in &report.findings {
         match finding.severity {
-            janua::Severity::Error => {
+            janua::plugins::Severity::Error => {
                 errors += 1;
                 println!("error: {}", finding.message);
             }
-            janua::Severity::Warning => {
+            janua::plugins::Severity::Warning => {
                 warnings += 1;
                 println!("warning: {}", finding.message);
             }
@@ -361,11 +361,11 @@ fn print_report(dir: &Path, report: &janua::PluginReport) {
 fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let settings = match &args.settings_file {
         Some(file) => file.clone(),
-        None => janua::user_settings_path().context(
+        None => janua::config::user_settings_path().context(
             "no user settings file: set HOME or XDG_CONFIG_HOME, or pass --settings-file",
         )?,
     };
-    let approval = janua::approve_plugin(&args.dir, &settings)?;
+    let approval = janua::plugins::approve_plugin(&args.dir, &settings)?;
     println!(
         "approved plugin {} ({}) in {}",
         approval.plugin,

@@ -8,7 +8,9 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use janua::{Checkpoint, FileState, MAX_CHECKPOINTS, Session};
+use janua::Session;
+
+use janua::state::{Checkpoint, FileState, MAX_CHECKPOINTS};
 
 /// Arguments of `janua rewind`.
 #[derive(Debug, Args)]

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use janua::{Runtime, StreamOptions};
+use janua::Runtime;
+
+use janua::serve::StreamOptions;
 
 /// Arguments of `janua run`.
 #[derive(Debug, Args)]
@@ -49,6 +51,6 @@ pub(crate) async fn run(runtime: Runtime, args: &RunArgs) -> anyhow::Result<Exit
     let shutdown = super::shutdown_signal()?;
     let input = Box::new(std::io::BufReader::new(std::io::stdin()));
     let output = Box::new(std::io::stdout());
-    janua::serve_stream(runtime, options, input, output, shutdown).await;
+    janua::serve::serve_stream(runtime, options, input, output, shutdown).await;
     Ok(ExitCode::SUCCESS)
 }

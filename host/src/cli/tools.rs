@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
-use janua::{DefinitionFormat, Runtime, tool_definitions};
+use janua::Runtime;
+
+use janua::serve::{DefinitionFormat, tool_definitions};
 
 /// Arguments of `janua tools`.
 #[derive(Debug, Args)]

@@ -24,7 +24,7 @@ pub struct Settings {
     pub allow_private_network_hosts: Vec<String>,
     /// `networkProxy`: the proxy outgoing HTTP goes through (honoured in user settings and
     /// `--settings` only; the environment's `HTTP_PROXY` is never used).
-    pub network_proxy: Option<crate::ProxySettings>,
+    pub network_proxy: Option<crate::sandbox::ProxySettings>,
     /// `hooks`: command hooks (loaded only from trusted scopes).
     pub hooks: Vec<super::HookSetting>,
     /// `disableAllHooks`.
@@ -294,7 +294,10 @@ fn permissions(
 }
 
 /// `networkProxy`: `{"http": URL, "https": URL, "noProxy": [HOST, ...]}`, every key optional.
-fn network_proxy(value: &Value, path: &Path) -> Result<crate::ProxySettings, SettingsError> {
+fn network_proxy(
+    value: &Value,
+    path: &Path,
+) -> Result<crate::sandbox::ProxySettings, SettingsError> {
     let error = |message: String| SettingsError {
         path: path.to_path_buf(),
         message,
@@ -304,7 +307,7 @@ fn network_proxy(value: &Value, path: &Path) -> Result<crate::ProxySettings, Set
             "\"networkProxy\" must be an object with \"http\", \"https\" and \"noProxy\"".into(),
         ));
     };
-    let mut proxy = crate::ProxySettings::default();
+    let mut proxy = crate::sandbox::ProxySettings::default();
     for (key, item) in map {
         let url = || {
             item.as_str()

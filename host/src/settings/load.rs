@@ -45,7 +45,7 @@ pub(crate) struct Loaded {
     /// `allowPrivateNetworkHosts` of every trusted scope.
     pub(crate) allow_private_hosts: Vec<String>,
     /// `networkProxy` of the highest operator scope that sets it.
-    pub(crate) network_proxy: Option<crate::ProxySettings>,
+    pub(crate) network_proxy: Option<crate::sandbox::ProxySettings>,
     /// Every scope's hooks, each with whether its scope is trusted to run code.
     pub(crate) hooks: Vec<ScopedHook>,
     /// The scope whose `disableAllHooks: true` turned configured hooks off.
@@ -195,7 +195,7 @@ pub(crate) fn load(
     let mut bypass_disabled_by = None;
     let mut respect_gitignore = None;
     let mut allow_private_hosts: Vec<String> = Vec::new();
-    let mut network_proxy: Option<crate::ProxySettings> = None;
+    let mut network_proxy: Option<crate::sandbox::ProxySettings> = None;
     let mut hooks = Vec::new();
     let mut hooks_disabled: Option<(bool, String)> = None;
     let mut tool_output_chars = std::collections::BTreeMap::new();
