@@ -79,12 +79,15 @@ pub mod rules {
 /// The sandbox a call runs in: grants, limits, outgoing HTTP, process confinement, the component cache and the browser.
 pub mod sandbox {
     pub use crate::runtime::{cache_info, clear_cache, default_cache_dir};
-    pub use janua_confine::{KernelSupport, ProcessSandbox, close_inherited_descriptors};
+    pub use janua_confine::{
+        KernelSupport, ProcessSandbox, Unavailable, close_inherited_descriptors,
+    };
     pub use janua_sandbox::{
         CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
         DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
-        FsAccess, FsGrant, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS, NetGrant,
-        NetGrantError, NetSettings, ProcessGrant, ProxySettings, SandboxError, find_browser,
+        FsAccess, FsGrant, GrantError, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
+        NetGrant, NetGrantError, NetSettings, NoBrowser, ProcessGrant, ProxySettings, SandboxError,
+        find_browser,
     };
 }
 
@@ -100,8 +103,8 @@ pub mod mcp {
 /// The front ends: `janua run`'s stream-json session, `janua mcp serve` (stdio and Streamable HTTP), and tool definitions for model APIs.
 pub mod serve {
     pub use crate::protocol::{
-        DefinitionFormat, HttpServe, McpServeOptions, StreamOptions, serve_mcp, serve_mcp_http,
-        serve_stream, tool_definitions,
+        DefinitionFormat, HttpServe, HttpServeError, McpServeOptions, StreamOptions, serve_mcp,
+        serve_mcp_http, serve_stream, tool_definitions,
     };
 }
 

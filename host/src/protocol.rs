@@ -10,5 +10,5 @@ mod watch;
 
 pub use definitions::{DefinitionFormat, tool_definitions};
 
-pub use mcp_server::{HttpServe, McpServeOptions, serve_mcp, serve_mcp_http};
+pub use mcp_server::{HttpServe, HttpServeError, McpServeOptions, serve_mcp, serve_mcp_http};
 pub use serve::{StreamOptions, serve_stream};

@@ -61,13 +61,49 @@ pub struct KernelSupport {
     /// The Landlock ABI version (0: none).
     pub landlock_abi: i64,
     /// Whether a child can be put in a fresh network namespace, or why not.
-    pub network_namespace: Result<(), String>,
+    pub network_namespace: Result<(), Unavailable>,
     /// Whether a child can also get its own mount, IPC and PID namespaces (the root of its
     /// grants and the view of the files the rules make), or why not.
-    pub view_namespaces: Result<(), String>,
+    pub view_namespaces: Result<(), Unavailable>,
     /// Whether an unprivileged child can make a user namespace, under which a host that is not
     /// root makes all the others, or why not (a root host does not need one).
-    pub user_namespace: Result<(), String>,
+    pub user_namespace: Result<(), Unavailable>,
+}
+
+/// Why the probe found a kind of confinement unavailable on this host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// A system call of the probe failed (in the trial child: `unshare` or a mount).
+    #[error("{call}: {}", std::io::Error::from_raw_os_error(*errno))]
+    SystemCall {
+        /// The call that failed.
+        call: &'static str,
+        /// Its error number.
+        errno: i32,
+    },
+    /// There is no shell to start a trial child with.
+    #[error("no /bin/sh to probe with")]
+    NoShell,
+    /// The trial child could not be prepared.
+    #[error("cannot prepare the trial child: {0}")]
+    Prepare(String),
+    /// The trial child started but ended without success.
+    #[error("a trial child ended with {0}")]
+    TrialFailed(std::process::ExitStatus),
+}
+
+impl Unavailable {
+    /// The last system call error of this thread, for `call`.
+    fn last(call: &'static str) -> Self {
+        Self::from_io(call, &std::io::Error::last_os_error())
+    }
+
+    fn from_io(call: &'static str, error: &std::io::Error) -> Self {
+        match error.raw_os_error() {
+            Some(errno) => Self::SystemCall { call, errno },
+            None => Self::Prepare(format!("{call}: {error}")),
+        }
+    }
 }
 
 impl KernelSupport {
@@ -183,12 +219,12 @@ pub(super) fn check(result: libc::c_int) -> std::io::Result<()> {
 }
 
 /// Makes a user namespace in a forked child (async-signal-safe: `unshare` and `_exit` only).
-fn probe_user_namespace() -> Result<(), String> {
+fn probe_user_namespace() -> Result<(), Unavailable> {
     // SAFETY: the child makes one system call and exits; the parent reaps it.
     unsafe {
         let child = libc::fork();
         if child == -1 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(Unavailable::last("fork"));
         }
         if child == 0 {
             let errno = if libc::unshare(libc::CLONE_NEWUSER) == 0 {
@@ -200,23 +236,28 @@ fn probe_user_namespace() -> Result<(), String> {
         }
         let mut status = 0;
         if libc::waitpid(child, &mut status, 0) == -1 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(Unavailable::last("waitpid"));
         }
         match libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)) {
             Some(0) => Ok(()),
-            Some(errno) => Err(std::io::Error::from_raw_os_error(errno).to_string()),
-            None => Err(format!("the trial child ended with status {status}")),
+            Some(errno) => Err(Unavailable::SystemCall {
+                call: "unshare(CLONE_NEWUSER)",
+                errno,
+            }),
+            None => Err(Unavailable::TrialFailed(
+                std::os::unix::process::ExitStatusExt::from_raw(status),
+            )),
         }
     }
 }
 
 /// Starts `/bin/sh -c true` (or any shell present) in a fresh network namespace, with its own
 /// mount, IPC and PID namespaces and a root of the system directories too when `with_view`.
-fn probe_namespaces(with_view: bool) -> Result<(), String> {
+fn probe_namespaces(with_view: bool) -> Result<(), Unavailable> {
     let shell = ["/bin/sh", "/usr/bin/sh", "/bin/bash"]
         .into_iter()
         .find(|path| std::path::Path::new(path).exists())
-        .ok_or_else(|| "no /bin/sh to probe with".to_owned())?;
+        .ok_or(Unavailable::NoShell)?;
     let mut command = std::process::Command::new(shell);
     command
         .args(["-c", "exit 0"])
@@ -239,7 +280,7 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
             &["-c".to_owned(), "exit 0".to_owned()],
             &[],
         )
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| Unavailable::Prepare(error.to_string()))?;
         prepared = prepared.with_view(
             super::root::RootPlan::build(&[], &[], Path::new("/")),
             super::view::MountPlan::default(),
@@ -254,8 +295,8 @@ fn probe_namespaces(with_view: bool) -> Result<(), String> {
     }
     match command.status() {
         Ok(status) if status.success() => Ok(()),
-        Ok(status) => Err(format!("a trial child ended with {status}")),
-        Err(error) => Err(error.to_string()),
+        Ok(status) => Err(Unavailable::TrialFailed(status)),
+        Err(error) => Err(Unavailable::from_io("starting the trial child", &error)),
     }
 }
 

@@ -31,7 +31,7 @@ pub mod view;
 use std::sync::{Mutex, OnceLock, mpsc};
 
 pub use confine::{
-    ChildSpec, Confinement, KernelSupport, PipedChild, ResourceLimits, SyscallProfile,
+    ChildSpec, Confinement, KernelSupport, PipedChild, ResourceLimits, SyscallProfile, Unavailable,
     close_inherited_descriptors, spawn_piped, spawn_with,
 };
 pub use error::ConfineError;

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use launch::find_browser;
+pub use launch::{NoBrowser, find_browser};
 pub(crate) use page::PageInfo;
 
 use super::http::NetPolicy;
@@ -188,7 +188,7 @@ impl BrowserService {
                     path.display()
                 )));
             }
-            None => find_browser().map_err(BrowserError::Unavailable)?,
+            None => find_browser().map_err(|error| BrowserError::Unavailable(error.to_string()))?,
         };
         let number = self.started.fetch_add(1, Ordering::Relaxed);
         let profile = self

@@ -18,6 +18,46 @@ pub(crate) use net::NetScheme;
 pub use net::{NetGrant, NetGrantError};
 pub use process::ProcessGrant;
 
+/// A file, process or environment grant that cannot be used, as written in a manifest or by
+/// the operator. (Net grants have their own [`NetGrantError`].)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrantError {
+    /// An fs grant path that does not start with one of the three roots.
+    #[error(
+        "fs grant path {template:?} must start with ${{WORKSPACE}}, ${{PLUGIN_DATA}} or ${{TMP}}"
+    )]
+    FsRoot {
+        /// The path as written.
+        template: String,
+    },
+    /// An fs grant path whose subpath does not follow the root after `/`.
+    #[error("fs grant path {template:?}: a subpath must follow the variable after '/'")]
+    FsSeparator {
+        /// The path as written.
+        template: String,
+    },
+    /// An fs grant path whose subpath climbs or is absolute.
+    #[error("fs grant path {template:?}: the subpath may not contain '..', '.' or a root")]
+    FsSubpath {
+        /// The path as written.
+        template: String,
+    },
+    /// A process grant whose program is not an absolute path without `..`.
+    #[error("process grant program {program:?} must be an absolute path without '..'")]
+    ProcessProgram {
+        /// The program as written.
+        program: String,
+    },
+    /// An env grant that is neither a variable name nor a `*` glob of one.
+    #[error(
+        "env grant {pattern:?} must be a variable name or a glob of letters, digits, '_' and '*'"
+    )]
+    EnvPattern {
+        /// The pattern as written.
+        pattern: String,
+    },
+}
+
 /// Everything one component is granted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

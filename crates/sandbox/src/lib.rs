@@ -33,10 +33,10 @@ use std::sync::atomic::AtomicUsize;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-pub use browser::{BrowserAccess, BrowserConfig, BrowserService, find_browser};
+pub use browser::{BrowserAccess, BrowserConfig, BrowserService, NoBrowser, find_browser};
 pub use grants::{
-    EnvGrant, FsAccess, FsGrant, GrantContext, Grants, NetGrant, NetGrantError, ProcessGrant,
-    ResolvedGrants,
+    EnvGrant, FsAccess, FsGrant, GrantContext, GrantError, Grants, NetGrant, NetGrantError,
+    ProcessGrant, ResolvedGrants,
 };
 pub use http::{
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetPolicy, NetRuntime, NetSettings,

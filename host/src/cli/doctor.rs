@@ -35,18 +35,18 @@ pub(crate) fn run(args: &DoctorArgs) -> ExitCode {
             json!({
                 "landlock_abi": support.landlock_abi,
                 "network_namespace": support.network_namespace.is_ok(),
-                "network_namespace_error": support.network_namespace.as_ref().err(),
+                "network_namespace_error": support.network_namespace.as_ref().err().map(ToString::to_string),
                 "view_namespaces": support.view_namespaces.is_ok(),
-                "view_namespaces_error": support.view_namespaces.as_ref().err(),
+                "view_namespaces_error": support.view_namespaces.as_ref().err().map(ToString::to_string),
                 "user_namespace": support.user_namespace.is_ok(),
-                "user_namespace_error": support.user_namespace.as_ref().err(),
+                "user_namespace_error": support.user_namespace.as_ref().err().map(ToString::to_string),
                 "bash": shell,
                 "process_sandbox": missing.is_none(),
                 "missing": missing,
                 "browser": browser.as_ref().ok(),
                 "browser_version": browser_version,
                 "browser_chosen_by": browser.is_ok().then_some(chosen_by),
-                "browser_error": browser.as_ref().err(),
+                "browser_error": browser.as_ref().err().map(ToString::to_string),
             })
         );
     } else {

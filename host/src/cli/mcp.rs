@@ -58,16 +58,14 @@ pub(crate) async fn run(runtime: Runtime, args: &McpArgs) -> anyhow::Result<Exit
                     .then(|| Duration::from_millis(args.watch_interval_ms)),
             };
             if let Some(address) = args.http {
-                let http = HttpServe::new(address).map_err(anyhow::Error::msg)?;
+                let http = HttpServe::new(address)?;
                 let token = http.token.clone();
                 let shutdown = super::shutdown_signal()?;
                 let ready = Box::new(move |bound: std::net::SocketAddr| {
                     eprintln!("janua: MCP server listening on http://{bound}/mcp");
                     eprintln!("janua: bearer token: {token}");
                 });
-                janua::serve::serve_mcp_http(runtime, options, http, ready, shutdown)
-                    .await
-                    .map_err(anyhow::Error::msg)?;
+                janua::serve::serve_mcp_http(runtime, options, http, ready, shutdown).await?;
                 return Ok(ExitCode::SUCCESS);
             }
             let input = Box::new(std::io::BufReader::new(std::io::stdin()));

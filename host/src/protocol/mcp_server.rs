@@ -29,7 +29,7 @@ use crate::runtime::{DEFAULT_MAX_CONCURRENCY, Runtime, SessionEndReport};
 use janua_mcp::jsonrpc::{self, Incoming, code};
 use janua_types::{ErrorKind, ToolUse};
 
-pub use http::{HttpServe, serve_mcp_http};
+pub use http::{HttpServe, HttpServeError, serve_mcp_http};
 pub(crate) use peer::Peer;
 
 /// Where the answers to one message go: the stdio stream, or one HTTP response.

@@ -43,28 +43,34 @@ const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// The browser executable: `JANUA_BROWSER` when set, else the first present of Debian's
 /// `/usr/lib/chromium/chromium`, `/usr/bin/chromium`, `chromium-browser` and Google Chrome.
-pub fn find_browser() -> Result<PathBuf, String> {
+pub fn find_browser() -> Result<PathBuf, NoBrowser> {
     if let Some(path) = std::env::var_os("JANUA_BROWSER").filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
             Ok(path)
         } else {
-            Err(format!(
-                "JANUA_BROWSER names {}, which is not a file",
-                path.display()
-            ))
+            Err(NoBrowser::NotAFile(path))
         };
     }
     CANDIDATES
         .iter()
         .map(PathBuf::from)
         .find(|path| path.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no Chromium found (looked for {}); install it (Debian: `apt-get install chromium`) or set JANUA_BROWSER",
-                CANDIDATES.join(", ")
-            )
-        })
+        .ok_or(NoBrowser::NotInstalled)
+}
+
+/// Why no browser can be started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoBrowser {
+    /// `JANUA_BROWSER` names something that is not a file.
+    #[error("JANUA_BROWSER names {}, which is not a file", .0.display())]
+    NotAFile(PathBuf),
+    /// None of the standard paths holds a browser.
+    #[error(
+        "no Chromium found (looked for {}); install it (Debian: `apt-get install chromium`) or set JANUA_BROWSER",
+        CANDIDATES.join(", ")
+    )]
+    NotInstalled,
 }
 
 /// Everything a browser start needs.

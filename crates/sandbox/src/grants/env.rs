@@ -10,9 +10,9 @@ use serde::Deserialize;
 pub struct EnvGrant(String);
 
 impl TryFrom<String> for EnvGrant {
-    type Error = String;
+    type Error = super::GrantError;
 
-    fn try_from(pattern: String) -> Result<Self, String> {
+    fn try_from(pattern: String) -> Result<Self, super::GrantError> {
         let valid = !pattern.is_empty()
             && pattern
                 .chars()
@@ -20,9 +20,7 @@ impl TryFrom<String> for EnvGrant {
         if valid {
             Ok(Self(pattern))
         } else {
-            Err(format!(
-                "env grant {pattern:?} must be a variable name or a glob of letters, digits, '_' and '*'"
-            ))
+            Err(super::GrantError::EnvPattern { pattern })
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::GrantContext;
+use super::{GrantContext, GrantError};
 
 /// Read-only or read-write access to a granted directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -59,9 +59,9 @@ struct RawFsGrant {
 }
 
 impl TryFrom<RawFsGrant> for FsGrant {
-    type Error = String;
+    type Error = GrantError;
 
-    fn try_from(raw: RawFsGrant) -> Result<Self, String> {
+    fn try_from(raw: RawFsGrant) -> Result<Self, GrantError> {
         FsGrant::new(&raw.path, raw.access)
     }
 }
@@ -69,28 +69,30 @@ impl TryFrom<RawFsGrant> for FsGrant {
 impl FsGrant {
     /// Parses a path template. Only the three variables are accepted as roots: a plugin cannot name
     /// arbitrary host directories, and a subpath may not climb out with `..`.
-    pub fn new(template: &str, access: FsAccess) -> Result<Self, String> {
+    pub fn new(template: &str, access: FsAccess) -> Result<Self, GrantError> {
         let (base, rest) = [Base::Workspace, Base::PluginData, Base::Tmp]
             .into_iter()
-            .find_map(|base| template.strip_prefix(base.variable()).map(|rest| (base, rest)))
-            .ok_or_else(|| {
-                format!(
-                    "fs grant path {template:?} must start with ${{WORKSPACE}}, ${{PLUGIN_DATA}} or ${{TMP}}"
-                )
+            .find_map(|base| {
+                template
+                    .strip_prefix(base.variable())
+                    .map(|rest| (base, rest))
+            })
+            .ok_or_else(|| GrantError::FsRoot {
+                template: template.to_owned(),
             })?;
         if !(rest.is_empty() || rest.starts_with('/')) {
-            return Err(format!(
-                "fs grant path {template:?}: a subpath must follow the variable after '/'"
-            ));
+            return Err(GrantError::FsSeparator {
+                template: template.to_owned(),
+            });
         }
         let subpath = PathBuf::from(rest.trim_start_matches('/'));
         if subpath
             .components()
             .any(|part| !matches!(part, Component::Normal(_)))
         {
-            return Err(format!(
-                "fs grant path {template:?}: the subpath may not contain '..', '.' or a root"
-            ));
+            return Err(GrantError::FsSubpath {
+                template: template.to_owned(),
+            });
         }
         Ok(Self {
             base,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::EnvGrant;
+use super::{EnvGrant, GrantError};
 
 /// One program a component may run.
 ///
@@ -32,21 +32,21 @@ struct RawProcessGrant {
 }
 
 impl TryFrom<RawProcessGrant> for ProcessGrant {
-    type Error = String;
+    type Error = GrantError;
 
-    fn try_from(raw: RawProcessGrant) -> Result<Self, String> {
+    fn try_from(raw: RawProcessGrant) -> Result<Self, GrantError> {
         Self::new(&raw.program, raw.args, raw.env)
     }
 }
 
 impl ProcessGrant {
     /// A grant of `program` (an absolute path) with positional argument patterns `args`.
-    pub fn new(program: &str, args: Vec<String>, env: Vec<EnvGrant>) -> Result<Self, String> {
+    pub fn new(program: &str, args: Vec<String>, env: Vec<EnvGrant>) -> Result<Self, GrantError> {
         let path = PathBuf::from(program);
         if !path.is_absolute() || program.contains("..") {
-            return Err(format!(
-                "process grant program {program:?} must be an absolute path without '..'"
-            ));
+            return Err(GrantError::ProcessProgram {
+                program: program.to_owned(),
+            });
         }
         Ok(Self {
             program: path,

@@ -31,22 +31,36 @@ pub struct HttpServe {
     pub token: String,
 }
 
+/// Why the MCP HTTP transport cannot serve.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpServeError {
+    /// The address is not a loopback address.
+    #[error("{0} is not a loopback address: janua's MCP HTTP transport serves this machine only")]
+    NotLoopback(SocketAddr),
+    /// No randomness for the bearer token.
+    #[error("cannot read /dev/urandom: {0}")]
+    Randomness(std::io::Error),
+    /// The address cannot be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        /// The address asked for.
+        address: SocketAddr,
+        /// Why it cannot be bound.
+        source: std::io::Error,
+    },
+}
+
 impl HttpServe {
     /// A listener on `address` with a fresh random token; `Err` when the address is not loopback
     /// or no randomness is available.
-    pub fn new(address: SocketAddr) -> Result<Self, String> {
+    pub fn new(address: SocketAddr) -> Result<Self, HttpServeError> {
         if !address.ip().is_loopback() {
-            return Err(format!(
-                "{address} is not a loopback address: janua's MCP HTTP transport serves this machine only"
-            ));
+            return Err(HttpServeError::NotLoopback(address));
         }
         let mut bytes = [0u8; 32];
-        std::io::Read::read_exact(
-            &mut std::fs::File::open("/dev/urandom")
-                .map_err(|error| format!("cannot read /dev/urandom: {error}"))?,
-            &mut bytes,
-        )
-        .map_err(|error| format!("cannot read /dev/urandom: {error}"))?;
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut random| std::io::Read::read_exact(&mut random, &mut bytes))
+            .map_err(HttpServeError::Randomness)?;
         Ok(Self {
             address,
             token: janua_types::hex(&bytes),
@@ -61,13 +75,15 @@ pub async fn serve_mcp_http(
     http: HttpServe,
     ready: Box<dyn FnOnce(SocketAddr) + Send>,
     shutdown: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
-) -> Result<SessionEndReport, String> {
+) -> Result<SessionEndReport, HttpServeError> {
+    let listen_error = |source| HttpServeError::Listen {
+        address: http.address,
+        source,
+    };
     let listener = tokio::net::TcpListener::bind(http.address)
         .await
-        .map_err(|error| format!("cannot listen on {}: {error}", http.address))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|error| format!("cannot read the bound address: {error}"))?;
+        .map_err(listen_error)?;
+    let bound = listener.local_addr().map_err(listen_error)?;
     let peer = Arc::new(Peer::new(
         Box::new(std::io::sink()),
         options.elicitation_timeout,
