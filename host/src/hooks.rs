@@ -29,7 +29,9 @@ mod wasm;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use answer::{Common, DeniedAnswer, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer};
+pub use answer::{
+    AnswerError, Common, DeniedAnswer, PostAnswer, PreAnswer, RequestAnswer, SessionAnswer,
+};
 pub use load::{CommandGrants, ExtensionsReport, HookInfo, MonitorInfo, SkippedExtension};
 
 pub use audit::{AuditError, AuditSummary, verify_audit_log};

@@ -59,8 +59,8 @@ pub use janua_types::{
 /// Hooks and monitors: events and matchers, the answers a hook gives, what was loaded, the audit log and the shipped examples.
 pub mod extensions {
     pub use crate::hooks::{
-        AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT, DeniedAnswer,
-        ExtensionsReport, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
+        AnswerError, AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT,
+        DeniedAnswer, ExtensionsReport, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
         ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
         verify_audit_log, write_example,
     };

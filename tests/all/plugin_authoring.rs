@@ -336,13 +336,7 @@ async fn an_approved_plugin_that_asks_for_more_is_not_loaded_until_approved_agai
     drop(runtime);
 
     // Asking for an environment variable it was not approved for: left out, with the difference.
-    let manifest = plugin.join("janua.toml");
-    let text = std::fs::read_to_string(&manifest).expect("manifest");
-    std::fs::write(
-        &manifest,
-        format!("{text}grants = {{ env = [\"HOME\"] }}\n"),
-    )
-    .expect("widen");
+    widen_past_its_approval(&plugin);
     let runtime = start().await;
     let warning = runtime.warnings().join("\n");
     assert!(warning.contains("plugin echo"), "{warning}");
@@ -505,12 +499,8 @@ async fn a_python_tool_is_described_validated_and_run_under_its_grants() {
     assert!(report.contains("0 error(s), 0 warning(s)"), "{report}");
 }
 
-/// A `--watch` reload holds a plugin to its approval as a start does, reads approvals again (an
-/// approval given while the session runs counts at the next reload), and a settings file broken
-/// meanwhile fails the reload and leaves the tools as they were.
-#[tokio::test]
-async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
-    let fixture = Fixture::new();
+/// The Echo plugin, approved in a user settings file, and a runtime that loads it.
+async fn approved_echo(fixture: &Fixture) -> (PathBuf, PathBuf, janua::Runtime) {
     let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
     let settings = fixture.root().join("user-settings.json");
     janua::plugins::approve_plugin(&plugin, &settings).expect("approve");
@@ -520,8 +510,11 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
             config.allowed_tools = vec!["Echo".to_owned()];
         })
         .await;
-    assert!(ok_text(&call(&runtime, "Echo", json!({"text": "one"})).await).contains("one"));
+    (plugin, settings, runtime)
+}
 
+/// Gives `plugin` a grant its approval does not hold (the environment variable `HOME`).
+fn widen_past_its_approval(plugin: &Path) {
     let manifest = plugin.join("janua.toml");
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     std::fs::write(
@@ -529,6 +522,18 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
         format!("{text}grants = {{ env = [\"HOME\"] }}\n"),
     )
     .expect("widen");
+}
+
+/// A `--watch` reload holds a plugin to its approval as a start does, reads approvals again (an
+/// approval given while the session runs counts at the next reload), and a settings file broken
+/// meanwhile fails the reload and leaves the tools as they were.
+#[tokio::test]
+async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
+    let fixture = Fixture::new();
+    let (plugin, settings, runtime) = approved_echo(&fixture).await;
+    assert!(ok_text(&call(&runtime, "Echo", json!({"text": "one"})).await).contains("one"));
+
+    widen_past_its_approval(&plugin);
     let reload = runtime
         .reload_plugins()
         .await
@@ -562,15 +567,7 @@ async fn a_reload_holds_a_plugin_to_its_approval_and_sees_a_new_one() {
 #[tokio::test]
 async fn a_forked_sub_session_sees_a_reload_as_the_session_does() {
     let fixture = Fixture::new();
-    let plugin = fixture.plugin("echo", PIPELINE_ECHO, "");
-    let settings = fixture.root().join("user-settings.json");
-    janua::plugins::approve_plugin(&plugin, &settings).expect("approve");
-    let runtime = fixture
-        .runtime(std::slice::from_ref(&plugin), |config| {
-            config.settings_files = vec![settings.clone()];
-            config.allowed_tools = vec!["Echo".to_owned()];
-        })
-        .await;
+    let (plugin, settings, runtime) = approved_echo(&fixture).await;
     let sub = runtime
         .fork(janua::Narrowing::default())
         .expect("a fork that narrows nothing");
@@ -582,13 +579,7 @@ async fn a_forked_sub_session_sees_a_reload_as_the_session_does() {
     };
     assert!(sub.dispatch(echo("one")).await.block.text().contains("one"));
 
-    let manifest = plugin.join("janua.toml");
-    let text = std::fs::read_to_string(&manifest).expect("manifest");
-    std::fs::write(
-        &manifest,
-        format!("{text}grants = {{ env = [\"HOME\"] }}\n"),
-    )
-    .expect("widen");
+    widen_past_its_approval(&plugin);
     runtime.reload_plugins().await.expect("reload");
     assert!(
         !sub.tools().contains(&"Echo".to_owned()),

@@ -156,27 +156,67 @@ pub struct SessionAnswer {
     pub additional_context: Option<String>,
 }
 
+/// A hook answer janua cannot use, and why: the hook counts as failed (per its `on-error` for
+/// policy events, a warning for the others).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// The answer is JSON but not an object.
+    #[error("a hook answer must be a JSON object")]
+    NotAnObject,
+    /// A field has the wrong type or shape.
+    #[error("invalid hook answer: {0}")]
+    Malformed(String),
+    /// `hookSpecificOutput.hookEventName` names another event than the one the hook ran for.
+    #[error("hookSpecificOutput.hookEventName is {named:?}, but the hook ran for {ran_for}")]
+    OtherEvent {
+        /// The event the answer names.
+        named: String,
+        /// The event(s) the hook ran for.
+        ran_for: String,
+    },
+    /// A PreToolUse top-level `decision` other than the deprecated `approve` or `block`.
+    #[error(
+        "invalid decision {0:?}; PreToolUse takes hookSpecificOutput.permissionDecision (or the deprecated decision \"approve\" or \"block\")"
+    )]
+    PreDecision(String),
+    /// A `permissionDecision` other than allow, deny, ask or defer.
+    #[error("invalid permissionDecision {0:?}; expected allow, deny, ask or defer")]
+    PermissionDecision(String),
+    /// A PreToolUse `updatedInput` that is not an object.
+    #[error("updatedInput must be a JSON object (the whole new input)")]
+    UpdatedInputNotObject,
+    /// A PermissionRequest `decision.behavior` other than allow or deny.
+    #[error("invalid decision.behavior {0:?}; expected allow or deny")]
+    Behavior(String),
+    /// A PermissionRequest `decision.updatedInput` that is not an object.
+    #[error("decision.updatedInput must be a JSON object (the whole new input)")]
+    RequestInputNotObject,
+    /// A post-event `decision` other than `block`.
+    #[error("invalid decision {0:?}; expected \"block\"")]
+    PostDecision(String),
+}
+
 /// Parses the common fields. `events` are the event names the answer may be for: an answer whose
 /// `hookEventName` names another event was written for a different event and is refused.
-fn parse(value: &Value, events: &[&str]) -> Result<(RawAnswer, Common), String> {
+fn parse(value: &Value, events: &[&str]) -> Result<(RawAnswer, Common), AnswerError> {
     if value.is_null() {
         return Ok((RawAnswer::default(), Common::default()));
     }
     if !value.is_object() {
-        return Err("a hook answer must be a JSON object".to_owned());
+        return Err(AnswerError::NotAnObject);
     }
     let raw: RawAnswer = serde_json::from_value(value.clone())
-        .map_err(|error| format!("invalid hook answer: {error}"))?;
+        .map_err(|error| AnswerError::Malformed(error.to_string()))?;
     if let Some(name) = raw
         .hook_specific_output
         .as_ref()
         .and_then(|specific| specific.hook_event_name.as_deref())
         && !events.contains(&name)
     {
-        return Err(format!(
-            "hookSpecificOutput.hookEventName is {name:?}, but the hook ran for {}",
-            events.join(" or ")
-        ));
+        return Err(AnswerError::OtherEvent {
+            named: name.to_owned(),
+            ran_for: events.join(" or "),
+        });
     }
     let common = Common {
         stop: (raw.continue_ == Some(false)).then(|| {
@@ -191,7 +231,7 @@ fn parse(value: &Value, events: &[&str]) -> Result<(RawAnswer, Common), String> 
 
 impl PreAnswer {
     /// Interprets a PreToolUse answer.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, AnswerError> {
         let (answer, common) = parse(value, &["PreToolUse"])?;
         let specific = answer.hook_specific_output.unwrap_or_default();
         let reason = specific.permission_decision_reason.or(answer.reason);
@@ -202,9 +242,7 @@ impl PreAnswer {
             Some("approve") => Some("allow".to_owned()),
             Some("block") => Some("deny".to_owned()),
             Some(other) => {
-                return Err(format!(
-                    "invalid decision {other:?}; PreToolUse takes hookSpecificOutput.permissionDecision (or the deprecated decision \"approve\" or \"block\")"
-                ));
+                return Err(AnswerError::PreDecision(other.to_owned()));
             }
         };
         let decision = specific.permission_decision.or(legacy);
@@ -215,14 +253,12 @@ impl PreAnswer {
             Some("ask") => Some((VoteKind::Ask, reason)),
             Some("defer") => Some((VoteKind::Defer, None)),
             Some(other) => {
-                return Err(format!(
-                    "invalid permissionDecision {other:?}; expected allow, deny, ask or defer"
-                ));
+                return Err(AnswerError::PermissionDecision(other.to_owned()));
             }
         };
         let updated_input = match specific.updated_input {
             Some(input) if !input.is_object() => {
-                return Err("updatedInput must be a JSON object (the whole new input)".to_owned());
+                return Err(AnswerError::UpdatedInputNotObject);
             }
             Some(_) if matches!(vote, Some((VoteKind::Defer, _))) => None,
             other => other,
@@ -238,7 +274,7 @@ impl PreAnswer {
 
 impl RequestAnswer {
     /// Interprets a PermissionRequest answer.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, AnswerError> {
         let (answer, common) = parse(value, &["PermissionRequest"])?;
         let mut request = RequestAnswer {
             common,
@@ -252,18 +288,13 @@ impl RequestAnswer {
             Some("allow") => request.allow = Some(true),
             Some("deny") => request.allow = Some(false),
             Some(other) => {
-                return Err(format!(
-                    "invalid decision.behavior {other:?}; expected allow or deny"
-                ));
+                return Err(AnswerError::Behavior(other.to_owned()));
             }
         }
         if request.allow == Some(true) {
             if let Some(input) = decision.updated_input {
                 if !input.is_object() {
-                    return Err(
-                        "decision.updatedInput must be a JSON object (the whole new input)"
-                            .to_owned(),
-                    );
+                    return Err(AnswerError::RequestInputNotObject);
                 }
                 request.updated_input = Some(input);
             }
@@ -299,7 +330,7 @@ impl RequestAnswer {
 
 impl DeniedAnswer {
     /// Interprets a PermissionDenied answer.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, AnswerError> {
         let (answer, common) = parse(value, &["PermissionDenied"])?;
         let specific = answer.hook_specific_output.unwrap_or_default();
         Ok(DeniedAnswer {
@@ -312,7 +343,7 @@ impl DeniedAnswer {
 
 impl PostAnswer {
     /// Interprets an answer to `event` (PostToolUse, PostToolUseFailure or PostToolBatch).
-    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, String> {
+    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, AnswerError> {
         let (answer, common) = parse(value, &[event.as_str()])?;
         let feedback = match answer.decision.as_deref() {
             Some("block") => Some(
@@ -320,7 +351,7 @@ impl PostAnswer {
                     .reason
                     .unwrap_or_else(|| "a hook flagged this result".to_owned()),
             ),
-            Some(other) => return Err(format!("invalid decision {other:?}; expected \"block\"")),
+            Some(other) => return Err(AnswerError::PostDecision(other.to_owned())),
             None => None,
         };
         let specific = answer.hook_specific_output.unwrap_or_default();
@@ -335,7 +366,7 @@ impl PostAnswer {
 
 impl SessionAnswer {
     /// Interprets an answer to `event` (SessionStart or SessionEnd).
-    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, String> {
+    pub fn from_json(value: &Value, event: janua_types::HookEvent) -> Result<Self, AnswerError> {
         let (answer, common) = parse(value, &[event.as_str()])?;
         Ok(SessionAnswer {
             common,
@@ -423,7 +454,9 @@ mod tests {
             let got = PreAnswer::from_json(&value);
             match (got, expected) {
                 (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{value}"),
-                (Err(got), Err(expected)) => assert!(got.contains(expected), "{value}: {got}"),
+                (Err(got), Err(expected)) => {
+                    assert!(got.to_string().contains(expected), "{value}: {got}")
+                }
                 (got, expected) => panic!("{value}: got {got:?}, expected {expected:?}"),
             }
         }

@@ -144,7 +144,8 @@ pub(crate) async fn finish_batch(
         for ran in ran {
             let name = &ran.hook.name;
             let answer = match ran.reply {
-                Reply::Answer(value) => PostAnswer::from_json(&value, HookEvent::PostToolBatch),
+                Reply::Answer(value) => PostAnswer::from_json(&value, HookEvent::PostToolBatch)
+                    .map_err(|error| error.to_string()),
                 Reply::Plain(_) => continue,
                 Reply::Block(reason) => Ok(PostAnswer {
                     feedback: Some(reason),

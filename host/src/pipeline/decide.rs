@@ -257,7 +257,9 @@ async fn request_hooks(
     for ran in &ran {
         let name = &ran.hook.name;
         let answer = match &ran.reply {
-            Reply::Answer(value) => RequestAnswer::from_json(value),
+            Reply::Answer(value) => {
+                RequestAnswer::from_json(value).map_err(|error| error.to_string())
+            }
             Reply::Failed(problem) => Err(problem.clone()),
             Reply::Plain(_) => continue,
             // Exit 2 does not decide a PermissionRequest (as in Claude Code): only the JSON does.
@@ -429,7 +431,9 @@ async fn denied_hooks(
     for ran in ran {
         let name = &ran.hook.name;
         let answer = match ran.reply {
-            Reply::Answer(value) => DeniedAnswer::from_json(&value),
+            Reply::Answer(value) => {
+                DeniedAnswer::from_json(&value).map_err(|error| error.to_string())
+            }
             Reply::Plain(_) => continue,
             Reply::Block(problem) | Reply::NonBlocking(problem) | Reply::Failed(problem) => {
                 Err(problem)

@@ -98,7 +98,9 @@ async fn run(
     for ran in ran {
         let name = &ran.hook.name;
         let answer = match ran.reply {
-            Reply::Answer(value) => PostAnswer::from_json(&value, kind),
+            Reply::Answer(value) => {
+                PostAnswer::from_json(&value, kind).map_err(|error| error.to_string())
+            }
             Reply::Plain(_) => continue,
             // Exit 2 on a post event: stderr goes to the model, as in Claude Code.
             Reply::Block(reason) => Ok(PostAnswer {

@@ -102,7 +102,7 @@ pub(crate) async fn run(
             Reply::Answer(value) => match PreAnswer::from_json(value) {
                 Ok(answer) => answer,
                 Err(problem) => {
-                    failed(problem, &mut outcome);
+                    failed(problem.to_string(), &mut outcome);
                     continue;
                 }
             },

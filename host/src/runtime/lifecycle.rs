@@ -158,6 +158,7 @@ impl Runtime {
                 let answer = match ran.reply {
                     crate::hooks::Reply::Answer(answer) => {
                         crate::hooks::SessionAnswer::from_json(&answer, event)
+                            .map_err(|error| error.to_string())
                     }
                     crate::hooks::Reply::Plain(text) => Ok(crate::hooks::SessionAnswer {
                         // Plain stdout of a SessionStart command is context, as in Claude Code.
