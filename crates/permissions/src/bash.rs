@@ -8,6 +8,8 @@
 use super::shell::{ShellWord, Subcommand, join};
 use janua_types::wildcard;
 
+use crate::rules::SpecifierError;
+
 /// Leading assignments an allow rule may look past: they change formatting, not what runs.
 const SAFE_ASSIGNMENTS: &[&str] = &[
     "NODE_ENV",
@@ -72,7 +74,7 @@ enum Flag {
 
 impl CommandPattern {
     /// Parses a Bash specifier.
-    pub fn parse(specifier: &str) -> Result<Self, String> {
+    pub(crate) fn parse(specifier: &str) -> Result<Self, SpecifierError> {
         if let Some(rest) = specifier.strip_prefix("argv:") {
             return ArgvPattern::parse(rest).map(Self::Argv);
         }
@@ -208,11 +210,11 @@ pub fn text_matches(pattern: &str, text: &str) -> bool {
 }
 
 impl ArgvPattern {
-    fn parse(text: &str) -> Result<Self, String> {
+    fn parse(text: &str) -> Result<Self, SpecifierError> {
         let mut tokens = text.split_whitespace();
         let program = tokens
             .next()
-            .ok_or("an argv pattern needs a program, e.g. argv:rm -r -f")?
+            .ok_or(SpecifierError::ArgvWithoutProgram)?
             .to_owned();
         let mut pattern = Self {
             program,
@@ -223,7 +225,7 @@ impl ArgvPattern {
         for token in tokens {
             if let Some(flag) = token.strip_prefix('!') {
                 let flag = Flag::parse(flag)
-                    .ok_or_else(|| format!("{token:?}: '!' must be followed by a flag"))?;
+                    .ok_or_else(|| SpecifierError::ArgvNegation(token.to_owned()))?;
                 pattern.forbidden.push(flag);
             } else if let Some(flag) = Flag::parse(token) {
                 pattern.required.push(flag);

@@ -5,6 +5,8 @@
 
 use janua_types::wildcard;
 
+use crate::rules::SpecifierError;
+
 /// A compiled `domain:` pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainPattern {
@@ -13,15 +15,13 @@ pub struct DomainPattern {
 
 impl DomainPattern {
     /// Parses the text after `domain:`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, SpecifierError> {
         let pattern = text.trim().trim_end_matches('.').to_ascii_lowercase();
         if pattern.is_empty() {
-            return Err("a domain pattern may not be empty".to_owned());
+            return Err(SpecifierError::EmptyDomain);
         }
         if pattern.contains(['/', ':', '@', ' ']) {
-            return Err(format!(
-                "{text:?} is not a host name; write domain:example.com"
-            ));
+            return Err(SpecifierError::NotAHost(text.to_owned()));
         }
         Ok(Self { pattern })
     }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
+use crate::rules::SpecifierError;
+
 /// Numbers every compiled pattern, so that a [`super::path_index::PathIndex`] can name it.
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
@@ -34,13 +36,15 @@ pub struct PathPattern {
 
 impl PathPattern {
     /// Compiles `specifier`; `broad` is true for deny and ask rules.
-    pub fn compile(specifier: &str, broad: bool, anchors: &Anchors<'_>) -> Result<Self, String> {
+    pub(crate) fn compile(
+        specifier: &str,
+        broad: bool,
+        anchors: &Anchors<'_>,
+    ) -> Result<Self, SpecifierError> {
         let (base, relative, any_depth_allowed) = if let Some(rest) = specifier.strip_prefix("//") {
             (PathBuf::from("/"), rest, false)
         } else if specifier == "~" || specifier.starts_with("~/") {
-            let home = anchors
-                .home
-                .ok_or("a ~/ path needs $HOME, which is not set")?;
+            let home = anchors.home.ok_or(SpecifierError::NoHome)?;
             (
                 home.to_path_buf(),
                 specifier[1..].trim_start_matches('/'),
@@ -88,7 +92,7 @@ impl PathPattern {
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
-                    .map_err(|error| format!("invalid path pattern: {error}"))
+                    .map_err(SpecifierError::Glob)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let matchers = globs.iter().map(Glob::compile_matcher).collect();
@@ -117,7 +121,7 @@ impl PathPattern {
 
 /// Splits a rule path into segments, dropping empty and `.` segments and applying `..` to
 /// literal segments.
-fn clean_segments(relative: &str) -> Result<Vec<String>, String> {
+fn clean_segments(relative: &str) -> Result<Vec<String>, SpecifierError> {
     let mut segments: Vec<String> = Vec::new();
     for segment in relative.split('/') {
         match segment {
@@ -126,7 +130,7 @@ fn clean_segments(relative: &str) -> Result<Vec<String>, String> {
                 Some(last) if !last.contains(['*', '?', '[', '{']) => {
                     segments.pop();
                 }
-                Some(_) => return Err("'..' may not follow a wildcard segment".to_owned()),
+                Some(_) => return Err(SpecifierError::DotDotAfterWildcard),
                 None => segments.push("..".to_owned()),
             },
             other => segments.push(other.to_owned()),

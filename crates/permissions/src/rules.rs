@@ -107,6 +107,33 @@ pub struct RuleContext {
     pub home: Option<PathBuf>,
 }
 
+/// What is wrong with a rule's specifier (the part in parentheses); `RuleError` carries it as
+/// its reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SpecifierError {
+    /// `domain:` with nothing after it.
+    #[error("a domain pattern may not be empty")]
+    EmptyDomain,
+    /// `domain:` followed by something that is not a host name (a URL, a port, a path).
+    #[error("{0:?} is not a host name; write domain:example.com")]
+    NotAHost(String),
+    /// `argv:` with no program.
+    #[error("an argv pattern needs a program, e.g. argv:rm -r -f")]
+    ArgvWithoutProgram,
+    /// `!` in an argv pattern not followed by a flag.
+    #[error("{0:?}: '!' must be followed by a flag")]
+    ArgvNegation(String),
+    /// A `~/` path pattern while `$HOME` is not set.
+    #[error("a ~/ path needs $HOME, which is not set")]
+    NoHome,
+    /// A path pattern the glob compiler refuses.
+    #[error("invalid path pattern: {0}")]
+    Glob(#[from] globset::Error),
+    /// `..` after a wildcard segment, which no lexical normalization can resolve.
+    #[error("'..' may not follow a wildcard segment")]
+    DotDotAfterWildcard,
+}
+
 /// A rule that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid permission rule {rule:?} ({source_name}{}): {reason}", position.as_ref().map(|p| format!(", {p}")).unwrap_or_default())]
@@ -238,7 +265,8 @@ impl Rule {
         let tool = if tool == "Task" { "Agent" } else { tool };
         let specifier = match inner {
             None | Some("*") => Specifier::Any,
-            Some(inner) => Self::specifier(tool, inner, kind, &source, context).map_err(error)?,
+            Some(inner) => Self::specifier(tool, inner, kind, &source, context)
+                .map_err(|problem| error(problem.to_string()))?,
         };
         Ok(Self {
             text: trimmed.to_owned(),
@@ -256,7 +284,7 @@ impl Rule {
         kind: RuleKind,
         source: &RuleSource,
         context: &RuleContext,
-    ) -> Result<Specifier, String> {
+    ) -> Result<Specifier, SpecifierError> {
         // `Bash(command:rm *)` names the primary field: it means `Bash(rm *)` (Claude Code ignores
         // such a rule with a warning; a deny rule that silently does nothing is worse).
         let primary = match Family::of(tool) {
