@@ -45,6 +45,54 @@ pub(crate) struct Launch {
     pub workspace: std::path::PathBuf,
 }
 
+/// Why a configured server is not started, or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The url of a Streamable HTTP server does not parse.
+    #[error("its url {url:?}: {source}")]
+    Url {
+        /// The url as configured.
+        url: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// A configured header name is not one.
+    #[error("{0:?} is not a header name")]
+    HeaderName(String),
+    /// A configured header value is not one.
+    #[error("the value of header {0} is not a header value")]
+    HeaderValue(String),
+    /// A stdio start was asked of another transport.
+    #[error("not a stdio server")]
+    NotStdio,
+    /// The command is on no `PATH` directory (the workspace's own never count).
+    #[error("the command {0:?} was not found (outside the workspace) on PATH")]
+    CommandNotFound(String),
+    /// The server's temporary directory cannot be made.
+    #[error("cannot create {}: {source}", path.display())]
+    TempDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The task that starts the process failed.
+    #[error("the start-up task failed: {0}")]
+    Task(tokio::task::JoinError),
+    /// The confined process could not be started.
+    #[error(transparent)]
+    Confine(janua_confine::ConfineError),
+    /// A thread serving the process's pipes could not be started.
+    #[error("cannot start a thread: {0}")]
+    Thread(std::io::Error),
+    /// The server answered `initialize` with a revision janua does not speak.
+    #[error("it speaks MCP revision {0:?}; janua speaks {versions}", versions = SERVER_VERSIONS.join(", "))]
+    Revision(String),
+    /// The server did not answer `initialize`.
+    #[error("initialize failed: {0}")]
+    Initialize(String),
+}
+
 /// Why a request got no result.
 #[derive(Debug, Clone)]
 pub struct RequestError {
@@ -406,7 +454,7 @@ impl Connection {
                 let backoff = backoff(failures);
                 *state = State::Down {
                     retry_at: Instant::now() + backoff,
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 };
                 Err(RequestError::new(
                     ErrorKind::ToolFailed,
@@ -420,16 +468,16 @@ impl Connection {
     }
 
     /// Starts the process and runs the `initialize` handshake.
-    async fn start(&self) -> Result<Arc<Live>, String> {
+    async fn start(&self) -> Result<Arc<Live>, StartError> {
         let Link::Stdio { launch, .. } = &self.link else {
-            return Err("not a stdio server".to_owned());
+            return Err(StartError::NotStdio);
         };
         let spec = launch.spec.clone();
         let (process, pipes) =
             tokio::task::spawn_blocking(move || janua_confine::server::start(spec))
                 .await
-                .map_err(|error| format!("the start-up task failed: {error}"))?
-                .map_err(|error| error.to_string())?;
+                .map_err(StartError::Task)?
+                .map_err(StartError::Confine)?;
         let live = Arc::new(wire(process, pipes, &self.name, &launch.workspace)?);
         let deadline = Instant::now() + launch.startup_timeout;
         let initialized = live
@@ -449,17 +497,14 @@ impl Connection {
                 let version = answer["protocolVersion"].as_str().unwrap_or_default();
                 if !SERVER_VERSIONS.contains(&version) {
                     live.kill();
-                    return Err(format!(
-                        "it speaks MCP revision {version:?}; janua speaks {}",
-                        SERVER_VERSIONS.join(", ")
-                    ));
+                    return Err(StartError::Revision(version.to_owned()));
                 }
                 live.notify("notifications/initialized");
                 Ok(live)
             }
             Err(error) => {
                 live.kill();
-                Err(format!("initialize failed: {}", error.message))
+                Err(StartError::Initialize(error.message))
             }
         }
     }
@@ -506,7 +551,7 @@ fn wire(
     pipes: Pipes,
     name: &str,
     workspace: &std::path::Path,
-) -> Result<Live, String> {
+) -> Result<Live, StartError> {
     let Pipes {
         stdin,
         stdout,
@@ -533,7 +578,7 @@ fn wire(
                     }
                 }
             })
-            .map_err(|error| format!("cannot start a thread: {error}"))?;
+            .map_err(StartError::Thread)?;
     }
     {
         let stderr = Arc::clone(&stderr);
@@ -548,7 +593,7 @@ fn wire(
                     tail.drain(..excess);
                 }
             })
-            .map_err(|error| format!("cannot start a thread: {error}"))?;
+            .map_err(StartError::Thread)?;
     }
     {
         let pending = Arc::clone(&pending);
@@ -618,7 +663,7 @@ fn wire(
                     .unwrap_or_else(|poison| poison.into_inner())
                     .clear();
             })
-            .map_err(|error| format!("cannot start a thread: {error}"))?;
+            .map_err(StartError::Thread)?;
     }
     Ok(Live {
         writer,

@@ -24,7 +24,7 @@ pub const MCP_REVISIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "
 
 pub use config::Approvals;
 pub use config::McpConfigError;
-pub use connection::{Connection, RequestError};
+pub use connection::{Connection, RequestError, StartError};
 
 /// Where an `https` server's TLS client configuration comes from: the runtime hands in the
 /// sandbox's (one set of roots for every outgoing connection of janua).
@@ -264,18 +264,21 @@ fn http_target(
     headers: &BTreeMap<String, String>,
     policy: &McpServerPolicy,
     tls: TlsConfig,
-) -> Result<http::HttpTarget, String> {
-    let url = url::Url::parse(url).map_err(|error| format!("its url {url:?}: {error}"))?;
+) -> Result<http::HttpTarget, StartError> {
+    let url = url::Url::parse(url).map_err(|source| StartError::Url {
+        url: url.to_owned(),
+        source,
+    })?;
     let headers = headers
         .iter()
         .map(|(name, value)| {
             let name = ::http::HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("{name:?} is not a header name"))?;
+                .map_err(|_| StartError::HeaderName(name.clone()))?;
             let value = ::http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("the value of header {name} is not a header value"))?;
+                .map_err(|_| StartError::HeaderValue(name.to_string()))?;
             Ok((name, value))
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, StartError>>()?;
     Ok(http::HttpTarget {
         url,
         headers,
@@ -291,19 +294,19 @@ fn launch(
     server: &config::ServerConfig,
     policy: &McpServerPolicy,
     input: &McpInput<'_>,
-) -> Result<connection::Launch, String> {
+) -> Result<connection::Launch, StartError> {
     let config::Transport::Stdio { command, args, env } = &server.transport else {
-        return Err("not a stdio server".to_owned());
+        return Err(StartError::NotStdio);
     };
     let host_env = |name: &str| std::env::var(name).ok();
     let path = host_env("PATH").unwrap_or_else(|| DEFAULT_PATH.to_owned());
-    let program =
-        resolve_program(command, &path, &server.base_dir, input.workspace).ok_or_else(|| {
-            format!("the command {command:?} was not found (outside the workspace) on PATH")
-        })?;
+    let program = resolve_program(command, &path, &server.base_dir, input.workspace)
+        .ok_or_else(|| StartError::CommandNotFound(command.clone()))?;
     let temp = input.temp_root.join(sanitize_dir(&server.name));
-    std::fs::create_dir_all(&temp)
-        .map_err(|error| format!("cannot create {}: {error}", temp.display()))?;
+    std::fs::create_dir_all(&temp).map_err(|source| StartError::TempDir {
+        path: temp.clone(),
+        source,
+    })?;
     let mut environment: Vec<(String, String)> = INHERITED_ENV
         .iter()
         .copied()
