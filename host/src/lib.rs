@@ -86,8 +86,8 @@ pub mod sandbox {
         CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
         DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
         FsAccess, FsGrant, GrantError, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
-        NetGrant, NetGrantError, NetSettings, NoBrowser, ProcessGrant, ProxySettings, SandboxError,
-        find_browser,
+        NetGrant, NetGrantError, NetSettings, NoBrowser, ProcessGrant, ProxyError, ProxySettings,
+        SandboxError, find_browser,
     };
 }
 
@@ -175,7 +175,7 @@ pub enum Error {
     Settings(#[from] config::SettingsError),
     /// The outgoing-HTTP settings are unusable (a proxy that is not an `http://` URL).
     #[error("network settings: {0}")]
-    Net(String),
+    Net(#[from] sandbox::ProxyError),
     /// An MCP configuration file is unusable.
     #[error(transparent)]
     Mcp(#[from] mcp::McpConfigError),

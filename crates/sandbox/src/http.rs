@@ -30,6 +30,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 use super::grants::{NetGrant, NetScheme};
 
 pub(crate) use send::ProxyConfig;
+pub use send::ProxyError;
 
 /// The TLS client configuration outgoing requests use (webpki roots, ring).
 pub fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
@@ -98,7 +99,7 @@ pub struct NetRuntime {
 
 impl NetRuntime {
     /// Parses the proxies; a proxy that is not an `http://host[:port]` URL is an error.
-    pub fn new(settings: NetSettings) -> Result<Self, String> {
+    pub fn new(settings: NetSettings) -> Result<Self, ProxyError> {
         let proxy = ProxyConfig::parse(&settings.proxy)?;
         Ok(Self {
             settings: Arc::new(settings),

@@ -40,7 +40,7 @@ pub use grants::{
 };
 pub use http::{
     DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetPolicy, NetRuntime, NetSettings,
-    ProxySettings, tls_config,
+    ProxyError, ProxySettings, tls_config,
 };
 pub use limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,

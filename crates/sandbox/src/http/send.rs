@@ -47,27 +47,46 @@ struct Proxy {
     authorization: Option<String>,
 }
 
+/// A configured proxy janua cannot use (`networkProxy` in the settings).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProxyError {
+    /// The proxy does not parse as a URL.
+    #[error("proxy {proxy:?} is not a URL: {source}")]
+    NotAUrl {
+        /// The proxy as configured.
+        proxy: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// The proxy is not an `http://` proxy.
+    #[error("proxy {0:?}: only http:// proxies are supported")]
+    NotHttp(String),
+    /// The proxy URL names no host.
+    #[error("proxy {0:?} has no host")]
+    NoHost(String),
+}
+
 impl ProxyConfig {
     /// Parses the settings; a proxy that is not an `http://host[:port]` URL is an error naming it.
-    pub fn parse(settings: &ProxySettings) -> Result<Self, String> {
-        let parse = |text: &Option<String>| -> Result<Option<Proxy>, String> {
+    pub fn parse(settings: &ProxySettings) -> Result<Self, ProxyError> {
+        let parse = |text: &Option<String>| -> Result<Option<Proxy>, ProxyError> {
             let Some(text) = text else { return Ok(None) };
             let with_scheme = if text.contains("://") {
                 text.clone()
             } else {
                 format!("http://{text}")
             };
-            let url = url::Url::parse(&with_scheme)
-                .map_err(|error| format!("proxy {text:?} is not a URL: {error}"))?;
+            let url = url::Url::parse(&with_scheme).map_err(|source| ProxyError::NotAUrl {
+                proxy: text.clone(),
+                source,
+            })?;
             if url.scheme() != "http" {
-                return Err(format!(
-                    "proxy {text:?}: only http:// proxies are supported"
-                ));
+                return Err(ProxyError::NotHttp(text.clone()));
             }
             let host = url
                 .host_str()
                 .filter(|host| !host.is_empty())
-                .ok_or_else(|| format!("proxy {text:?} has no host"))?
+                .ok_or_else(|| ProxyError::NoHost(text.clone()))?
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_owned();
