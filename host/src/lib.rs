@@ -115,7 +115,8 @@ pub mod plugins {
         component_digest, manifest_components, wit_version,
     };
     pub use crate::registry::{
-        Alias, AliasError, ManifestError, PluginApproval, RegistryError, ToolSelection, ToolSource,
+        Alias, AliasError, DescribeError, ManifestError, PluginApproval, RegistryError,
+        ToolSelection, ToolSource,
     };
     pub use crate::runtime::PluginReload;
 }

@@ -23,6 +23,7 @@ use serde::Serialize;
 pub use aliases::{Alias, AliasError};
 pub use approval::PluginApproval;
 pub(crate) use approval::{approval_key, grant_sentences};
+pub use load::DescribeError;
 pub(crate) use manifest::Manifest;
 pub use manifest::ManifestError;
 pub use selection::ToolSelection;
@@ -227,12 +228,12 @@ pub enum RegistryError {
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     /// A component's `describe` failed or returned an invalid tool.
-    #[error("{label}: {message}")]
+    #[error("{label}: {problem}")]
     Describe {
         /// Which component.
         label: String,
         /// What went wrong.
-        message: String,
+        problem: DescribeError,
     },
     /// Two sources define the same canonical name.
     #[error(

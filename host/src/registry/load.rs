@@ -18,9 +18,9 @@ pub(super) async fn describe(
     component: Arc<ComponentEntry>,
     label: &str,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
-    let describe_error = |message: String| RegistryError::Describe {
+    let describe_error = |problem: DescribeError| RegistryError::Describe {
         label: label.to_owned(),
-        message,
+        problem,
     };
     let digest = &component.loaded.digest;
     let cached = sandbox
@@ -53,7 +53,10 @@ pub(super) async fn describe(
                 && (component.grants.process.is_empty()
                     || matches!(component.source, ToolSource::BuiltIn));
             let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
-                describe_error(format!("tool {}: invalid input schema: {error}", spec.name))
+                describe_error(DescribeError::InvalidSchema {
+                    tool: spec.name.clone(),
+                    reason: error.to_string(),
+                })
             })?;
             Ok(RegisteredTool {
                 spec,
@@ -62,6 +65,69 @@ pub(super) async fn describe(
             })
         })
         .collect()
+}
+
+/// What is wrong with a component's `describe`: it failed, or a tool it described cannot be
+/// registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DescribeError {
+    /// `describe` trapped, timed out or could not start.
+    #[error("describe failed: {0}")]
+    Failed(String),
+    /// The guest answered something other than tool specs.
+    #[error("describe returned an unexpected reply")]
+    UnexpectedReply,
+    /// No tools at all.
+    #[error("the component describes no tools")]
+    NoTools,
+    /// More tools than one component may describe.
+    #[error("the component describes {0} tools; at most {MAX_TOOLS_PER_COMPONENT} are accepted")]
+    TooManyTools(usize),
+    /// The same name twice.
+    #[error("tool {0:?} is described twice")]
+    DescribedTwice(String),
+    /// A name outside `^[a-zA-Z0-9_-]{1,64}$`.
+    #[error("tool name {0:?} must match ^[a-zA-Z0-9_-]{{1,64}}$")]
+    BadName(String),
+    /// A description past the cap.
+    #[error(
+        "tool {tool}: its description has {chars} characters; at most {MAX_DESCRIPTION_CHARS} are accepted"
+    )]
+    LongDescription {
+        /// The tool.
+        tool: String,
+        /// Its description's length.
+        chars: usize,
+    },
+    /// An input schema past the cap.
+    #[error(
+        "tool {tool}: its input schema has {bytes} bytes; at most {MAX_SCHEMA_BYTES} are accepted"
+    )]
+    LargeSchema {
+        /// The tool.
+        tool: String,
+        /// The schema's length.
+        bytes: usize,
+    },
+    /// An input schema that is not JSON.
+    #[error("tool {tool}: input schema is not JSON: {reason}")]
+    SchemaNotJson {
+        /// The tool.
+        tool: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// An input schema that does not describe an object.
+    #[error("tool {0}: the input schema must describe an object (\"type\": \"object\")")]
+    SchemaNotObject(String),
+    /// An input schema the validator cannot compile.
+    #[error("tool {tool}: invalid input schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// The compiler's message.
+        reason: String,
+    },
 }
 
 /// Most tools one component may describe; more is a broken or hostile plugin, and every tool costs
@@ -77,7 +143,7 @@ async fn run_describe(
     sandbox: &Sandbox,
     component: &ComponentEntry,
     label: &str,
-) -> Result<Vec<ToolSpec>, String> {
+) -> Result<Vec<ToolSpec>, DescribeError> {
     let no_grants = ResolvedGrants::default();
     let run = sandbox
         .run(
@@ -88,26 +154,23 @@ async fn run_describe(
         .await;
     let specs = match run.reply {
         Ok(GuestReply::Specs(specs)) => specs,
-        Ok(_) => return Err("describe returned an unexpected reply".into()),
-        Err(failure) => return Err(format!("describe failed: {failure:?}")),
+        Ok(_) => return Err(DescribeError::UnexpectedReply),
+        Err(failure) => return Err(DescribeError::Failed(format!("{failure:?}"))),
     };
     if specs.is_empty() {
-        return Err("the component describes no tools".into());
+        return Err(DescribeError::NoTools);
     }
     if specs.len() > MAX_TOOLS_PER_COMPONENT {
-        return Err(format!(
-            "the component describes {} tools; at most {MAX_TOOLS_PER_COMPONENT} are accepted",
-            specs.len()
-        ));
+        return Err(DescribeError::TooManyTools(specs.len()));
     }
     let mut seen = std::collections::HashSet::new();
     if let Some(twice) = specs.iter().find(|spec| !seen.insert(spec.name.as_str())) {
-        return Err(format!("tool {:?} is described twice", twice.name));
+        return Err(DescribeError::DescribedTwice(twice.name.clone()));
     }
     specs.into_iter().map(convert).collect()
 }
 
-fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {
+fn convert(spec: WitToolSpec) -> Result<ToolSpec, DescribeError> {
     let valid_name = !spec.name.is_empty()
         && spec.name.len() <= 64
         && spec
@@ -115,32 +178,28 @@ fn convert(spec: WitToolSpec) -> Result<ToolSpec, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !valid_name {
-        return Err(format!(
-            "tool name {:?} must match ^[a-zA-Z0-9_-]{{1,64}}$",
-            spec.name
-        ));
+        return Err(DescribeError::BadName(spec.name));
     }
     let description_chars = spec.description.chars().count();
     if description_chars > MAX_DESCRIPTION_CHARS {
-        return Err(format!(
-            "tool {}: its description has {description_chars} characters; at most {MAX_DESCRIPTION_CHARS} are accepted",
-            spec.name
-        ));
+        return Err(DescribeError::LongDescription {
+            tool: spec.name,
+            chars: description_chars,
+        });
     }
     if spec.input_schema.len() > MAX_SCHEMA_BYTES {
-        return Err(format!(
-            "tool {}: its input schema has {} bytes; at most {MAX_SCHEMA_BYTES} are accepted",
-            spec.name,
-            spec.input_schema.len()
-        ));
+        return Err(DescribeError::LargeSchema {
+            bytes: spec.input_schema.len(),
+            tool: spec.name,
+        });
     }
-    let input_schema: serde_json::Value = serde_json::from_str(&spec.input_schema)
-        .map_err(|error| format!("tool {}: input schema is not JSON: {error}", spec.name))?;
+    let input_schema: serde_json::Value =
+        serde_json::from_str(&spec.input_schema).map_err(|error| DescribeError::SchemaNotJson {
+            tool: spec.name.clone(),
+            reason: error.to_string(),
+        })?;
     if input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
-        return Err(format!(
-            "tool {}: the input schema must describe an object (\"type\": \"object\")",
-            spec.name
-        ));
+        return Err(DescribeError::SchemaNotObject(spec.name));
     }
     let class = match spec.class {
         WitCapabilityClass::Read => CapabilityClass::Read,
