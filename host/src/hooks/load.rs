@@ -310,14 +310,10 @@ fn shared(
     let common = extension.entry.common();
     let config = expand_config(common.config, input, extension)
         .map_err(|message| extension_error(extension, message))?;
-    let table = match common.kind {
-        "hook" => "hooks",
-        _ => "monitors",
-    };
     let name = common
         .name
         .cloned()
-        .unwrap_or_else(|| format!("{}/{table}[{}]", extension.plugin, extension.index));
+        .unwrap_or_else(|| format!("{}/{}[{}]", extension.plugin, common.table, extension.index));
     Ok(Shared {
         name,
         config,

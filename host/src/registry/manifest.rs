@@ -123,6 +123,8 @@ pub(crate) struct HookComponent {
 pub(crate) struct ExtensionCommon<'a> {
     /// `hook` or `monitor`, for messages.
     pub(crate) kind: &'static str,
+    /// The manifest table it is listed in (`hooks`, `monitors`), for default names.
+    pub(crate) table: &'static str,
     /// Path of the `.wasm` file, relative to the plugin directory.
     pub(crate) component: &'a PathBuf,
     /// The name it was given, if any.
@@ -142,6 +144,7 @@ impl HookComponent {
     pub(crate) fn common(&self) -> ExtensionCommon<'_> {
         ExtensionCommon {
             kind: "hook",
+            table: "hooks",
             component: &self.component,
             name: self.name.as_ref(),
             timeout: self.timeout,
@@ -157,6 +160,7 @@ impl MonitorComponent {
     pub(crate) fn common(&self) -> ExtensionCommon<'_> {
         ExtensionCommon {
             kind: "monitor",
+            table: "monitors",
             component: &self.component,
             name: self.name.as_ref(),
             timeout: self.timeout,
