@@ -870,3 +870,22 @@ async fn batch_and_session_hooks() {
         ended.warnings
     );
 }
+
+/// A hook without a `name` is named after its plugin and its place in `[[hooks]]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unnamed_hook_is_named_after_its_plugin_and_table() {
+    let fixture = Fixture::new();
+    let unnamed = "[[hooks]]\ncomponent = \"ext.wasm\"\nevents = [\"PreToolUse\"]\n";
+    let tables = [
+        hook("first", &["PreToolUse"], "Echo", json!({}), ""),
+        unnamed.to_owned(),
+    ];
+    let runtime = with_hooks(&fixture, &tables, allow_echo).await;
+    let names: Vec<String> = runtime
+        .extensions()
+        .hooks
+        .iter()
+        .map(|hook| hook.name.clone())
+        .collect();
+    assert_eq!(names, ["first", "hooks/hooks[1]"]);
+}

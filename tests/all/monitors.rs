@@ -351,3 +351,18 @@ async fn the_example_hooks_guard_and_rewrite_bash() {
         "git --no-pager log -1 || true"
     );
 }
+
+/// A monitor without a `name` is named after its plugin and its place in `[[monitors]]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unnamed_monitor_is_named_after_its_plugin_and_table() {
+    let fixture = Fixture::new();
+    let table = "[[monitors]]\ncomponent = \"ext.wasm\"\n".to_owned();
+    let runtime = with_monitor(&fixture, table, |_| {}).await;
+    let names: Vec<String> = runtime
+        .extensions()
+        .monitors
+        .iter()
+        .map(|monitor| monitor.name.clone())
+        .collect();
+    assert_eq!(names, ["monitors/monitors[0]"]);
+}
