@@ -175,7 +175,8 @@ pub async fn check_plugin(dir: &Path, base: RuntimeConfig) -> PluginReport {
 /// digests and grants, under its canonical directory. Returns what was recorded.
 pub fn approve_plugin(dir: &Path, settings_path: &Path) -> Result<PluginApproval, ApprovalError> {
     let manifest = Manifest::read(dir).map_err(|error| ApprovalError::Plugin(error.to_string()))?;
-    let approval = PluginApproval::of(dir, &manifest).map_err(ApprovalError::Plugin)?;
+    let approval = PluginApproval::of(dir, &manifest)
+        .map_err(|problem| ApprovalError::Plugin(problem.to_string()))?;
     let record = serde_json::to_value(&approval).unwrap_or_default();
     let key = registry::approval_key(dir).display().to_string();
     crate::settings::update_settings_file(settings_path, |settings| {

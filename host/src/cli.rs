@@ -384,13 +384,12 @@ fn shutdown_signal()
     }))
 }
 
-fn parse_mode(text: &str) -> Result<PermissionMode, String> {
+fn parse_mode(text: &str) -> Result<PermissionMode, janua::rules::UnknownMode> {
     text.parse()
-        .map_err(|error: janua::rules::UnknownMode| error.to_string())
 }
 
 /// Parses `30`, `1.5`, `500ms`, `30s` or `2m`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
         (ms, 0.001)
@@ -404,10 +403,10 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     let value: f64 = number
         .trim()
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 30, 500ms, 30s or 2m"))?;
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 30, 500ms, 30s or 2m"))?;
     let seconds = value * scale;
     if !(seconds > 0.0 && seconds <= 24.0 * 3600.0) {
-        return Err(format!("{text:?} must be more than 0 and at most 24 hours"));
+        anyhow::bail!("{text:?} must be more than 0 and at most 24 hours");
     }
     Ok(Duration::from_secs_f64(seconds))
 }

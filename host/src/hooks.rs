@@ -51,13 +51,16 @@ use janua_types::{HookEvent, Matcher, OnError};
 /// The default time one hook may take.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why an in-process hook failed: any error of the embedding program's own code.
+pub type HookError = Box<dyn std::error::Error + Send + Sync>;
+
 /// An in-process hook, for library users. Implementations must not block for long: they run on
 /// the runtime's threads, unsandboxed (they are the embedding program's own code).
 pub trait Hook: Send + Sync {
     /// A name for decision records and errors.
     fn name(&self) -> &str;
     /// Handles one event; `Err` is a hook failure (the call fails closed for policy events).
-    fn handle(&self, event: &serde_json::Value) -> Result<serde_json::Value, String>;
+    fn handle(&self, event: &serde_json::Value) -> Result<serde_json::Value, HookError>;
 }
 
 /// A hook made from a name and a closure, for library users and tests.
@@ -68,7 +71,7 @@ pub struct FnHook<F> {
 
 impl<F> FnHook<F>
 where
-    F: Fn(&serde_json::Value) -> Result<serde_json::Value, String> + Send + Sync,
+    F: Fn(&serde_json::Value) -> Result<serde_json::Value, HookError> + Send + Sync,
 {
     /// Wraps `handler` as a hook called `name`.
     pub fn new(name: impl Into<String>, handler: F) -> Self {
@@ -81,13 +84,13 @@ where
 
 impl<F> Hook for FnHook<F>
 where
-    F: Fn(&serde_json::Value) -> Result<serde_json::Value, String> + Send + Sync,
+    F: Fn(&serde_json::Value) -> Result<serde_json::Value, HookError> + Send + Sync,
 {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn handle(&self, event: &serde_json::Value) -> Result<serde_json::Value, String> {
+    fn handle(&self, event: &serde_json::Value) -> Result<serde_json::Value, HookError> {
         (self.handler)(event)
     }
 }

@@ -60,8 +60,8 @@ pub use janua_types::{
 pub mod extensions {
     pub use crate::hooks::{
         AnswerError, AuditError, AuditSummary, CommandGrants, Common, DEFAULT_HOOK_TIMEOUT,
-        DeniedAnswer, ExtensionsReport, HookInfo, MonitorInfo, MonitorStats, PostAnswer, PreAnswer,
-        ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
+        DeniedAnswer, ExtensionsReport, HookError, HookInfo, MonitorInfo, MonitorStats, PostAnswer,
+        PreAnswer, ProgressListener, RequestAnswer, SessionAnswer, SkippedExtension, example_names,
         verify_audit_log, write_example,
     };
     pub use janua_types::{HookEvent, Matcher, MatcherError, OnError};

@@ -667,7 +667,7 @@ async fn run(
     if let Some(saved) = saved {
         match checkpoint::after(services, saved, &tool.spec.name, &call_id) {
             Ok(number) => frame.outcome.checkpoint = number,
-            Err(warning) => frame.outcome.warnings.push(warning),
+            Err(warning) => frame.outcome.warnings.push(warning.to_string()),
         }
     }
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -519,7 +519,7 @@ async fn load_plugins(
         let manifest = manifest::Manifest::read(dir)?;
         if let Some(approved) = config.approvals.get(&approval_key(dir)) {
             let admitted = PluginApproval::of(dir, &manifest)
-                .map_err(|message| ManifestError::at(&manifest.path, message))
+                .map_err(|problem| ManifestError::at(&manifest.path, problem.to_string()))
                 .map(|current| approved.admits(&current))?;
             if let Err(difference) = admitted {
                 warnings.push(format!(

@@ -343,3 +343,87 @@ fn the_library_root_exports_at_most_forty_names() {
         names.len()
     );
 }
+
+/// Library code reports typed errors (issue 32, point 5): no `Result<_, String>` in any library
+/// crate. The binary's edge (`main.rs`, `cli`) uses `anyhow`; guests and the guest SDK follow the
+/// WIT contract, whose `result<_, string>` is the refusal text a model reads.
+#[test]
+fn library_code_has_no_string_errors() {
+    let repo = crate::mcp_support::repo();
+    let mut found = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(repo.join("crates"))
+        .expect("crates/")
+        .flatten()
+        .map(|entry| entry.path().join("src"))
+        .collect();
+    dirs.push(repo.join("host/src"));
+    for dir in dirs {
+        for file in rust_files(&dir) {
+            let relative = file.strip_prefix(&repo).unwrap_or(&file).to_owned();
+            let binary_edge = relative.starts_with("host/src/cli")
+                || relative == Path::new("host/src/cli.rs")
+                || relative == Path::new("host/src/main.rs");
+            if binary_edge {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for error in string_errors(&text) {
+                found.push(format!("{}: {error}", relative.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "type these errors:\n{}", found.join("\n"));
+}
+
+/// Each `Result<T, String>` in `text` (comments left out, across line breaks).
+fn string_errors(text: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .flat_map(|line| line.split_whitespace())
+        .collect();
+    let mut found = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(start) = rest.find("Result<") {
+        let after = &rest[start + "Result<".len()..];
+        let (mut depth, mut last_comma, mut end) = (0usize, None, None);
+        for (index, character) in after.char_indices() {
+            match character {
+                '<' | '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                '>' if depth == 0 => {
+                    end = Some(index);
+                    break;
+                }
+                '>' => depth -= 1,
+                // A trailing comma before `>` ends no argument.
+                ',' if depth == 0 && !after[index + 1..].starts_with('>') => {
+                    last_comma = Some(index);
+                }
+                _ => {}
+            }
+        }
+        if let (Some(comma), Some(end)) = (last_comma, end)
+            && after[comma + 1..end].trim_end_matches(',') == "String"
+        {
+            found.push(format!("Result<{}>", &after[..end]));
+        }
+        rest = after;
+    }
+    found
+}
+
+#[test]
+fn string_errors_are_found_across_lines_and_nesting() {
+    let text = "fn a() -> Result<(), String> {}\nfn b() -> Result<\n    Vec<(u8, u8)>,\n    String,\n> {}\n\
+                fn c() -> Result<Result<String, String>, Failure> {}\n// Result<(), String> in a comment\n\
+                fn d() -> Result<String, Error> {}";
+    assert_eq!(
+        string_errors(text),
+        [
+            "Result<(),String>",
+            "Result<Vec<(u8,u8)>,String,>",
+            "Result<String,String>"
+        ]
+    );
+}

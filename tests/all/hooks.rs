@@ -271,7 +271,7 @@ async fn a_failing_or_malformed_pre_hook_fails_closed() {
         .add_hook(
             HookEvent::PreToolUse,
             "Echo",
-            Arc::new(FnHook::new("broken", |_: &Value| Err("boom".to_owned()))),
+            Arc::new(FnHook::new("broken", |_: &Value| Err("boom".into()))),
         )
         .expect("valid matcher");
     answering(

@@ -451,7 +451,7 @@ async fn concurrency_safe_calls_run_together_and_an_interrupt_cancels_the_rest()
                 if hook_meeting.wait(Duration::from_secs(10)) {
                     Ok(json!({}))
                 } else {
-                    Err("the reads did not run together".to_owned())
+                    Err("the reads did not run together".into())
                 }
             })),
         )

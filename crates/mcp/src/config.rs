@@ -236,15 +236,13 @@ pub(crate) fn refusal(server: &ServerConfig, approvals: &Approvals) -> Option<St
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
+    fn parse(text: &str) -> Result<Vec<ServerConfig>, McpConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".mcp.json");
         std::fs::write(&path, text).unwrap();
-        read(&path, Origin::Project(path.clone()))
-            .map_err(|error| error.message)?
+        read(&path, Origin::Project(path.clone()))?
             .into_iter()
             .collect::<Result<_, _>>()
-            .map_err(|error| error.message)
     }
 
     #[test]
@@ -293,8 +291,8 @@ mod tests {
             ("not json", "expected"),
         ];
         for (text, expected) in bad {
-            let message = parse(text).unwrap_err();
-            assert!(message.contains(expected), "{text}: {message}");
+            let error = parse(text).unwrap_err();
+            assert!(error.message.contains(expected), "{text}: {error}");
         }
     }
 

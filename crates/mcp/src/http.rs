@@ -163,7 +163,8 @@ impl HttpSession {
             .await
             .map_err(|error| Posted::Failed(format!("cannot connect to {url}: {error}")))?;
         let stream: Box<dyn Stream> = if url.scheme() == "https" {
-            let config = (self.target.tls)().map_err(Posted::Failed)?;
+            let config = (self.target.tls)()
+                .map_err(|error| Posted::Failed(format!("TLS setup failed: {error}")))?;
             let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
                 .map_err(|_| Posted::Failed(format!("{host} is not a TLS server name")))?;
             Box::new(
@@ -235,7 +236,9 @@ impl HttpSession {
                 .await
                 .map(|answer| (answer, new_session))
         } else {
-            let text = read_all(&mut body).await.map_err(Posted::Failed)?;
+            let text = read_all(&mut body)
+                .await
+                .map_err(|error| Posted::Failed(error.to_string()))?;
             Ok((Some(parse_answer(&text)?), new_session))
         };
         driver.abort();
@@ -284,13 +287,22 @@ fn answer_of(answer: Option<Value>, method: &str) -> Result<Value, RequestError>
     }
 }
 
-async fn read_all(body: &mut hyper::body::Incoming) -> Result<Vec<u8>, String> {
+/// Why an answer's body was not read whole.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error("reading the answer: {0}")]
+    Read(#[from] hyper::Error),
+    #[error("the answer is over {MAX_BODY} bytes")]
+    TooLarge,
+}
+
+async fn read_all(body: &mut hyper::body::Incoming) -> Result<Vec<u8>, BodyError> {
     let mut bytes = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|error| format!("reading the answer: {error}"))?;
+        let frame = frame?;
         if let Ok(data) = frame.into_data() {
             if bytes.len() + data.len() > MAX_BODY {
-                return Err(format!("the answer is over {MAX_BODY} bytes"));
+                return Err(BodyError::TooLarge);
             }
             bytes.extend_from_slice(&data);
         }

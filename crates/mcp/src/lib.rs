@@ -28,7 +28,8 @@ pub use connection::{Connection, RequestError, StartError};
 
 /// Where an `https` server's TLS client configuration comes from: the runtime hands in the
 /// sandbox's (one set of roots for every outgoing connection of janua).
-pub type TlsConfig = fn() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String>;
+pub type TlsConfig =
+    fn() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, tokio_rustls::rustls::Error>;
 pub use tools::{Converted, Part};
 
 use janua_confine::ChildSpec;

@@ -58,23 +58,34 @@ struct Hints {
     read_only_hint: Option<bool>,
 }
 
+/// Why an entry of a server's `tools/list` is skipped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadTool {
+    #[error("a malformed tool: {0}")]
+    Malformed(serde_json::Error),
+    #[error("a tool without a name")]
+    NoName,
+    #[error("tool {0:?} has no inputSchema object")]
+    NoSchema(String),
+    #[error("tool {0:?}: the input schema must describe an object")]
+    NotAnObject(String),
+}
+
 /// The spec of one entry of a server's `tools/list`, and the tool's name on its server.
-pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), String> {
-    let listed = Listed::deserialize(tool).map_err(|error| format!("a malformed tool: {error}"))?;
+pub(crate) fn spec(server: &str, tool: &Value) -> Result<(ToolSpec, String), BadTool> {
+    let listed = Listed::deserialize(tool).map_err(BadTool::Malformed)?;
     let original = listed.name;
     if original.is_empty() {
-        return Err("a tool without a name".to_owned());
+        return Err(BadTool::NoName);
     }
     let Some(mut schema) = listed.input_schema.filter(Value::is_object) else {
-        return Err(format!("tool {original:?} has no inputSchema object"));
+        return Err(BadTool::NoSchema(original));
     };
     if schema.get("type").is_none() {
         schema["type"] = Value::from("object");
     }
     if schema["type"] != "object" {
-        return Err(format!(
-            "tool {original:?}: the input schema must describe an object"
-        ));
+        return Err(BadTool::NotAnObject(original));
     }
     let description: String = listed
         .description
@@ -212,7 +223,10 @@ mod tests {
         assert!(!listed.read_only, "a server's hint is not a grant");
         assert!(listed.concurrency_safe);
         assert_eq!(listed.class, CapabilityClass::Mcp);
-        assert!(spec("fs", &json!({"name": "x"})).is_err());
+        assert!(matches!(
+            spec("fs", &json!({"name": "x"})),
+            Err(BadTool::NoSchema(name)) if name == "x"
+        ));
         assert!(
             spec(
                 "fs",

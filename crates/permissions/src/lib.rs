@@ -484,32 +484,31 @@ impl Policy {
         let tool = tool.to_owned();
         std::sync::Arc::new(move |host: &str| {
             if let Some(rule) = deny.iter().find(|rule| names(rule, host)) {
-                return Err(format!(
-                    "{host} is denied by the rule {:?} ({})",
-                    rule.text(),
-                    rule.source()
-                ));
+                return Err(janua_types::HostRefused::Denied {
+                    host: host.to_owned(),
+                    rule: rule.text().to_owned(),
+                    origin: rule.source().to_string(),
+                });
             }
             if decided.as_deref() == Some(host) {
                 return Ok(());
             }
             if let Some(rule) = ask.iter().find(|rule| names(rule, host)) {
-                return Err(format!(
-                    "{host} is not the host {tool} was allowed to fetch and the rule {:?} ({}) asks for it; fetch it in a call of its own",
-                    rule.text(),
-                    rule.source()
-                ));
+                return Err(janua_types::HostRefused::Asked {
+                    host: host.to_owned(),
+                    tool: tool.clone(),
+                    rule: rule.text().to_owned(),
+                    origin: rule.source().to_string(),
+                });
             }
             if allow.iter().any(|rule| names(rule, host)) {
                 return Ok(());
             }
-            Err(format!(
-                "{host} is not the host {tool} was allowed to fetch{}, and no allow rule such as WebFetch(domain:{host}) covers it",
-                decided
-                    .as_deref()
-                    .map(|decided| format!(" ({decided})"))
-                    .unwrap_or_default()
-            ))
+            Err(janua_types::HostRefused::NotAllowed {
+                host: host.to_owned(),
+                tool: tool.clone(),
+                decided: decided.clone(),
+            })
         })
     }
 
@@ -546,13 +545,21 @@ mod host_check_tests {
         assert!(check("a.docs.test").is_ok());
         let denied = check("evil.docs.test").unwrap_err();
         assert!(
-            denied.contains("WebFetch(domain:evil.docs.test)"),
+            matches!(&denied, janua_types::HostRefused::Denied { rule, .. } if rule == "WebFetch(domain:evil.docs.test)"),
             "{denied}"
         );
         let asked = check("ask.test").unwrap_err();
-        assert!(asked.contains("asks"), "{asked}");
+        assert!(
+            matches!(asked, janua_types::HostRefused::Asked { .. }),
+            "{asked}"
+        );
+        assert!(asked.to_string().contains("asks"), "{asked}");
         let other = check("other.test").unwrap_err();
-        assert!(other.contains("no allow rule"), "{other}");
+        assert!(
+            matches!(other, janua_types::HostRefused::NotAllowed { .. }),
+            "{other}"
+        );
+        assert!(other.to_string().contains("no allow rule"), "{other}");
         // The decided host passed the decision's ask already; a deny still refuses it.
         let check = policy.host_check("WebFetch", Some("ask.test".to_owned()));
         assert!(check("ask.test").is_ok());

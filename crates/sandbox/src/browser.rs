@@ -217,7 +217,7 @@ impl BrowserService {
             Ok(launched) => launched,
             Err(error) => {
                 let _ = std::fs::remove_dir_all(&profile);
-                return Err(BrowserError::Unavailable(error));
+                return Err(BrowserError::Unavailable(error.to_string()));
             }
         };
         tracing::info!(target: "janua::browser", "browser started (pid {})", process.pid());

@@ -210,34 +210,34 @@ fn read_ours(dir: &Path, path: &Path) -> Option<Vec<u8>> {
         .flatten()
 }
 
+/// Why a cache directory is not used.
+#[derive(Debug, thiserror::Error)]
+enum NotPrivate {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("it is owned by uid {0}, not by this user")]
+    Owner(u32),
+    #[error("its mode {0:o} lets others write to it")]
+    Writable(u32),
+}
+
 /// Creates `dir` (mode 0700) if needed and checks that this user owns it and that neither group
 /// nor others can write to it.
-fn private_dir(dir: &Path) -> Result<(), String> {
+fn private_dir(dir: &Path) -> Result<(), NotPrivate> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(dir)
-        .map_err(|error| error.to_string())?;
-    let metadata = std::fs::metadata(dir).map_err(|error| error.to_string())?;
+        .create(dir)?;
+    let metadata = std::fs::metadata(dir)?;
     // A file this process creates is owned by its effective user: compare owners without libc.
-    let probe = tempfile::NamedTempFile::new_in(dir).map_err(|error| error.to_string())?;
-    let our_uid = probe
-        .as_file()
-        .metadata()
-        .map_err(|error| error.to_string())?
-        .uid();
+    let probe = tempfile::NamedTempFile::new_in(dir)?;
+    let our_uid = probe.as_file().metadata()?.uid();
     if metadata.uid() != our_uid {
-        return Err(format!(
-            "it is owned by uid {}, not by this user",
-            metadata.uid()
-        ));
+        return Err(NotPrivate::Owner(metadata.uid()));
     }
     if metadata.mode() & 0o022 != 0 {
-        return Err(format!(
-            "its mode {:o} lets others write to it",
-            metadata.mode() & 0o777
-        ));
+        return Err(NotPrivate::Writable(metadata.mode() & 0o777));
     }
     Ok(())
 }

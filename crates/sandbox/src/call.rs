@@ -84,12 +84,18 @@ pub enum GuestReply {
     /// What `describe()` returned.
     Specs(Vec<WitToolSpec>),
     /// What `validate-input` returned: the guest's own refusal is data.
-    Validated(Result<(), String>),
+    Validated(Result<(), GuestError>),
     /// What `call` returned: the guest's own error is data.
     Called(Result<WitToolOutput, WitToolError>),
     /// A hook's or monitor's answer: JSON text, or its own error.
-    Answered(Result<String, String>),
+    Answered(Result<String, GuestError>),
 }
+
+/// The text a guest returned as its own error (a WIT `result<_, string>`): untrusted data the
+/// guest wrote, which the host bounds before a model sees it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct GuestError(pub String);
 
 /// Why a guest invocation did not produce an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -515,12 +521,10 @@ fn invoke(
                     tool: name,
                     input,
                     ctx,
-                } => GuestReply::Validated(tool.call_validate_input(
-                    &mut *store,
-                    &name,
-                    &input,
-                    &ctx,
-                )?),
+                } => GuestReply::Validated(
+                    tool.call_validate_input(&mut *store, &name, &input, &ctx)?
+                        .map_err(GuestError),
+                ),
                 GuestRequest::Call {
                     tool: name,
                     input,
@@ -539,7 +543,7 @@ fn invoke(
             let answer = instance
                 .janua_plugin_hook()
                 .call_handle(&mut *store, &event)?;
-            Ok(GuestReply::Answered(answer))
+            Ok(GuestReply::Answered(answer.map_err(GuestError)))
         }
         ComponentPre::Monitor(_) => {
             wasmtime::bail!("a monitor runs resident, one instance per session (see resident.rs)")
@@ -565,7 +569,8 @@ async fn invoke_inline(
                     ctx,
                 } => GuestReply::Validated(
                     tool.call_validate_input(&mut *store, &name, &input, &ctx)
-                        .await?,
+                        .await?
+                        .map_err(GuestError),
                 ),
                 GuestRequest::Call {
                     tool: name,
@@ -586,7 +591,7 @@ async fn invoke_inline(
                 .janua_plugin_hook()
                 .call_handle(&mut *store, &event)
                 .await?;
-            Ok(GuestReply::Answered(answer))
+            Ok(GuestReply::Answered(answer.map_err(GuestError)))
         }
         ComponentPre::Monitor(_) => {
             wasmtime::bail!("a monitor runs resident, one instance per session (see resident.rs)")

@@ -9,6 +9,23 @@ use super::grants::ResolvedGrants;
 use super::limits::Limits;
 use super::{CallContext, CallSetup, ComponentKind, FileAccess, GuestReply, GuestRequest, Sandbox};
 
+/// Why a bare call gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum FloorError {
+    /// The component could not be linked.
+    #[error(transparent)]
+    Sandbox(super::SandboxError),
+    /// The guest answered with its own error.
+    #[error("the guest answered an error: {0}")]
+    Guest(String),
+    /// The guest answered something else than a call or hook answer.
+    #[error("the guest gave an unexpected reply")]
+    UnexpectedReply,
+    /// Instantiation or the call failed (a trap, a missing export).
+    #[error("{0:#}")]
+    Failed(wasmtime::Error),
+}
+
 /// A component ready for bare calls.
 pub struct Floor {
     sandbox: Sandbox,
@@ -30,7 +47,7 @@ impl Floor {
 
     /// One fresh store + instantiate + `call(tool, input)` (or `handle(input)` for a hook) + drop,
     /// on this thread. `Err` carries the guest's error text or the trap.
-    pub fn call(&self, tool: &str, input: &str) -> Result<(), String> {
+    pub fn call(&self, tool: &str, input: &str) -> Result<(), FloorError> {
         let grants = ResolvedGrants::default();
         let files = FileAccess::default();
         let setup = CallSetup::new(&grants, Limits::default(), "floor", &files);
@@ -54,13 +71,13 @@ impl Floor {
         let pre = self
             .sandbox
             .linked(&self.component)
-            .map_err(|error| error.to_string())?;
+            .map_err(FloorError::Sandbox)?;
         match super::call::run_here(self.sandbox.engine(), pre, setup, request) {
             Ok(GuestReply::Called(Ok(_)) | GuestReply::Answered(Ok(_))) => Ok(()),
-            Ok(GuestReply::Called(Err(error))) => Err(format!("{error:?}")),
-            Ok(GuestReply::Answered(Err(error))) => Err(error),
-            Ok(_) => Err("unexpected reply".to_owned()),
-            Err(error) => Err(format!("{error:#}")),
+            Ok(GuestReply::Called(Err(error))) => Err(FloorError::Guest(format!("{error:?}"))),
+            Ok(GuestReply::Answered(Err(error))) => Err(FloorError::Guest(error.0)),
+            Ok(_) => Err(FloorError::UnexpectedReply),
+            Err(error) => Err(FloorError::Failed(error)),
         }
     }
 }

@@ -32,9 +32,10 @@ use super::grants::{NetGrant, NetScheme};
 pub(crate) use send::ProxyConfig;
 pub use send::ProxyError;
 
-/// The TLS client configuration outgoing requests use (webpki roots, ring).
-pub fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
-    send::tls_config().map_err(|error| format!("{error:?}"))
+/// The TLS client configuration outgoing requests use (webpki roots, ring); built once.
+pub fn tls_config() -> Result<Arc<tokio_rustls::rustls::ClientConfig>, tokio_rustls::rustls::Error>
+{
+    send::tls_config()
 }
 
 /// Default cap on one response body.
@@ -50,6 +51,60 @@ const MAX_RECORDED: usize = 8;
 const MAX_REQUESTS_PER_CALL: u32 = 100;
 
 pub(crate) use janua_types::HostCheck;
+
+/// Why the outgoing-request policy refused a request; the text is what the model sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetRefused {
+    /// The call has no net policy (`validate-input`, or a component without net grants).
+    #[error("this call has no network grant (validate-input never has one)")]
+    NoGrant,
+    /// A browser page's request, and the component has no net grant.
+    #[error("the component has no net grant, so its browser reaches no network")]
+    NoBrowserGrant,
+    /// The call sent more than its 100 requests.
+    #[error("a call may send at most {MAX_REQUESTS_PER_CALL} requests")]
+    TooMany,
+    /// Step 2: the scheme is not `http` or `https`.
+    #[error("the scheme {0:?} is not http or https")]
+    Scheme(String),
+    /// Step 2: the authority carries user info.
+    #[error("a request URL may not carry user info")]
+    UserInfo,
+    /// Step 2: the authority does not parse.
+    #[error("the authority {authority:?} is not valid: {error}")]
+    Authority {
+        /// The authority as the request wrote it.
+        authority: String,
+        /// Why it does not parse.
+        error: url::ParseError,
+    },
+    /// Step 2: the authority names no host.
+    #[error("the authority {0:?} has no host")]
+    NoHost(String),
+    /// Step 3: no net grant matches scheme, host and port.
+    #[error("{destination} is not in the component's net grants ({grants})")]
+    NotGranted {
+        /// `scheme://host:port`.
+        destination: String,
+        /// The component's net grants, comma-separated.
+        grants: String,
+    },
+    /// Step 4: the permission rules refuse the host.
+    #[error(transparent)]
+    Rules(#[from] janua_types::HostRefused),
+    /// Step 5: the host resolves to a private address nobody allowed.
+    #[error(
+        "{host} resolves to {address}, a {range} address; such addresses are reached only when the operator lists the host in allowPrivateNetworkHosts or the component's grant names it"
+    )]
+    PrivateAddress {
+        /// The host asked for.
+        host: String,
+        /// The private address it resolves to.
+        address: IpAddr,
+        /// Which private range the address is in.
+        range: &'static str,
+    },
+}
 
 /// Operator settings for outgoing HTTP, fixed for the runtime's life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,13 +179,13 @@ pub struct NetPolicy {
 #[derive(Debug, Default)]
 pub(crate) struct NetReport {
     /// Why requests were refused (the first few).
-    pub refused: Vec<String>,
+    pub refused: Vec<NetRefused>,
     /// A request was stopped at its deadline.
     pub timed_out: bool,
 }
 
 impl NetReport {
-    fn refuse(report: &Mutex<NetReport>, reason: String) -> HttpError {
+    fn refuse(report: &Mutex<NetReport>, reason: NetRefused) -> HttpError {
         tracing::info!(target: "janua::net", "request refused: {reason}");
         if let Ok(mut report) = report.lock()
             && report.refused.len() < MAX_RECORDED
@@ -163,7 +218,10 @@ impl HttpHooks {
     /// What was refused or timed out so far.
     pub(crate) fn report(&self) -> (Vec<String>, bool) {
         match self.report.lock() {
-            Ok(report) => (report.refused.clone(), report.timed_out),
+            Ok(report) => (
+                report.refused.iter().map(NetRefused::to_string).collect(),
+                report.timed_out,
+            ),
             Err(_) => (Vec::new(), false),
         }
     }
@@ -181,43 +239,43 @@ pub struct Destination {
 
 impl NetPolicy {
     /// Steps 2-4 for the request URI `uri`.
-    pub fn check(&self, uri: &http::Uri) -> Result<Destination, String> {
+    pub fn check(&self, uri: &http::Uri) -> Result<Destination, NetRefused> {
         let scheme = match uri.scheme_str() {
             Some("http") => NetScheme::Http,
             Some("https") => NetScheme::Https,
-            other => {
-                return Err(format!(
-                    "the scheme {:?} is not http or https",
-                    other.unwrap_or("")
-                ));
-            }
+            other => return Err(NetRefused::Scheme(other.unwrap_or("").to_owned())),
         };
         let authority = uri
             .authority()
             .map(http::uri::Authority::as_str)
             .unwrap_or("");
         if authority.contains('@') {
-            return Err("a request URL may not carry user info".to_owned());
+            return Err(NetRefused::UserInfo);
         }
-        let url = url::Url::parse(&format!("{}://{authority}/", scheme.as_str()))
-            .map_err(|error| format!("the authority {authority:?} is not valid: {error}"))?;
+        let url =
+            url::Url::parse(&format!("{}://{authority}/", scheme.as_str())).map_err(|error| {
+                NetRefused::Authority {
+                    authority: authority.to_owned(),
+                    error,
+                }
+            })?;
         let host = janua_types::url_host(url.as_str())
-            .ok_or_else(|| format!("the authority {authority:?} has no host"))?;
+            .ok_or_else(|| NetRefused::NoHost(authority.to_owned()))?;
         let port = url.port().unwrap_or(scheme.default_port());
         let Some(grant) = self
             .grants
             .iter()
             .find(|grant| grant.matches(scheme, &host, port))
         else {
-            return Err(format!(
-                "{}://{host}:{port} is not in the component's net grants ({})",
-                scheme.as_str(),
-                self.grants
+            return Err(NetRefused::NotGranted {
+                destination: format!("{}://{host}:{port}", scheme.as_str()),
+                grants: self
+                    .grants
                     .iter()
                     .map(NetGrant::to_string)
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .join(", "),
+            });
         };
         (self.hosts)(&host)?;
         let private_ok = grant.names_host(&host)
@@ -237,12 +295,13 @@ impl NetPolicy {
 
 impl Destination {
     /// Step 5 for one resolved address.
-    pub fn check_address(&self, address: IpAddr) -> Result<(), String> {
+    pub fn check_address(&self, address: IpAddr) -> Result<(), NetRefused> {
         match address::private_range(address) {
-            Some(range) if !self.private_ok => Err(format!(
-                "{} resolves to {address}, a {range} address; such addresses are reached only when the operator lists the host in allowPrivateNetworkHosts or the component's grant names it",
-                self.host
-            )),
+            Some(range) if !self.private_ok => Err(NetRefused::PrivateAddress {
+                host: self.host.clone(),
+                address,
+                range,
+            }),
             _ => Ok(()),
         }
     }
@@ -263,7 +322,7 @@ pub(crate) struct Fetched {
 pub(crate) enum FetchError {
     /// The policy refused the request (steps 1-5); the reason names the grant or rule.
     #[error("refused: {0}")]
-    Refused(String),
+    Refused(NetRefused),
     /// The request did not finish by its deadline.
     #[error("the request did not finish in time")]
     TimedOut,
@@ -358,18 +417,12 @@ impl WasiHttpHooks for HttpHooks {
         drop(fut);
         let report = Arc::clone(&self.report);
         let Some(policy) = self.policy.clone() else {
-            let error = NetReport::refuse(
-                &report,
-                "this call has no network grant (validate-input never has one)".to_owned(),
-            );
+            let error = NetReport::refuse(&report, NetRefused::NoGrant);
             return Box::new(async move { Err(error) });
         };
         self.sent = self.sent.saturating_add(1);
         if self.sent > MAX_REQUESTS_PER_CALL {
-            let error = NetReport::refuse(
-                &report,
-                format!("a call may send at most {MAX_REQUESTS_PER_CALL} requests"),
-            );
+            let error = NetReport::refuse(&report, NetRefused::TooMany);
             return Box::new(async move { Err(error) });
         }
         let destination = match policy.check(request.uri()) {
@@ -426,29 +479,42 @@ mod tests {
             if host == "docs.example.com" {
                 Ok(())
             } else {
-                Err(format!("no rule allows {host}"))
+                Err(janua_types::HostRefused::NotAllowed {
+                    host: host.to_owned(),
+                    tool: "Fetcher".to_owned(),
+                    decided: None,
+                })
             }
         });
         let web = policy(&["https://*.example.com"], &[], only_docs);
         assert!(web.check(&uri("https://docs.example.com/x")).is_ok());
         assert!(web.check(&uri("https://DOCS.example.com./x")).is_ok());
         let error = web.check(&uri("https://api.example.com/")).err().unwrap();
-        assert!(error.contains("no rule allows api.example.com"), "{error}");
+        assert!(
+            matches!(&error, NetRefused::Rules(janua_types::HostRefused::NotAllowed { host, .. }) if host == "api.example.com"),
+            "{error}"
+        );
         let error = web.check(&uri("http://docs.example.com/")).err().unwrap();
         assert!(
-            error.contains("not in the component's net grants"),
+            matches!(&error, NetRefused::NotGranted { destination, .. } if destination == "http://docs.example.com:80"),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("not in the component's net grants"),
             "{error}"
         );
         let error = web
             .check(&uri("https://docs.example.com:8443/"))
             .err()
             .unwrap();
-        assert!(error.contains("net grants"), "{error}");
+        assert!(matches!(error, NetRefused::NotGranted { .. }), "{error}");
         let error = web
             .check(&uri("https://user@docs.example.com/"))
             .err()
             .unwrap();
-        assert!(error.contains("user info"), "{error}");
+        assert_eq!(error, NetRefused::UserInfo);
     }
 
     #[test]

@@ -39,8 +39,8 @@ pub use grants::{
     ProcessGrant, ResolvedGrants,
 };
 pub use http::{
-    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetPolicy, NetRuntime, NetSettings,
-    ProxyError, ProxySettings, tls_config,
+    DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REQUEST_TIMEOUT, NetPolicy, NetRefused, NetRuntime,
+    NetSettings, ProxyError, ProxySettings, tls_config,
 };
 pub use limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
@@ -54,11 +54,11 @@ pub use bindings::WitImage;
 pub use bindings::{CallContext, WitCapabilityClass, WitContent, WitToolSpec};
 pub use cache::CacheInfo;
 pub use call::{
-    CallSetup, FileAccess, GuestFailure, GuestReply, GuestRequest, GuestRun, NetOutcome,
-    ProgressSink, far_deadline,
+    CallSetup, FileAccess, GuestError, GuestFailure, GuestReply, GuestRequest, GuestRun,
+    NetOutcome, ProgressSink, far_deadline,
 };
 pub use delegate::{BoxFuture, Delegator};
-pub use floor::Floor;
+pub use floor::{Floor, FloorError};
 pub use hidden::HiddenPaths;
 pub use resident::{Resident, ResidentSetup};
 

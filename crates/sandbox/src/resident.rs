@@ -66,7 +66,10 @@ impl Resident {
 
     /// Delivers one event; the outer `Err` is a failure of the instance (dropped afterwards), the
     /// inner result is the monitor's own answer.
-    pub fn observe(&mut self, event: &String) -> Result<Result<String, String>, GuestFailure> {
+    pub fn observe(
+        &mut self,
+        event: &String,
+    ) -> Result<Result<String, call::GuestError>, GuestFailure> {
         let timeout = self.setup.limits.timeout;
         let live = match self.live.take() {
             Some(live) => live,
@@ -89,7 +92,7 @@ impl Resident {
                     instance,
                     stderr,
                 });
-                Ok(answer)
+                Ok(answer.map_err(call::GuestError))
             }
             Err(error) => Err(call::classify(store.data(), &error, timeout, &stderr)),
         }

@@ -6,10 +6,20 @@
 //! Sockets stay off even for components with net grants: those reach the network only through
 //! `wasi:http`, whose every request `http.rs` checks.
 
+use std::path::PathBuf;
+
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::grants::{FsAccess, ResolvedGrants};
 use super::pipe::CappedPipe;
+
+/// A granted directory could not be opened for the call.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open granted directory {}: {error}", dir.display())]
+pub(crate) struct GrantedDirGone {
+    dir: PathBuf,
+    error: wasmtime::Error,
+}
 
 /// Builds the WASI context for one call from `grants`. Fails only when a granted directory cannot be
 /// opened (it was removed or made unreadable after resolution).
@@ -18,7 +28,7 @@ pub(crate) fn build_context(
     stdout: &CappedPipe,
     stderr: &CappedPipe,
     may_block: bool,
-) -> Result<WasiCtx, String> {
+) -> Result<WasiCtx, GrantedDirGone> {
     let mut builder = WasiCtxBuilder::new();
     builder
         .stdout(stdout.clone())
@@ -42,7 +52,10 @@ pub(crate) fn build_context(
         let guest_path = dir.to_string_lossy();
         builder
             .preopened_dir(dir, guest_path.as_ref(), perms)
-            .map_err(|error| format!("cannot open granted directory {}: {error}", dir.display()))?;
+            .map_err(|error| GrantedDirGone {
+                dir: dir.clone(),
+                error,
+            })?;
     }
     Ok(builder.build())
 }

@@ -19,7 +19,7 @@ mod url_host;
 pub mod wildcard;
 
 pub use block::{ContentBlock, ImageSource, ResultContent, ToolResultBlock};
-pub use checks::{HiddenPaths, HostCheck};
+pub use checks::{HiddenPaths, HostCheck, HostRefused};
 pub use enforce::{
     Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, WALK_LIMIT, other_names, walk,
 };

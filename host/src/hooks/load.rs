@@ -308,8 +308,12 @@ fn shared(
     default_timeout: Duration,
 ) -> Result<Shared, Error> {
     let common = extension.entry.common();
-    let config = expand_config(common.config, input, extension)
-        .map_err(|message| extension_error(extension, message))?;
+    let config = expand_config(common.config, input, extension).map_err(|problem| {
+        extension_error(
+            extension,
+            format!("config cannot be read as JSON: {problem}"),
+        )
+    })?;
     let name = common
         .name
         .cloned()
@@ -344,15 +348,16 @@ fn condition(
     text: Option<&str>,
     source: RuleSource,
     rules: &RuleContext,
-) -> Result<Option<Rule>, String> {
+) -> Result<Option<Rule>, janua_permissions::RuleError> {
     // Path patterns anchor as allow rules do (Claude Code 2.1.214: `Read(src/**)` means
     // `<workspace>/src/**`, never `lib/src/**`); the condition still holds when any part of the
     // call matches, and always when the command cannot be fully read (`permissions::touches`).
-    text.map(|text| {
-        Rule::parse(text, RuleKind::Allow, source, rules)
-            .map_err(|error| format!("the hook's `if` rule is invalid: {error}"))
-    })
-    .transpose()
+    text.map(|text| Rule::parse(text, RuleKind::Allow, source, rules))
+        .transpose()
+}
+
+fn invalid_condition(problem: janua_permissions::RuleError) -> String {
+    format!("the hook's `if` rule is invalid: {problem}")
 }
 
 fn seconds(value: Option<f64>, default: Duration) -> Duration {
@@ -387,7 +392,7 @@ fn plugin_hook(input: &LoadInput<'_>, extension: &Extension) -> Result<HookEntry
         RuleSource::CommandLine,
         input.rules,
     )
-    .map_err(error)?;
+    .map_err(|problem| error(invalid_condition(problem)))?;
     let on_error = OnError::parse(entry.on_error.as_deref())
         .ok_or_else(|| error("on-error must be \"deny\" or \"ignore\"".to_owned()))?;
     Ok(HookEntry {
@@ -502,7 +507,7 @@ fn settings_hook(
         hook.source.clone(),
         input.rules,
     )
-    .map_err(error)?;
+    .map_err(|problem| error(invalid_condition(problem)))?;
     let workspace = &input.grant_context.workspace;
     let resolve = |list: &[String], name: &str| -> Result<Vec<PathBuf>, Error> {
         list.iter()
@@ -569,12 +574,11 @@ fn expand_config(
     config: Option<&toml::Value>,
     input: &LoadInput<'_>,
     extension: &Extension,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, serde_json::Error> {
     let Some(config) = config else {
         return Ok(None);
     };
-    let mut value = serde_json::to_value(config)
-        .map_err(|error| format!("config cannot be read as JSON: {error}"))?;
+    let mut value = serde_json::to_value(config)?;
     let workspace = input.grant_context.workspace.to_string_lossy().into_owned();
     let data = extension.plugin_data.to_string_lossy().into_owned();
     fn walk(value: &mut Value, workspace: &str, data: &str) {

@@ -186,7 +186,7 @@ async fn run_one<'h>(
             let run = tokio::task::spawn_blocking(move || handler.handle(&event));
             match tokio::time::timeout(hook.timeout, run).await {
                 Ok(Ok(Ok(answer))) => Reply::Answer(answer),
-                Ok(Ok(Err(error))) => Reply::Failed(super::capped::clip(&error)),
+                Ok(Ok(Err(error))) => Reply::Failed(super::capped::clip(&error.to_string())),
                 Ok(Err(error)) => Reply::Failed(format!("the hook panicked: {error}")),
                 Err(_) => Reply::Failed(format!(
                     "the hook timed out after {} ms",

@@ -75,7 +75,7 @@ impl WasmHook {
             },
             Ok(GuestReply::Answered(Err(message))) => Reply::Failed(format!(
                 "the hook reported an error: {}",
-                super::capped::clip(&message)
+                super::capped::clip(&message.0)
             )),
             Ok(_) => Reply::Failed("the hook gave a reply of the wrong kind".to_owned()),
             Err(failure) => Reply::Failed(describe(&failure)),

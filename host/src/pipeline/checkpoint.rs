@@ -68,6 +68,19 @@ pub(crate) fn before(
     }))
 }
 
+/// What went wrong after a file-changing call; the text is a warning on its result.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AfterWarning {
+    #[error("{} lost its permission bits {mode:o} and they could not be restored: {error}", path.display())]
+    Mode {
+        path: std::path::PathBuf,
+        mode: u32,
+        error: std::io::Error,
+    },
+    #[error("the checkpoint of this call could not be recorded: {0}")]
+    NotRecorded(crate::session::SessionError),
+}
+
 /// Restores the mode of a replaced file and keeps the checkpoint if the call changed the file;
 /// the checkpoint's number, or a warning.
 pub(crate) fn after(
@@ -75,7 +88,7 @@ pub(crate) fn after(
     before: Before,
     tool: &str,
     call_id: &str,
-) -> Result<Option<u64>, String> {
+) -> Result<Option<u64>, AfterWarning> {
     if let Some(mode) = before.mode
         && let Ok(meta) = std::fs::symlink_metadata(&before.target)
         && meta.is_file()
@@ -83,15 +96,16 @@ pub(crate) fn after(
         && let Err(error) =
             std::fs::set_permissions(&before.target, std::fs::Permissions::from_mode(mode))
     {
-        return Err(format!(
-            "{} lost its permission bits {mode:o} and they could not be restored: {error}",
-            before.target.display()
-        ));
+        return Err(AfterWarning::Mode {
+            path: before.target,
+            mode,
+            error,
+        });
     }
     let (Some(checkpoints), Some(pending)) = (services.checkpoints, before.pending) else {
         return Ok(None);
     };
     checkpoints
         .after(pending, tool, call_id)
-        .map_err(|error| format!("the checkpoint of this call could not be recorded: {error}"))
+        .map_err(AfterWarning::NotRecorded)
 }

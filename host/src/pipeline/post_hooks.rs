@@ -155,6 +155,19 @@ async fn run(
     outcome
 }
 
+/// Why a PostToolUse `updatedToolOutput` does not fit the tool's output.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UnfitOutput {
+    #[error("the tool gave text output, so the replacement must be a string, not {0}")]
+    NotText(&'static str),
+    #[error("it does not have the shape of the tool's structured result (a {kind} with {keys})")]
+    WrongShape {
+        kind: &'static str,
+        /// "the keys a, b" or "no keys".
+        keys: String,
+    },
+}
+
 /// The content (and structured result) a PostToolUse `updatedToolOutput` stands for, when it
 /// fits the tool's output: a string when the tool gave no structured result, otherwise a value
 /// of the structured result's shape (same JSON type; for objects the same keys, each of the same
@@ -162,28 +175,24 @@ async fn run(
 pub(crate) fn replace_output(
     structured: Option<&Value>,
     replacement: Value,
-) -> Result<(Vec<janua_sandbox::WitContent>, Option<Value>), String> {
+) -> Result<(Vec<janua_sandbox::WitContent>, Option<Value>), UnfitOutput> {
     match (structured, replacement) {
         (None, Value::String(text)) => Ok((vec![janua_sandbox::WitContent::Text(text)], None)),
-        (None, other) => Err(format!(
-            "the tool gave text output, so the replacement must be a string, not {}",
-            json_type(&other)
-        )),
+        (None, other) => Err(UnfitOutput::NotText(json_type(&other))),
         (Some(shape), replacement) if fits(shape, &replacement) => Ok((
             vec![janua_sandbox::WitContent::Json(replacement.to_string())],
             Some(replacement),
         )),
-        (Some(shape), _) => Err(format!(
-            "it does not have the shape of the tool's structured result (a {} with {})",
-            json_type(shape),
-            match shape {
+        (Some(shape), _) => Err(UnfitOutput::WrongShape {
+            kind: json_type(shape),
+            keys: match shape {
                 Value::Object(map) => format!(
                     "the keys {}",
                     map.keys().cloned().collect::<Vec<_>>().join(", ")
                 ),
                 _ => "no keys".to_owned(),
-            }
-        )),
+            },
+        }),
     }
 }
 
@@ -243,7 +252,14 @@ mod tests {
             assert_eq!(fits(&shape, &candidate), expected, "{candidate}");
         }
         assert!(replace_output(None, json!("plain")).is_ok());
-        assert!(replace_output(None, json!({"a": 1})).is_err());
+        assert!(matches!(
+            replace_output(None, json!({"a": 1})),
+            Err(UnfitOutput::NotText("object"))
+        ));
+        assert!(matches!(
+            replace_output(Some(&json!({"a": 1})), json!({"b": 1})),
+            Err(UnfitOutput::WrongShape { kind: "object", .. })
+        ));
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub(crate) async fn run(
         Ok(GuestReply::Validated(Ok(()))) => Ok(()),
         Ok(GuestReply::Validated(Err(message))) => {
             // Guest text: bounded before it reaches the outcome.
-            let (message, _) = head_and_tail(&message, MAX_ERROR_CHARS);
+            let (message, _) = head_and_tail(&message.0, MAX_ERROR_CHARS);
             Err(Failure::new(
                 ErrorKind::ValidationFailed,
                 format!("{} rejected the input: {message}", tool.spec.name),

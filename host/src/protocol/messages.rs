@@ -24,25 +24,51 @@ pub(crate) enum Inbound {
     Interrupt,
 }
 
+/// Why an input line is not understood; the text goes into its `error` line.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadLine {
+    #[error("not valid JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("a message needs a string \"type\"")]
+    NoType,
+    #[error(
+        "unknown message type {0:?}; expected assistant, tool_use, control_response, cancel or interrupt"
+    )]
+    UnknownType(String),
+    #[error("an assistant message needs message.content, an array of blocks")]
+    NoContent,
+    #[error("the assistant message holds no tool_use blocks")]
+    NoToolUse,
+    #[error("a tool_use block needs a non-empty string \"id\"")]
+    NoId,
+    #[error("tool_use {0} needs a string \"name\"")]
+    NoName(String),
+    #[error("a cancel message needs a string \"tool_use_id\"")]
+    NoCancelId,
+    #[error("a control_response needs response.request_id")]
+    NoRequestId,
+    #[error("a control_response needs response.response.behavior \"allow\" or \"deny\"")]
+    NoBehavior,
+    #[error("a control_response needs response.subtype \"success\" or \"error\"")]
+    NoSubtype,
+}
+
 /// Reads one input line. The error says what is wrong, for an `error` line.
-pub(crate) fn parse_line(text: &str) -> Result<Inbound, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))?;
-    let kind = value["type"]
-        .as_str()
-        .ok_or_else(|| "a message needs a string \"type\"".to_owned())?;
+pub(crate) fn parse_line(text: &str) -> Result<Inbound, BadLine> {
+    let value: Value = serde_json::from_str(text)?;
+    let kind = value["type"].as_str().ok_or(BadLine::NoType)?;
     match kind {
         "assistant" => {
-            let content = value["message"]["content"].as_array().ok_or_else(|| {
-                "an assistant message needs message.content, an array of blocks".to_owned()
-            })?;
+            let content = value["message"]["content"]
+                .as_array()
+                .ok_or(BadLine::NoContent)?;
             let calls = content
                 .iter()
                 .filter(|block| block["type"] == "tool_use")
                 .map(tool_use)
                 .collect::<Result<Vec<_>, _>>()?;
             if calls.is_empty() {
-                return Err("the assistant message holds no tool_use blocks".to_owned());
+                return Err(BadLine::NoToolUse);
             }
             Ok(Inbound::Batch(calls))
         }
@@ -51,24 +77,22 @@ pub(crate) fn parse_line(text: &str) -> Result<Inbound, String> {
         "cancel" => Ok(Inbound::Cancel {
             tool_use_id: value["tool_use_id"]
                 .as_str()
-                .ok_or_else(|| "a cancel message needs a string \"tool_use_id\"".to_owned())?
+                .ok_or(BadLine::NoCancelId)?
                 .to_owned(),
         }),
         "interrupt" => Ok(Inbound::Interrupt),
-        other => Err(format!(
-            "unknown message type {other:?}; expected assistant, tool_use, control_response, cancel or interrupt"
-        )),
+        other => Err(BadLine::UnknownType(other.to_owned())),
     }
 }
 
-fn tool_use(block: &Value) -> Result<ToolUse, String> {
+fn tool_use(block: &Value) -> Result<ToolUse, BadLine> {
     let id = block["id"]
         .as_str()
         .filter(|id| !id.is_empty())
-        .ok_or_else(|| "a tool_use block needs a non-empty string \"id\"".to_owned())?;
+        .ok_or(BadLine::NoId)?;
     let name = block["name"]
         .as_str()
-        .ok_or_else(|| format!("tool_use {id} needs a string \"name\""))?;
+        .ok_or_else(|| BadLine::NoName(id.to_owned()))?;
     Ok(ToolUse {
         id: id.to_owned(),
         name: name.to_owned(),
@@ -80,11 +104,11 @@ fn tool_use(block: &Value) -> Result<ToolUse, String> {
 /// `{"type":"control_response","response":{"subtype":"success","request_id":..,
 /// "response":{"behavior":"allow"|"deny","message":..,"updatedPermissions":[..]}}}`; an
 /// `"always": true` or any `updatedPermissions` makes an allow "allow always".
-fn control_response(value: &Value) -> Result<Inbound, String> {
+fn control_response(value: &Value) -> Result<Inbound, BadLine> {
     let response = &value["response"];
     let request_id = response["request_id"]
         .as_str()
-        .ok_or_else(|| "a control_response needs response.request_id".to_owned())?
+        .ok_or(BadLine::NoRequestId)?
         .to_owned();
     let answer = match response["subtype"].as_str() {
         Some("success") => {
@@ -115,23 +139,14 @@ fn control_response(value: &Value) -> Result<Inbound, String> {
                         .unwrap_or("the user denied this call")
                         .to_owned(),
                 ),
-                _ => {
-                    return Err(
-                        "a control_response needs response.response.behavior \"allow\" or \"deny\""
-                            .to_owned(),
-                    );
-                }
+                _ => return Err(BadLine::NoBehavior),
             }
         }
         Some("error") => PromptAnswer::Deny(format!(
             "the permission request failed: {}",
             response["error"].as_str().unwrap_or("no reason given")
         )),
-        _ => {
-            return Err(
-                "a control_response needs response.subtype \"success\" or \"error\"".to_owned(),
-            );
-        }
+        _ => return Err(BadLine::NoSubtype),
     };
     Ok(Inbound::ControlResponse { request_id, answer })
 }
@@ -298,7 +313,9 @@ mod tests {
         for (line, expected) in cases {
             match (parse_line(line), expected) {
                 (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{line}"),
-                (Err(got), Err(expected)) => assert!(got.contains(expected), "{line}: {got}"),
+                (Err(got), Err(expected)) => {
+                    assert!(got.to_string().contains(expected), "{line}: {got}");
+                }
                 (got, expected) => panic!("{line}: got {got:?}, expected {expected:?}"),
             }
         }

@@ -472,7 +472,7 @@ fn spawn_reader(
                     current.interrupt(&runtime, "interrupted by the agent loop");
                     prompter.fail_pending();
                 }
-                Err(problem) => write(error_line(number, &problem)),
+                Err(problem) => write(error_line(number, &problem.to_string())),
             }
         }
         // Nobody can answer permission requests any more.

@@ -28,12 +28,14 @@ pub struct PluginApproval {
 
 impl PluginApproval {
     /// What `dir` asks for now: its manifest's grants and its component files' digests.
-    pub(crate) fn of(dir: &Path, manifest: &Manifest) -> Result<Self, String> {
+    pub(crate) fn of(dir: &Path, manifest: &Manifest) -> Result<Self, UnreadableComponent> {
         let mut components = BTreeMap::new();
         for component in manifest.component_paths() {
             let path = dir.join(component);
-            let bytes = std::fs::read(&path)
-                .map_err(|error| format!("cannot read component {}: {error}", path.display()))?;
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(UnreadableComponent { path, error }),
+            };
             components.insert(
                 component.display().to_string(),
                 janua_sandbox::hex_digest(&bytes),
@@ -51,46 +53,77 @@ impl PluginApproval {
     /// component whose manifest was widened is refused too, or editing `janua.toml` alone would
     /// get around the approval. A rebuilt component asking for nothing new loads: rebuilding a
     /// tool must not need a new approval.
-    pub(crate) fn admits(&self, current: &Self) -> Result<(), String> {
+    pub(crate) fn admits(&self, current: &Self) -> Result<(), Outgrown> {
         let approved: BTreeSet<&String> = self.grants.iter().collect();
-        let added: Vec<&String> = current
+        let added: Vec<String> = current
             .grants
             .iter()
             .filter(|grant| !approved.contains(grant))
+            .cloned()
             .collect();
         if added.is_empty() {
             return Ok(());
         }
         let now: BTreeSet<&String> = current.grants.iter().collect();
-        let mut diff = String::new();
-        for grant in added {
-            diff.push_str(&format!("\n  + {grant}"));
-        }
-        for grant in self.grants.iter().filter(|grant| !now.contains(grant)) {
-            diff.push_str(&format!("\n  - {grant}"));
-        }
-        let changed: Vec<&String> = current
-            .components
-            .iter()
-            .filter(|(path, digest)| self.components.get(*path) != Some(digest))
-            .map(|(path, _)| path)
-            .collect();
-        let changed = if changed.is_empty() {
-            "its components are unchanged, its manifest".to_owned()
-        } else {
-            format!(
-                "its components changed ({}) and it",
-                changed
-                    .iter()
-                    .map(|path| path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        Err(format!(
-            "{changed} now asks for more than was approved:{diff}\nrun `janua plugin approve` on the directory to load it"
-        ))
+        Err(Outgrown {
+            added,
+            removed: self
+                .grants
+                .iter()
+                .filter(|grant| !now.contains(grant))
+                .cloned()
+                .collect(),
+            changed: current
+                .components
+                .iter()
+                .filter(|(path, digest)| self.components.get(*path) != Some(digest))
+                .map(|(path, _)| path.clone())
+                .collect(),
+        })
     }
+}
+
+/// A plugin that asks for grants its approval does not cover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Outgrown {
+    /// Grants asked for now that were not approved.
+    pub(crate) added: Vec<String>,
+    /// Approved grants no longer asked for.
+    pub(crate) removed: Vec<String>,
+    /// Components whose digest changed since the approval.
+    pub(crate) changed: Vec<String>,
+}
+
+impl std::fmt::Display for Outgrown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.changed.is_empty() {
+            f.write_str("its components are unchanged, its manifest")?;
+        } else {
+            write!(
+                f,
+                "its components changed ({}) and it",
+                self.changed.join(", ")
+            )?;
+        }
+        f.write_str(" now asks for more than was approved:")?;
+        for grant in &self.added {
+            write!(f, "\n  + {grant}")?;
+        }
+        for grant in &self.removed {
+            write!(f, "\n  - {grant}")?;
+        }
+        f.write_str("\nrun `janua plugin approve` on the directory to load it")
+    }
+}
+
+impl std::error::Error for Outgrown {}
+
+/// A component file of a plugin could not be read to take its digest.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read component {}: {error}", path.display())]
+pub(crate) struct UnreadableComponent {
+    path: PathBuf,
+    error: std::io::Error,
 }
 
 /// The key an approval is recorded under: the canonical directory, so two spellings of one
@@ -201,6 +234,11 @@ mod tests {
                 &["tool p.wasm: send HTTP requests to https://x.example"],
             ))
             .unwrap_err();
+        assert_eq!(
+            refusal.added,
+            ["tool p.wasm: send HTTP requests to https://x.example"]
+        );
+        let refusal = refusal.to_string();
         assert!(
             refusal.contains("+ tool p.wasm: send HTTP requests to https://x.example"),
             "{refusal}"

@@ -137,7 +137,10 @@ impl Runtime {
         event: HookEvent,
         field: &str,
         value: &str,
-    ) -> Vec<(String, Result<crate::hooks::SessionAnswer, String>)> {
+    ) -> Vec<(
+        String,
+        Result<crate::hooks::SessionAnswer, SessionHookFailed>,
+    )> {
         if !self.hooks.handles(event) {
             return Vec::new();
         }
@@ -158,7 +161,7 @@ impl Runtime {
                 let answer = match ran.reply {
                     crate::hooks::Reply::Answer(answer) => {
                         crate::hooks::SessionAnswer::from_json(&answer, event)
-                            .map_err(|error| error.to_string())
+                            .map_err(SessionHookFailed::Answer)
                     }
                     crate::hooks::Reply::Plain(text) => Ok(crate::hooks::SessionAnswer {
                         // Plain stdout of a SessionStart command is context, as in Claude Code.
@@ -167,10 +170,21 @@ impl Runtime {
                     }),
                     crate::hooks::Reply::Block(problem)
                     | crate::hooks::Reply::NonBlocking(problem)
-                    | crate::hooks::Reply::Failed(problem) => Err(problem),
+                    | crate::hooks::Reply::Failed(problem) => Err(SessionHookFailed::Hook(problem)),
                 };
                 (ran.hook.name.clone(), answer)
             })
             .collect()
     }
+}
+
+/// Why a session hook gave no usable answer.
+#[derive(Debug, thiserror::Error)]
+enum SessionHookFailed {
+    /// Its answer is not a valid answer for the event.
+    #[error(transparent)]
+    Answer(crate::hooks::AnswerError),
+    /// It blocked, failed or reported an error, in its own words.
+    #[error("{0}")]
+    Hook(String),
 }

@@ -97,6 +97,37 @@ pub(crate) struct Pending {
     before: FileState,
 }
 
+/// Why a rewind left a file as it is; the text is the [`Skipped`] reason.
+#[derive(Debug, thiserror::Error)]
+enum NotRestored {
+    #[error("cannot read its current state: {0}")]
+    Unreadable(SessionError),
+    #[error("it is now a symbolic link; links are never followed or replaced")]
+    NowSymlink,
+    #[error("a directory on its path is now a symbolic link")]
+    LinkOnPath,
+    #[error("it was changed by something else after janua's last change; restore it by hand")]
+    ChangedSince,
+    #[error("cannot remove it: {0}")]
+    Remove(std::io::Error),
+    #[error("its saved content is missing ({0})")]
+    BlobMissing(std::io::Error),
+    #[error("its saved content is damaged (digest mismatch)")]
+    BlobDamaged,
+    #[error("cannot recreate its directory: {0}")]
+    Directory(std::io::Error),
+    #[error("cannot write it: {0}")]
+    Write(std::io::Error),
+    #[error(
+        "it was {0} bytes, over the {MAX_FILE_BYTES}-byte checkpoint limit, so its content was not saved"
+    )]
+    TooLarge(u64),
+    #[error("it was a symbolic link, which is never restored")]
+    WasSymlink,
+    #[error("it was not a regular file")]
+    NotRegular,
+}
+
 /// A file `rewind` left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
@@ -268,7 +299,7 @@ impl Checkpoints {
                             "{reason}; its earlier content is kept in {}",
                             self.blobs().join(digest).display()
                         ),
-                        _ => reason,
+                        _ => reason.to_string(),
                     };
                     report.skipped.push(Skipped { path, reason });
                 }
@@ -288,12 +319,15 @@ impl Checkpoints {
         Ok(report)
     }
 
-    fn restore(&self, path: &Path, before: &FileState, expected: &FileState) -> Result<(), String> {
-        let now = self
-            .capture(path, false)
-            .map_err(|error| format!("cannot read its current state: {error}"))?;
+    fn restore(
+        &self,
+        path: &Path,
+        before: &FileState,
+        expected: &FileState,
+    ) -> Result<(), NotRestored> {
+        let now = self.capture(path, false).map_err(NotRestored::Unreadable)?;
         if now == FileState::Symlink {
-            return Err("it is now a symbolic link; links are never followed or replaced".into());
+            return Err(NotRestored::NowSymlink);
         }
         // The host writes with the user's full rights: never through a directory link that a
         // tool or anyone else put on the way, including above directories it must recreate.
@@ -304,17 +338,14 @@ impl Checkpoints {
         if closest.is_none_or(|closest| {
             std::fs::canonicalize(closest).map_or(true, |real| real != closest)
         }) {
-            return Err("a directory on its path is now a symbolic link".into());
+            return Err(NotRestored::LinkOnPath);
         }
         if &now == before {
             // An earlier rewind that was cut short already put it back.
             return Ok(());
         }
         if &now != expected {
-            return Err(
-                "it was changed by something else after janua's last change; restore it by hand"
-                    .into(),
-            );
+            return Err(NotRestored::ChangedSince);
         }
         match before {
             FileState::Absent => std::fs::remove_file(path)
@@ -322,30 +353,25 @@ impl Checkpoints {
                     std::io::ErrorKind::NotFound => Ok(()),
                     _ => Err(error),
                 })
-                .map_err(|error| format!("cannot remove it: {error}")),
+                .map_err(NotRestored::Remove),
             FileState::File { digest, mode, .. } => {
                 let blob = self.blobs().join(digest);
-                let bytes = std::fs::read(&blob)
-                    .map_err(|error| format!("its saved content is missing ({error})"))?;
+                let bytes = std::fs::read(&blob).map_err(NotRestored::BlobMissing)?;
                 if hex_digest(&bytes) != *digest {
-                    return Err("its saved content is damaged (digest mismatch)".into());
+                    return Err(NotRestored::BlobDamaged);
                 }
                 if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|error| format!("cannot recreate its directory: {error}"))?;
+                    std::fs::create_dir_all(parent).map_err(NotRestored::Directory)?;
                 }
                 write_atomically(path, &bytes)
                     .and_then(|()| {
                         std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
                     })
-                    .map_err(|error| format!("cannot write it: {error}"))
+                    .map_err(NotRestored::Write)
             }
-            FileState::TooLarge { size } => Err(format!(
-                "it was {size} bytes, over the {MAX_FILE_BYTES}-byte checkpoint limit, so its \
-                 content was not saved"
-            )),
-            FileState::Symlink => Err("it was a symbolic link, which is never restored".into()),
-            FileState::Other => Err("it was not a regular file".into()),
+            FileState::TooLarge { size } => Err(NotRestored::TooLarge(*size)),
+            FileState::Symlink => Err(NotRestored::WasSymlink),
+            FileState::Other => Err(NotRestored::NotRegular),
         }
     }
 

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::cdp::{Connection, Event};
 use crate::HiddenPaths;
-use crate::http::{DEFAULT_MAX_RESPONSE_BYTES, FetchError, NetPolicy};
+use crate::http::{DEFAULT_MAX_RESPONSE_BYTES, FetchError, NetPolicy, NetRefused};
 
 /// Requests of one page the host fetches at once; the others wait their turn, so a page cannot
 /// hold more than this many response bodies in the host's memory.
@@ -73,15 +73,33 @@ pub(super) struct FileScope {
     pub(super) hidden: Option<HiddenPaths>,
 }
 
+/// Why a `file://` page is not shown; the text is what the model reads.
+#[derive(Debug, thiserror::Error)]
+enum FileRefused {
+    #[error(
+        "{} is outside the workspace (file:// pages may only show workspace files), or does not exist",
+        .0.display()
+    )]
+    Outside(PathBuf),
+    #[error("{} is hidden by a Read deny rule", .0.display())]
+    Hidden(PathBuf),
+    #[error("{} changed while it was opened", .0.display())]
+    Changed(PathBuf),
+    #[error("{} is not a regular file (directories are not listed)", .0.display())]
+    NotAFile(PathBuf),
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("reading the file stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
+}
+
 impl FileScope {
     /// The real path of `path` when it may be shown.
-    fn admit(&self, path: &Path) -> Result<PathBuf, String> {
-        let outside = || {
-            format!(
-                "{} is outside the workspace (file:// pages may only show workspace files), or does not exist",
-                path.display()
-            )
-        };
+    fn admit(&self, path: &Path) -> Result<PathBuf, FileRefused> {
+        let outside = || FileRefused::Outside(path.to_owned());
         let real = std::fs::canonicalize(path).map_err(|_| outside())?;
         if !self.roots.iter().any(|root| real.starts_with(root)) {
             return Err(outside());
@@ -89,7 +107,7 @@ impl FileScope {
         if let Some(hidden) = &self.hidden
             && (hidden(path) || hidden(&real))
         {
-            return Err(format!("{} is hidden by a Read deny rule", path.display()));
+            return Err(FileRefused::Hidden(path.to_owned()));
         }
         Ok(real)
     }
@@ -112,7 +130,7 @@ pub(super) fn route(url: &str, files: &FileScope) -> Route {
         "file" => match parsed.to_file_path() {
             Ok(path) => match files.admit(&path) {
                 Ok(real) => Route::File(real),
-                Err(reason) => Route::Refuse(reason),
+                Err(reason) => Route::Refuse(reason.to_string()),
             },
             Err(()) => Route::Refuse(format!("{url:?} names no local file")),
         },
@@ -128,28 +146,24 @@ pub(super) fn route(url: &str, files: &FileScope) -> Route {
 /// Reads the workspace file at `real` (from [`FileScope::admit`]) for the page: it must still be
 /// that regular file once open (a link swapped in since the check is refused), at most
 /// `cap` bytes.
-fn read_file(real: &Path, cap: u64) -> Result<(Vec<u8>, &'static str), String> {
+fn read_file(real: &Path, cap: u64) -> Result<(Vec<u8>, &'static str), FileRefused> {
     use std::io::Read as _;
     use std::os::fd::AsRawFd as _;
-    let file = std::fs::File::open(real).map_err(|error| format!("{}: {error}", real.display()))?;
-    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .map_err(|error| format!("{}: {error}", real.display()))?;
+    let io = |error| FileRefused::Io {
+        path: real.to_owned(),
+        error,
+    };
+    let file = std::fs::File::open(real).map_err(io)?;
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).map_err(io)?;
     if opened != real {
-        return Err(format!("{} changed while it was opened", real.display()));
+        return Err(FileRefused::Changed(real.to_owned()));
     }
-    let metadata = file
-        .metadata()
-        .map_err(|error| format!("{}: {error}", real.display()))?;
+    let metadata = file.metadata().map_err(io)?;
     if !metadata.is_file() {
-        return Err(format!(
-            "{} is not a regular file (directories are not listed)",
-            real.display()
-        ));
+        return Err(FileRefused::NotAFile(real.to_owned()));
     }
     let mut bytes = Vec::new();
-    file.take(cap)
-        .read_to_end(&mut bytes)
-        .map_err(|error| format!("{}: {error}", real.display()))?;
+    file.take(cap).read_to_end(&mut bytes).map_err(io)?;
     Ok((bytes, media_type(real)))
 }
 
@@ -443,7 +457,7 @@ impl Interceptor {
                     });
                 let read = tokio::task::spawn_blocking(move || read_file(&real, cap))
                     .await
-                    .unwrap_or_else(|error| Err(error.to_string()));
+                    .unwrap_or_else(|error| Err(error.into()));
                 match read {
                     Ok((body, media_type)) => (
                         "Fetch.fulfillRequest",
@@ -455,7 +469,7 @@ impl Interceptor {
                         }),
                     ),
                     Err(reason) => {
-                        self.status.refuse(url, &reason, main);
+                        self.status.refuse(url, &reason.to_string(), main);
                         (
                             "Fetch.failRequest",
                             json!({"requestId": id, "errorReason": "AccessDenied"}),
@@ -497,7 +511,7 @@ impl Interceptor {
                     )
                 }
                 Err(FetchError::Refused(reason)) => {
-                    self.status.refuse(url, &reason, main);
+                    self.status.refuse(url, &reason.to_string(), main);
                     (
                         "Fetch.failRequest",
                         json!({"requestId": id, "errorReason": "BlockedByClient"}),
@@ -576,9 +590,7 @@ impl Interceptor {
         request: &Value,
     ) -> Result<crate::http::Fetched, FetchError> {
         let Some(policy) = &self.policy else {
-            return Err(FetchError::Refused(
-                "the component has no net grant, so its browser reaches no network".to_owned(),
-            ));
+            return Err(FetchError::Refused(NetRefused::NoBrowserGrant));
         };
         let method = request
             .get("method")
@@ -724,11 +736,9 @@ mod tests {
             (&b"<p>hi</p>"[..], "text/html; charset=utf-8")
         );
         assert_eq!(read_file(&root.join("page.html"), 3).unwrap().0, b"<p>");
-        assert!(
-            read_file(&root.join("sub"), 1 << 20)
-                .unwrap_err()
-                .contains("not a regular file")
-        );
+        let error = read_file(&root.join("sub"), 1 << 20).unwrap_err();
+        assert!(matches!(error, FileRefused::NotAFile(_)), "{error}");
+        assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
     #[test]

@@ -168,14 +168,46 @@ fn flags(profile: &Path) -> Vec<String> {
     .collect()
 }
 
+/// Why the browser did not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LaunchError {
+    #[error("cannot create the browser profile {}: {error}", path.display())]
+    Profile {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot create a pipe: {0}")]
+    Pipe(std::io::Error),
+    #[error("cannot create the browser's log: {0}")]
+    Log(std::io::Error),
+    #[error("cannot open /dev/null: {0}")]
+    DevNull(std::io::Error),
+    #[error("cannot start the browser {}: {error}", executable.display())]
+    Spawn {
+        executable: PathBuf,
+        error: janua_confine::ConfineError,
+    },
+    #[error("cannot start the browser's reader thread: {0}")]
+    ReaderThread(std::io::Error),
+    /// The browser started but did not answer; `status` is its exit status if it ended, `log`
+    /// the tail of its stderr.
+    #[error("the browser {} did not start{status}: {error}{log}", executable.display())]
+    NoAnswer {
+        executable: PathBuf,
+        status: String,
+        error: super::cdp::CdpError,
+        log: String,
+    },
+}
+
 /// Starts the browser under the process sandbox and waits until it answers.
-pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Connection>), String> {
+pub(crate) fn launch(
+    config: &LaunchConfig,
+) -> Result<(BrowserProcess, Arc<Connection>), LaunchError> {
     let tmp = &config.scratch;
-    std::fs::create_dir_all(&config.profile).map_err(|error| {
-        format!(
-            "cannot create the browser profile {}: {error}",
-            config.profile.display()
-        )
+    std::fs::create_dir_all(&config.profile).map_err(|error| LaunchError::Profile {
+        path: config.profile.clone(),
+        error,
     })?;
     let profile = config.profile.to_string_lossy().into_owned();
     let spec = ChildSpec {
@@ -206,17 +238,17 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         syscalls: SyscallProfile::Browser,
         sandbox: config.sandbox,
     };
-    let pipe = || std::io::pipe().map_err(|error| format!("cannot create a pipe: {error}"));
+    let pipe = || std::io::pipe().map_err(LaunchError::Pipe);
     let (browser_reads, to_browser) = pipe()?;
     let (from_browser, browser_writes) = pipe()?;
-    let stderr = std::fs::File::create(config.profile.join("stderr.log"))
-        .map_err(|error| format!("cannot create the browser's log: {error}"))?;
+    let stderr =
+        std::fs::File::create(config.profile.join("stderr.log")).map_err(LaunchError::Log)?;
     let null = || {
         std::fs::File::options()
             .read(true)
             .write(true)
             .open("/dev/null")
-            .map_err(|error| format!("cannot open /dev/null: {error}"))
+            .map_err(LaunchError::DevNull)
     };
     // Chromium's `--remote-debugging-pipe` reads commands on descriptor 3 and writes on 4.
     let child = spawn_with(
@@ -232,11 +264,9 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         [null()?.into(), null()?.into(), stderr.into()],
         vec![OwnedFd::from(browser_reads), OwnedFd::from(browser_writes)],
     )
-    .map_err(|error| {
-        format!(
-            "cannot start the browser {}: {error}",
-            config.executable.display()
-        )
+    .map_err(|error| LaunchError::Spawn {
+        executable: config.executable.clone(),
+        error,
     })?;
     let pid = i32::try_from(child.id()).unwrap_or(0);
     let mut process = BrowserProcess { pid, child };
@@ -244,7 +274,7 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
         OwnedFd::from(to_browser).into(),
         OwnedFd::from(from_browser).into(),
     )
-    .map_err(|error| format!("cannot start the browser's reader thread: {error}"))?;
+    .map_err(LaunchError::ReaderThread)?;
     if let Err(error) = connection.call(
         None,
         "Browser.getVersion",
@@ -256,11 +286,12 @@ pub(crate) fn launch(config: &LaunchConfig) -> Result<(BrowserProcess, Arc<Conne
             _ => String::new(),
         };
         process.kill();
-        return Err(format!(
-            "the browser {} did not start{status}: {error}{}",
-            config.executable.display(),
-            log_tail(&config.profile)
-        ));
+        return Err(LaunchError::NoAnswer {
+            executable: config.executable.clone(),
+            status,
+            error,
+            log: log_tail(&config.profile),
+        });
     }
     Ok((process, connection))
 }
@@ -376,6 +407,8 @@ sys.exit(3)
         })
         .err()
         .expect("the stand-in never answers the protocol");
+        assert!(matches!(error, LaunchError::NoAnswer { .. }), "{error}");
+        let error = error.to_string();
         for expected in [
             "unix_socket=ok:True",
             "unix_connect=EACCES",

@@ -183,7 +183,7 @@ impl Page {
             Route::Refuse(reason) => return Err(BrowserError::Blocked(format!("{url}: {reason}"))),
             Route::Network(uri) => {
                 let checked = match &self.policy {
-                    None => Err("the component has no net grant".to_owned()),
+                    None => Err(crate::http::NetRefused::NoBrowserGrant),
                     Some(policy) => policy.check(&uri).map(|_| ()),
                 };
                 if let Err(reason) = checked {

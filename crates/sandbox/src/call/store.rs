@@ -193,7 +193,7 @@ pub(crate) fn new_store(
     let stdout = CappedPipe::new(setup.limits.stdio_bytes);
     let stderr = CappedPipe::new(setup.limits.stdio_bytes);
     let wasi = wasi::build_context(setup.grants, &stdout, &stderr, !inline)
-        .map_err(GuestFailure::Setup)?;
+        .map_err(|error| GuestFailure::Setup(error.to_string()))?;
     let timeout = setup.limits.timeout;
     let read_roots = setup
         .grants

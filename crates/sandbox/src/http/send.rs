@@ -217,7 +217,7 @@ async fn connect_and_send(
     mut request: http::Request<WasiBody>,
     report: &Mutex<NetReport>,
 ) -> Result<(http::Response<hyper::body::Incoming>, Connection), HttpError> {
-    let refuse = |reason: String| NetReport::refuse(report, reason);
+    let refuse = |reason| NetReport::refuse(report, reason);
     // Resolve and check first, even with a proxy: a private address is refused either way.
     let addresses = resolve(destination).await?;
     if addresses.is_empty() {
@@ -362,8 +362,8 @@ async fn tunnel(
     }
 }
 
-pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
-    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, rustls::Error>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
             let roots = rustls::RootCertStore {
@@ -374,10 +374,8 @@ pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
             ))
             .with_safe_default_protocol_versions()
             .map(|builder| Arc::new(builder.with_root_certificates(roots).with_no_client_auth()))
-            .map_err(|error| error.to_string())
         })
         .clone()
-        .map_err(|error| HttpError::InternalError(Some(format!("TLS setup failed: {error}"))))
 }
 
 async fn tls(
@@ -394,10 +392,14 @@ async fn tls(
             info_code: None,
         }
     })?;
-    tokio_rustls::TlsConnector::from(tls_config()?)
-        .connect(name, stream)
-        .await
-        .map_err(HttpError::Tls)
+    tokio_rustls::TlsConnector::from(
+        tls_config().map_err(|error| {
+            HttpError::InternalError(Some(format!("TLS setup failed: {error}")))
+        })?,
+    )
+    .connect(name, stream)
+    .await
+    .map_err(HttpError::Tls)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

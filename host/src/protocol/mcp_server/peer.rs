@@ -115,7 +115,7 @@ impl Peer {
 
     /// Sends a request and waits for its answer on this thread (moving other tasks off it when
     /// it is an async worker). `Err` says why there is no answer.
-    fn request_blocking(&self, method: &str, params: &Value) -> Result<Value, String> {
+    fn request_blocking(&self, method: &str, params: &Value) -> Result<Value, NoAnswer> {
         let id = json!(format!(
             "janua-{}",
             self.next_request.fetch_add(1, Ordering::Relaxed)
@@ -125,7 +125,7 @@ impl Peer {
             // Checked under the lock `close` takes, so no request slips in after it.
             let mut pending = self.pending();
             if self.closed.load(Ordering::SeqCst) {
-                return Err("the MCP client has disconnected".to_owned());
+                return Err(NoAnswer::Disconnected);
             }
             pending.insert(id.to_string(), sender);
         }
@@ -140,23 +140,28 @@ impl Peer {
         };
         match received {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(format!(
-                "the MCP client refused the request: {}",
-                jsonrpc::error_text(&error)
-            )),
+            Ok(Err(error)) => Err(NoAnswer::Refused(jsonrpc::error_text(&error))),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.pending().remove(&id.to_string());
-                Err(format!(
-                    "the MCP client gave no answer within {} s",
-                    timeout.as_secs()
-                ))
+                Err(NoAnswer::TimedOut(timeout))
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(
-                "no answer will come (the call was cancelled, or the client disconnected)"
-                    .to_owned(),
-            ),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(NoAnswer::Dropped),
         }
     }
+}
+
+/// Why a request janua sent to the MCP client has no answer; the text completes "janua asked
+/// the user through the MCP client, and …".
+#[derive(Debug, thiserror::Error)]
+enum NoAnswer {
+    #[error("the MCP client has disconnected")]
+    Disconnected,
+    #[error("the MCP client refused the request: {0}")]
+    Refused(String),
+    #[error("the MCP client gave no answer within {} s", .0.as_secs())]
+    TimedOut(std::time::Duration),
+    #[error("no answer will come (the call was cancelled, or the client disconnected)")]
+    Dropped,
 }
 
 /// Permission questions as MCP elicitations. Without the client's elicitation capability there
