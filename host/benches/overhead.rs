@@ -94,7 +94,11 @@ fn run(tokio: &tokio::runtime::Runtime) {
         _ => None,
     };
     if let Some((tool, input)) = alone {
-        for _ in 0..20_000 {
+        let calls = std::env::var("JANUA_BENCH_CALLS")
+            .ok()
+            .and_then(|calls| calls.parse().ok())
+            .unwrap_or(20_000);
+        for _ in 0..calls {
             let call = ToolUse {
                 id: "toolu_bench".to_owned(),
                 name: tool.to_owned(),
@@ -104,9 +108,9 @@ fn run(tokio: &tokio::runtime::Runtime) {
         }
         return;
     }
-    let (floor_samples, echo_samples) =
+    let (floor_samples, inline_samples, echo_samples) =
         side_by_side(tokio, &runtime, &floor, &echo_text, "Echo", &echo_input);
-    let (_, read_samples) = side_by_side(
+    let (_, _, read_samples) = side_by_side(
         tokio,
         &runtime,
         &floor,
@@ -117,6 +121,10 @@ fn run(tokio: &tokio::runtime::Runtime) {
     let floor_p50 = print(
         "floor: bare store + instantiate + `call` of Echo, this thread",
         floor_samples,
+    );
+    print(
+        "sandbox alone: `Sandbox::run` of Echo, inline on the task (async exports), no stage",
+        inline_samples,
     );
     let echo_p50 = print(
         "full pipeline, `Echo`, 200 rules loaded, no hooks",
@@ -147,7 +155,7 @@ fn side_by_side(
     floor_input: &str,
     tool: &str,
     input: &serde_json::Value,
-) -> (Vec<Duration>, Vec<Duration>) {
+) -> (Vec<Duration>, Vec<Duration>, Vec<Duration>) {
     let call = || ToolUse {
         id: "toolu_bench".to_owned(),
         name: tool.to_owned(),
@@ -159,17 +167,23 @@ fn side_by_side(
         assert!(!result.block.is_error, "{tool}: {:?}", result.block);
     }
     let mut floors = Vec::with_capacity(ITERATIONS);
+    let mut inline = Vec::with_capacity(ITERATIONS);
     let mut pipeline = Vec::with_capacity(ITERATIONS);
     for _ in 0..ITERATIONS {
         let started = Instant::now();
         floor.call("Echo", floor_input).expect("floor call");
         floors.push(started.elapsed());
         let started = Instant::now();
+        tokio
+            .block_on(floor.call_inline("Echo", floor_input))
+            .expect("inline floor call");
+        inline.push(started.elapsed());
+        let started = Instant::now();
         let result = tokio.block_on(runtime.dispatch(call()));
         pipeline.push(started.elapsed());
         std::hint::black_box(result);
     }
-    (floors, pipeline)
+    (floors, inline, pipeline)
 }
 
 fn print(label: &str, mut samples: Vec<Duration>) -> Duration {

@@ -149,7 +149,12 @@ impl<'a> Services<'a> {
     }
 
     /// Delivers a lifecycle event, with the scope's lineage when the call is nested.
-    pub(crate) fn emit(&self, kind: &str, mut fields: Value) {
+    /// Sends a `kind` event to the monitors; `fields` is built only when one listens.
+    pub(crate) fn emit(&self, kind: &str, fields: impl FnOnce() -> Value) {
+        if !self.monitors.listening() {
+            return;
+        }
+        let mut fields = fields();
         self.scope.annotate(&mut fields);
         self.monitors.emit(kind, fields);
     }
@@ -297,16 +302,15 @@ pub(crate) async fn dispatch(
     outcome.estimated_tokens =
         u64::try_from(block.text().chars().count().div_ceil(4)).unwrap_or(u64::MAX);
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    services.emit(
-        "tool_finished",
+    services.emit("tool_finished", || {
         serde_json::json!({
             "tool_use_id": outcome.tool_use_id,
             "tool_name": outcome.tool.as_deref().unwrap_or(&outcome.requested),
             "is_error": block.is_error,
             "error_kind": outcome.error.as_ref().map(|failure| failure.kind.as_str()),
             "duration_ms": outcome.duration_ms,
-        }),
-    );
+        })
+    });
     Dispatch { block, outcome }
 }
 
@@ -332,7 +336,7 @@ impl Drop for Abandoned<'_, '_> {
         self.services.controls.finish(self.id);
         self.services.emit(
             "tool_finished",
-            serde_json::json!({
+            || serde_json::json!({
                 "tool_use_id": self.id,
                 "tool_name": self.tool,
                 "is_error": true,
@@ -597,16 +601,15 @@ async fn run(
     }
     let input = decided.input;
     let decision = decided.decision;
-    services.emit(
-        "decision",
+    services.emit("decision", || {
         serde_json::json!({
             "tool_use_id": call_id,
             "tool_name": tool.spec.name,
             "verdict": decision.verdict,
             "decided_by": decision.decided_by.source_label(),
             "reason": decision.reason,
-        }),
-    );
+        })
+    });
     let denied = match decision.verdict {
         Verdict::Allow => None,
         Verdict::Defer => {
@@ -644,14 +647,13 @@ async fn run(
             decided.notes,
         ));
     }
-    services.emit(
-        "tool_started",
+    services.emit("tool_started", || {
         serde_json::json!({
             "tool_use_id": call_id,
             "tool_name": tool.spec.name,
             "tool_input": crate::hooks::monitor_input(&input),
-        }),
-    );
+        })
+    });
     let started = Instant::now();
     let target = execute::write_target(services, &tool, &input);
     let saved = plain(checkpoint::before(services, target.as_deref()))?;
@@ -685,14 +687,16 @@ async fn run(
                     })
                     .ok()
             });
-            let response = structured
-                .clone()
-                .unwrap_or_else(|| response_text(&executed.content));
-            frame.outcome.structured = structured;
+            let response = || {
+                structured
+                    .clone()
+                    .unwrap_or_else(|| response_text(&executed.content))
+            };
             let post = post_hooks::after_success(
-                services, &base, &tool.spec, &input, &response, elapsed_ms,
+                services, &base, &tool.spec, &input, response, elapsed_ms,
             )
             .await;
+            frame.outcome.structured = structured;
             frame.absorb(post.effects);
             let mut content = executed.content;
             if let Some((replacement, hook)) = post.updated_output {

@@ -21,6 +21,9 @@ pub enum FloorError {
     /// The guest answered something else than a call or hook answer.
     #[error("the guest gave an unexpected reply")]
     UnexpectedReply,
+    /// The sandbox gave no answer (a trap, the deadline, no free slot).
+    #[error("the run failed: {0:?}")]
+    Run(super::GuestFailure),
     /// Instantiation or the call failed (a trap, a missing export).
     #[error("{0:#}")]
     Failed(wasmtime::Error),
@@ -51,7 +54,36 @@ impl Floor {
         let grants = ResolvedGrants::default();
         let files = FileAccess::default();
         let setup = CallSetup::new(&grants, Limits::default(), "floor", &files);
-        let request = match self.component.kind {
+        let request = self.request(tool, input);
+        let pre = self
+            .sandbox
+            .linked(&self.component)
+            .map_err(FloorError::Sandbox)?;
+        reply(super::call::run_here(
+            self.sandbox.engine(),
+            pre,
+            setup,
+            request,
+        ))
+    }
+
+    /// The same call through [`Sandbox::run`], the path the pipeline takes for a guest with no
+    /// grants (inline on the calling task, through wasmtime's async exports): what the sandbox
+    /// itself adds to the bare floor, without any stage of the pipeline.
+    pub async fn call_inline(&self, tool: &str, input: &str) -> Result<(), FloorError> {
+        let grants = ResolvedGrants::default();
+        let files = FileAccess::default();
+        let setup = CallSetup::new(&grants, Limits::default(), "floor", &files);
+        let request = self.request(tool, input);
+        let run = self.sandbox.run(&self.component, setup, request).await;
+        match run.reply {
+            Ok(reply) => reply_of(reply),
+            Err(failure) => Err(FloorError::Run(failure)),
+        }
+    }
+
+    fn request(&self, tool: &str, input: &str) -> GuestRequest {
+        match self.component.kind {
             ComponentKind::Hook => GuestRequest::Hook {
                 event: input.to_owned(),
             },
@@ -67,17 +99,22 @@ impl Floor {
                     tmp: None,
                 },
             },
-        };
-        let pre = self
-            .sandbox
-            .linked(&self.component)
-            .map_err(FloorError::Sandbox)?;
-        match super::call::run_here(self.sandbox.engine(), pre, setup, request) {
-            Ok(GuestReply::Called(Ok(_)) | GuestReply::Answered(Ok(_))) => Ok(()),
-            Ok(GuestReply::Called(Err(error))) => Err(FloorError::Guest(format!("{error:?}"))),
-            Ok(GuestReply::Answered(Err(error))) => Err(FloorError::Guest(error.0)),
-            Ok(_) => Err(FloorError::UnexpectedReply),
-            Err(error) => Err(FloorError::Failed(error)),
         }
+    }
+}
+
+fn reply(result: wasmtime::Result<GuestReply>) -> Result<(), FloorError> {
+    match result {
+        Ok(reply) => reply_of(reply),
+        Err(error) => Err(FloorError::Failed(error)),
+    }
+}
+
+fn reply_of(reply: GuestReply) -> Result<(), FloorError> {
+    match reply {
+        GuestReply::Called(Ok(_)) | GuestReply::Answered(Ok(_)) => Ok(()),
+        GuestReply::Called(Err(error)) => Err(FloorError::Guest(format!("{error:?}"))),
+        GuestReply::Answered(Err(error)) => Err(FloorError::Guest(error.0)),
+        _ => Err(FloorError::UnexpectedReply),
     }
 }

@@ -283,6 +283,16 @@ impl Monitors {
         Some(Arc::new(move |message: &str| listener(&id, message)))
     }
 
+    /// True when some monitor or listener receives events: only then is an event worth building.
+    pub(crate) fn listening(&self) -> bool {
+        self.hub.is_some()
+            || self
+                .sink
+                .read()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .is_some()
+    }
+
     /// Delivers a `kind` event with `fields` to every monitor that wants it, without waiting.
     pub(crate) fn emit(&self, kind: &str, fields: Value) {
         let sink = self

@@ -49,6 +49,14 @@ pub(crate) fn normalize(text: &str, strip_escapes: bool) -> (String, Normalizati
             report,
         );
     }
+    // Most output has nothing to change: copy it whole.
+    let plain = !text
+        .bytes()
+        .any(|byte| byte == b'\r' || (strip_escapes && byte == 0x1b))
+        && !text.contains('\u{fffd}');
+    if plain {
+        return (text.to_owned(), report);
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
@@ -125,21 +133,19 @@ fn escape_len(text: &str) -> Option<usize> {
 /// does not use (NUL-separated lists, backspace overstrike and bells are text), more than one in
 /// four a NUL, or more than one in four a replacement character (undecodable bytes).
 fn looks_binary(text: &str) -> bool {
-    let sample: Vec<char> = text.chars().take(8192).collect();
-    if sample.is_empty() {
-        return false;
+    // One pass over the first 8,192 characters, with no copy of them.
+    let (mut sampled, mut nuls, mut replacements, mut controls) = (0usize, 0usize, 0usize, 0usize);
+    for c in text.chars().take(8192) {
+        sampled += 1;
+        match c {
+            '\0' => nuls += 1,
+            '\u{fffd}' => replacements += 1,
+            '\t' | '\n' | '\r' | '\u{c}' | '\u{8}' | '\u{7}' | ESC => {}
+            c if c.is_control() => controls += 1,
+            _ => {}
+        }
     }
-    let count = |wanted: &dyn Fn(char) -> bool| sample.iter().filter(|c| wanted(**c)).count();
-    let nuls = count(&|c| c == '\0');
-    let replacements = count(&|c| c == '\u{fffd}');
-    let controls = count(&|c| {
-        c.is_control()
-            && !matches!(
-                c,
-                '\0' | '\t' | '\n' | '\r' | '\u{c}' | '\u{8}' | '\u{7}' | ESC
-            )
-    });
-    controls * 10 > sample.len() || nuls * 4 > sample.len() || replacements * 4 > sample.len()
+    sampled > 0 && (controls * 10 > sampled || nuls * 4 > sampled || replacements * 4 > sampled)
 }
 
 #[cfg(test)]

@@ -77,7 +77,9 @@ pub(crate) fn evaluate(
         within_grants,
         inside_workspace,
         reads_host_env: !tool.grants().env.is_empty(),
+        // Read only to say why a path outside the grants is refused.
         grants: match tool.source() {
+            _ if within_grants != Some(false) => String::new(),
             crate::registry::ToolSource::Mcp { server } => {
                 format!("those of the MCP server {server}'s process sandbox")
             }
@@ -168,14 +170,13 @@ pub(crate) async fn settle(
         effects: HookEffects::default(),
     };
     if decided.decision.verdict == Verdict::Ask {
-        services.emit(
-            "permission_request",
+        services.emit("permission_request", || {
             serde_json::json!({
                 "tool_use_id": base.tool_use_id,
                 "tool_name": tool.spec.name,
                 "reason": decided.decision.reason,
-            }),
-        );
+            })
+        });
         let suggestions = suggest_rule(&tool.spec.name, &target);
         // A write to a protected path or a critical removal needs a human: no hook answers it.
         let hooks_may_answer = !matches!(

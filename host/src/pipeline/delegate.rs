@@ -101,14 +101,13 @@ pub(crate) async fn dispatch_scoped(
     } else {
         super::dispatch(&nested, placement, call, cancel).await
     };
-    nested.emit(
-        "nested_result",
+    nested.emit("nested_result", || {
         json!({
             "tool_use": tool_use,
             "tool_result": serde_json::to_value(&dispatch.block).unwrap_or_default(),
             "error_kind": dispatch.outcome.error.as_ref().map(|failure| failure.kind.as_str()),
-        }),
-    );
+        })
+    });
     dispatch
 }
 

@@ -29,17 +29,20 @@ pub(crate) struct PostOutcome {
     pub(crate) updated_output: Option<(Value, String)>,
 }
 
-/// Runs PostToolUse hooks with the tool's response.
+/// Runs PostToolUse hooks with the tool's response (built only when a hook listens).
 pub(crate) async fn after_success(
     services: &Services<'_>,
     base: &EventBase<'_>,
     spec: &ToolSpec,
     input: &Value,
-    response: &Value,
+    response: impl FnOnce() -> Value,
     duration_ms: u64,
 ) -> PostOutcome {
+    if !services.hooks.handles(HookEvent::PostToolUse) {
+        return PostOutcome::default();
+    }
     let mut event = base.event(HookEvent::PostToolUse, input);
-    event["tool_response"] = response.clone();
+    event["tool_response"] = response();
     event["duration_ms"] = duration_ms.into();
     run(services, HookEvent::PostToolUse, spec, input, base, &event).await
 }
@@ -54,6 +57,9 @@ pub(crate) async fn after_failure(
     interrupted: bool,
     duration_ms: u64,
 ) -> PostOutcome {
+    if !services.hooks.handles(HookEvent::PostToolUseFailure) {
+        return PostOutcome::default();
+    }
     let mut event = base.event(HookEvent::PostToolUseFailure, input);
     event["error"] = middle_cut(error).into();
     event["is_interrupt"] = interrupted.into();
