@@ -7,8 +7,10 @@
 //! 7. the decision over 1,000 rules, p50 ≤ 20 µs;
 //! 8. a `Read` of a small file within 3× of the bare Echo floor.
 //!
-//! `cargo bench -p janua --bench overhead` prints Markdown rows for `BENCHMARKS.md`. Floor and
-//! pipeline samples alternate, one each per iteration, so both see the same machine state.
+//! `cargo bench -p janua --bench overhead` prints Markdown rows for `BENCHMARKS.md`. Floor,
+//! sandbox-alone and pipeline samples are taken in turns of 50 calls each, so all see the same
+//! machine state. `JANUA_BENCH_ONLY=echo` (or `read`) runs one tool alone, `JANUA_BENCH_CALLS`
+//! times (20,000 by default), for profiling, and prints the mean per call.
 
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
@@ -97,7 +99,8 @@ fn run(tokio: &tokio::runtime::Runtime) {
         let calls = std::env::var("JANUA_BENCH_CALLS")
             .ok()
             .and_then(|calls| calls.parse().ok())
-            .unwrap_or(20_000);
+            .unwrap_or(20_000u32);
+        let alone_started = Instant::now();
         for _ in 0..calls {
             let call = ToolUse {
                 id: "toolu_bench".to_owned(),
@@ -106,6 +109,10 @@ fn run(tokio: &tokio::runtime::Runtime) {
             };
             std::hint::black_box(tokio.block_on(runtime.dispatch(call)));
         }
+        println!(
+            "{tool} alone: {:.2} µs per call (mean of {calls})",
+            alone_started.elapsed().as_secs_f64() * 1e6 / f64::from(calls)
+        );
         return;
     }
     let (floor_samples, inline_samples, echo_samples) =
@@ -147,7 +154,8 @@ fn run(tokio: &tokio::runtime::Runtime) {
     drop(root);
 }
 
-/// Alternates one floor call and one pipeline call of `tool`, `ITERATIONS` times after a warm-up.
+/// Floor, sandbox-alone and pipeline calls of `tool`, `ITERATIONS` of each after a warm-up, in
+/// turns of a few dozen calls.
 fn side_by_side(
     tokio: &tokio::runtime::Runtime,
     runtime: &Runtime,
@@ -169,19 +177,29 @@ fn side_by_side(
     let mut floors = Vec::with_capacity(ITERATIONS);
     let mut inline = Vec::with_capacity(ITERATIONS);
     let mut pipeline = Vec::with_capacity(ITERATIONS);
-    for _ in 0..ITERATIONS {
-        let started = Instant::now();
-        floor.call("Echo", floor_input).expect("floor call");
-        floors.push(started.elapsed());
-        let started = Instant::now();
-        tokio
-            .block_on(floor.call_inline("Echo", floor_input))
-            .expect("inline floor call");
-        inline.push(started.elapsed());
-        let started = Instant::now();
-        let result = tokio.block_on(runtime.dispatch(call()));
-        pipeline.push(started.elapsed());
-        std::hint::black_box(result);
+    // Blocks of `BLOCK` calls of each kind, in turn: all three see the same machine state over
+    // the run, and no call pays for the cache lines and TLB entries the previous kind evicted
+    // (each kind has its own engine and instance pool).
+    const BLOCK: usize = 50;
+    for _ in 0..ITERATIONS / BLOCK {
+        for _ in 0..BLOCK {
+            let started = Instant::now();
+            floor.call("Echo", floor_input).expect("floor call");
+            floors.push(started.elapsed());
+        }
+        for _ in 0..BLOCK {
+            let started = Instant::now();
+            tokio
+                .block_on(floor.call_inline("Echo", floor_input))
+                .expect("inline floor call");
+            inline.push(started.elapsed());
+        }
+        for _ in 0..BLOCK {
+            let started = Instant::now();
+            let result = tokio.block_on(runtime.dispatch(call()));
+            pipeline.push(started.elapsed());
+            std::hint::black_box(result);
+        }
     }
     (floors, inline, pipeline)
 }
