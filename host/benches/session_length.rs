@@ -102,7 +102,6 @@ fn main() {
         later.1 / first.1
     );
     // The end of the input ends the session.
-    drop(call);
     drop(stdin);
     let _ = child.wait();
     drop(root);
