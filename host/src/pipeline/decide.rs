@@ -60,7 +60,10 @@ pub(crate) fn evaluate(
             Target::Path(path) => {
                 let (within, inside) = locate(context, tool, &path.lexical);
                 // The mode's "inside the workspace" must hold where a link really leads too.
-                let inside = inside && path.all().all(|spelling| locate(context, tool, spelling).1);
+                let inside = inside
+                    && path
+                        .all()
+                        .all(|spelling| is_inside(context, tool, spelling));
                 (within, inside)
             }
             // A path tool called without its path cannot be placed: never inside.
@@ -478,11 +481,6 @@ fn locate(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> (b
     } else {
         FsAccess::Read
     };
-    let in_results = tool.reads_session_results()
-        && grant_context
-            .session_results
-            .as_deref()
-            .is_some_and(|results| path.starts_with(results));
     // `${TMP}` does not exist before the call, so no path can name it yet.
     let tool_context = tool.grant_context(grant_context);
     let granted = tool
@@ -493,9 +491,24 @@ fn locate(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> (b
             .ceiling
             .is_none_or(|ceiling| ceiling.covers(path, access));
     (
-        granted || in_results,
-        context.policy.inside_workspace(path) || in_results,
+        granted || in_results(context, tool, path),
+        is_inside(context, tool, path),
     )
+}
+
+/// True when `path` lies in the workspace, an additional directory, or the session's results
+/// (for a tool that reads them): a lexical test, no file system access.
+fn is_inside(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> bool {
+    context.policy.inside_workspace(path) || in_results(context, tool, path)
+}
+
+fn in_results(context: &DecideContext<'_>, tool: &RegisteredTool, path: &Path) -> bool {
+    tool.reads_session_results()
+        && context
+            .grant_context
+            .session_results
+            .as_deref()
+            .is_some_and(|results| path.starts_with(results))
 }
 
 /// The `permission_denied` failure for a denying decision.
