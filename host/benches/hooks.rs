@@ -57,8 +57,13 @@ fn hook_plugin(dir: &Path, name: &str, tables: &str) -> std::path::PathBuf {
 }
 
 fn hook_table(index: usize) -> String {
+    hook_table_for(index, "Read")
+}
+
+/// A PreToolUse hook entry whose matcher is `matcher`.
+fn hook_table_for(index: usize, matcher: &str) -> String {
     format!(
-        "[[hooks]]\ncomponent = \"ext.wasm\"\nname = \"h{index}\"\nevents = [\"PreToolUse\"]\nmatcher = \"Read\"\nconfig = {{ behaviour = \"answer\" }}\n\n"
+        "[[hooks]]\ncomponent = \"ext.wasm\"\nname = \"h{index}\"\nevents = [\"PreToolUse\"]\nmatcher = \"{matcher}\"\nconfig = {{ behaviour = \"answer\" }}\n\n"
     )
 }
 
@@ -84,6 +89,14 @@ async fn run() {
         "four",
         &(0..4).map(hook_table).collect::<String>(),
     );
+    // Ten hooks for another tool: not selected, so never instantiated and their event never built.
+    let elsewhere = hook_plugin(
+        root.path(),
+        "elsewhere",
+        &(0..10)
+            .map(|index| hook_table_for(index, "Write"))
+            .collect::<String>(),
+    );
     let audit = root.path().join("audit");
     janua::extensions::write_example("monitor-audit", &audit).expect("audit example");
     let command = json!({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
@@ -93,6 +106,12 @@ async fn run() {
         (
             "no hooks",
             Runtime::new(config(Vec::new(), None))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "10 WASM PreToolUse hooks whose matcher names another tool",
+            Runtime::new(config(vec![elsewhere], None))
                 .await
                 .expect("runtime"),
         ),
@@ -143,7 +162,10 @@ async fn run() {
         )
         .await;
     }
-    let (_, monitored) = &runtimes[5];
+    let (_, monitored) = runtimes
+        .iter()
+        .find(|(label, _)| label.starts_with("audit monitor"))
+        .expect("the audit row");
     let report = monitored.end_session("other").await;
     for stats in report.monitors {
         println!(

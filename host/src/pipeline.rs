@@ -181,7 +181,7 @@ impl<'a> Services<'a> {
         base: &pre_hooks::EventBase<'_>,
         spec: &janua_types::ToolSpec,
         input: &Value,
-        payload: &Value,
+        payload: impl FnOnce() -> Value,
     ) -> Vec<crate::hooks::Ran<'a>> {
         let call = crate::hooks::CallRef {
             spec,

@@ -141,18 +141,22 @@ impl HookSet {
     }
 
     /// Runs every hook `event` selects, in parallel, and returns their replies in load order.
+    /// The event (`payload`) is built only when some hook is selected: a hook whose matcher or
+    /// `if` cannot match costs the call nothing.
     pub(crate) async fn run<'h>(
         &'h self,
         env: &HookEnv<'_>,
         event: HookEvent,
         subject: Option<&str>,
         call: Option<CallRef<'_>>,
-        payload: &Value,
+        payload: impl FnOnce() -> Value,
     ) -> Vec<Ran<'h>> {
         let selected = self.selected(event, subject, call, env.rules);
         if selected.is_empty() {
             return Vec::new();
         }
+        let payload = payload();
+        let payload = &payload;
         let tool_use_id = call.and_then(|call| call.tool_use_id);
         let runs = selected
             .into_iter()

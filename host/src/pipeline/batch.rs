@@ -139,7 +139,7 @@ pub(crate) async fn finish_batch(
         let env = services.hook_env();
         let ran = services
             .hooks
-            .run(&env, HookEvent::PostToolBatch, None, None, &payload)
+            .run(&env, HookEvent::PostToolBatch, None, None, move || payload)
             .await;
         for ran in ran {
             let name = &ran.hook.name;

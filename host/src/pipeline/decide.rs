@@ -221,32 +221,35 @@ async fn request_hooks(
     decided: &mut Decided,
     suggestions: &[String],
 ) -> Option<Decision> {
-    let mut event = base.event(HookEvent::PermissionRequest, &decided.input);
-    if let Some(object) = event.as_object_mut() {
-        // Claude Code's PermissionRequest input has no tool_use_id.
-        object.remove("tool_use_id");
-        let rules: Vec<Value> = suggestions
-            .iter()
-            .map(|rule| {
-                let (name, content) = match rule.split_once('(') {
-                    Some((name, rest)) => (name, Some(rest.trim_end_matches(')'))),
-                    None => (rule.as_str(), None),
-                };
-                serde_json::json!({"toolName": name, "ruleContent": content})
-            })
-            .collect();
-        object.insert(
+    let event = || {
+        let mut event = base.event(HookEvent::PermissionRequest, &decided.input);
+        if let Some(object) = event.as_object_mut() {
+            // Claude Code's PermissionRequest input has no tool_use_id.
+            object.remove("tool_use_id");
+            let rules: Vec<Value> = suggestions
+                .iter()
+                .map(|rule| {
+                    let (name, content) = match rule.split_once('(') {
+                        Some((name, rest)) => (name, Some(rest.trim_end_matches(')'))),
+                        None => (rule.as_str(), None),
+                    };
+                    serde_json::json!({"toolName": name, "ruleContent": content})
+                })
+                .collect();
+            object.insert(
             "permission_suggestions".to_owned(),
             serde_json::json!([{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]),
         );
-    }
+        }
+        event
+    };
     let ran = services
         .tool_hooks(
             HookEvent::PermissionRequest,
             base,
             &tool.spec,
             &decided.input,
-            &event,
+            event,
         )
         .await;
     let deny = |hook: &str, reason: String| Decision {
@@ -421,15 +424,18 @@ async fn denied_hooks(
     tool: &RegisteredTool,
     decided: &mut Decided,
 ) {
-    let mut event = base.event(HookEvent::PermissionDenied, &decided.input);
-    event["reason"] = decided.decision.reason.clone().into();
+    let event = || {
+        let mut event = base.event(HookEvent::PermissionDenied, &decided.input);
+        event["reason"] = decided.decision.reason.clone().into();
+        event
+    };
     let ran = services
         .tool_hooks(
             HookEvent::PermissionDenied,
             base,
             &tool.spec,
             &decided.input,
-            &event,
+            event,
         )
         .await;
     for ran in ran {

@@ -41,10 +41,13 @@ pub(crate) async fn after_success(
     if !services.hooks.handles(HookEvent::PostToolUse) {
         return PostOutcome::default();
     }
-    let mut event = base.event(HookEvent::PostToolUse, input);
-    event["tool_response"] = response();
-    event["duration_ms"] = duration_ms.into();
-    run(services, HookEvent::PostToolUse, spec, input, base, &event).await
+    let event = || {
+        let mut event = base.event(HookEvent::PostToolUse, input);
+        event["tool_response"] = response();
+        event["duration_ms"] = duration_ms.into();
+        event
+    };
+    run(services, HookEvent::PostToolUse, spec, input, base, event).await
 }
 
 /// Runs PostToolUseFailure hooks with the error text.
@@ -60,17 +63,20 @@ pub(crate) async fn after_failure(
     if !services.hooks.handles(HookEvent::PostToolUseFailure) {
         return PostOutcome::default();
     }
-    let mut event = base.event(HookEvent::PostToolUseFailure, input);
-    event["error"] = middle_cut(error).into();
-    event["is_interrupt"] = interrupted.into();
-    event["duration_ms"] = duration_ms.into();
+    let event = || {
+        let mut event = base.event(HookEvent::PostToolUseFailure, input);
+        event["error"] = middle_cut(error).into();
+        event["is_interrupt"] = interrupted.into();
+        event["duration_ms"] = duration_ms.into();
+        event
+    };
     run(
         services,
         HookEvent::PostToolUseFailure,
         spec,
         input,
         base,
-        &event,
+        event,
     )
     .await
 }
@@ -96,7 +102,7 @@ async fn run(
     spec: &ToolSpec,
     input: &Value,
     base: &EventBase<'_>,
-    event: &Value,
+    event: impl FnOnce() -> Value,
 ) -> PostOutcome {
     let mut outcome = PostOutcome::default();
     let ran = services.tool_hooks(kind, base, spec, input, event).await;

@@ -77,9 +77,9 @@ pub(crate) async fn run(
     if !services.hooks.handles(HookEvent::PreToolUse) {
         return Ok(outcome);
     }
-    let event = base.event(HookEvent::PreToolUse, input);
+    let event = || base.event(HookEvent::PreToolUse, input);
     let ran = services
-        .tool_hooks(HookEvent::PreToolUse, base, spec, input, &event)
+        .tool_hooks(HookEvent::PreToolUse, base, spec, input, event)
         .await;
     let mut rewrites: Vec<(String, Value)> = Vec::new();
     for ran in &ran {

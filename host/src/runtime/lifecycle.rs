@@ -154,7 +154,7 @@ impl Runtime {
             field: value,
         });
         self.hooks
-            .run(&env, event, Some(value), None, &payload)
+            .run(&env, event, Some(value), None, move || payload)
             .await
             .into_iter()
             .map(|ran| {
