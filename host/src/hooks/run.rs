@@ -34,7 +34,12 @@ pub(crate) struct HookEnv<'a> {
 }
 
 impl HookEnv<'_> {
-    fn emit(&self, kind: &str, mut fields: Value) {
+    /// Sends a `kind` event to the monitors; `fields` is built only when one listens.
+    fn emit(&self, kind: &str, fields: impl FnOnce() -> Value) {
+        if !self.monitors.listening() {
+            return;
+        }
+        let mut fields = fields();
         self.scope.annotate(&mut fields);
         self.monitors.emit(kind, fields);
     }
@@ -172,14 +177,13 @@ async fn run_one<'h>(
     payload: &Value,
     tool_use_id: Option<&str>,
 ) -> Ran<'h> {
-    env.emit(
-        "hook_started",
+    env.emit("hook_started", || {
         json!({
             "hook": hook.name,
             "hook_event_name": event.as_str(),
             "tool_use_id": tool_use_id,
-        }),
-    );
+        })
+    });
     let started = Instant::now();
     let reply = match &hook.handler {
         Handler::InProcess(handler) => {
@@ -201,8 +205,7 @@ async fn run_one<'h>(
         Handler::Wasm(wasm) => wasm.run(env, payload, hook.timeout).await,
         Handler::Command(command) => command.run(env, event, payload, hook.timeout).await,
     };
-    env.emit(
-        "hook_response",
+    env.emit("hook_response", || {
         json!({
             "hook": hook.name,
             "hook_event_name": event.as_str(),
@@ -210,8 +213,8 @@ async fn run_one<'h>(
             "outcome": reply.outcome(),
             "decision": reply.decision(),
             "duration_ms": millis(started.elapsed()),
-        }),
-    );
+        })
+    });
     Ran { hook, reply }
 }
 
