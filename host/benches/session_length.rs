@@ -11,7 +11,7 @@
 #[allow(dead_code, reason = "each benchmark uses a different part")]
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -38,16 +38,13 @@ fn main() {
             .expect("prewarm")
             .success()
     );
-    let mut command = Command::new(JANUA);
-    let mut child = common::isolated(&mut command, &workspace, &state, &cache)
-        .args(["run", "--session", "long"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start janua run");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let (mut child, mut stdin, mut stdout) = common::start_run(
+        Command::new(JANUA),
+        &workspace,
+        &state,
+        &cache,
+        &["--session", "long"],
+    );
     let mut line = String::new();
     let mut call = |number: usize| {
         writeln!(

@@ -8,7 +8,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::row;
@@ -23,21 +22,13 @@ fn main() {
         )
         .expect("file");
     }
-    let mut command = Command::new(env!("CARGO_BIN_EXE_janua"));
-    let mut child = common::isolated(
-        &mut command,
+    let (mut child, mut stdin, mut stdout) = common::start_run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_janua")),
         &workspace,
         &root.path().join("state"),
         &root.path().join("cache"),
-    )
-    .arg("run")
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("start janua run");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        &[],
+    );
     let mut line = String::new();
     let mut read_until_result = |stdout: &mut BufReader<std::process::ChildStdout>| loop {
         line.clear();

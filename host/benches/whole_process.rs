@@ -226,15 +226,7 @@ impl Session {
         if let Some(plugin) = plugin {
             command.arg("--plugins").arg(plugin);
         }
-        let mut child = common::isolated(&mut command, workspace, state, cache)
-            .arg("run")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start janua run");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (child, stdin, stdout) = common::start_run(command, workspace, state, cache, &[]);
         Self {
             child,
             stdin,

@@ -58,6 +58,9 @@ pub enum NetRefused {
     /// The call has no net policy (`validate-input`, or a component without net grants).
     #[error("this call has no network grant (validate-input never has one)")]
     NoGrant,
+    /// A page the model asked the browser to open, and the component has no net grant.
+    #[error("the component has no net grant")]
+    NoGrantToOpen,
     /// A browser page's request, and the component has no net grant.
     #[error("the component has no net grant, so its browser reaches no network")]
     NoBrowserGrant,

@@ -62,6 +62,34 @@ pub fn isolated<'c>(
         .arg("--no-user-settings")
 }
 
+/// A `janua run` child of `command` (the `janua` binary, or a wrapper such as `taskset` already
+/// naming it) kept to the benchmark's directories (see [`isolated`]), with `args` after `run`;
+/// its standard input, and its standard output read line by line.
+pub fn start_run(
+    mut command: std::process::Command,
+    workspace: &std::path::Path,
+    state: &std::path::Path,
+    cache: &std::path::Path,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::process::Stdio;
+    let mut child = isolated(&mut command, workspace, state, cache)
+        .arg("run")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start janua run");
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
 /// Dispatches one call of `tool`.
 pub async fn dispatch(runtime: &Runtime, tool: &str, input: &Value) -> janua::Dispatch {
     runtime

@@ -92,7 +92,8 @@ enum FileRefused {
         path: PathBuf,
         error: std::io::Error,
     },
-    #[error("reading the file stopped: {0}")]
+    /// The read's blocking task panicked or was cancelled.
+    #[error("{0}")]
     Stopped(#[from] tokio::task::JoinError),
 }
 

@@ -183,7 +183,7 @@ impl Page {
             Route::Refuse(reason) => return Err(BrowserError::Blocked(format!("{url}: {reason}"))),
             Route::Network(uri) => {
                 let checked = match &self.policy {
-                    None => Err(crate::http::NetRefused::NoBrowserGrant),
+                    None => Err(crate::http::NetRefused::NoGrantToOpen),
                     Some(policy) => policy.check(&uri).map(|_| ()),
                 };
                 if let Err(reason) = checked {
