@@ -29,7 +29,7 @@ pub(crate) struct PostOutcome {
     pub(crate) updated_output: Option<(Value, String)>,
 }
 
-/// Runs PostToolUse hooks with the tool's response (built only when a hook listens).
+/// Runs PostToolUse hooks with the tool's response (built only when a hook is selected).
 pub(crate) async fn after_success(
     services: &Services<'_>,
     base: &EventBase<'_>,
@@ -38,9 +38,6 @@ pub(crate) async fn after_success(
     response: impl FnOnce() -> Value,
     duration_ms: u64,
 ) -> PostOutcome {
-    if !services.hooks.handles(HookEvent::PostToolUse) {
-        return PostOutcome::default();
-    }
     let event = || {
         let mut event = base.event(HookEvent::PostToolUse, input);
         event["tool_response"] = response();
@@ -60,9 +57,6 @@ pub(crate) async fn after_failure(
     interrupted: bool,
     duration_ms: u64,
 ) -> PostOutcome {
-    if !services.hooks.handles(HookEvent::PostToolUseFailure) {
-        return PostOutcome::default();
-    }
     let event = || {
         let mut event = base.event(HookEvent::PostToolUseFailure, input);
         event["error"] = middle_cut(error).into();

@@ -73,10 +73,6 @@ pub(crate) async fn run(
     allow_defer: bool,
 ) -> Result<PreOutcome, Failure> {
     let mut outcome = PreOutcome::default();
-    // No hook listens: nothing to build, nothing can answer.
-    if !services.hooks.handles(HookEvent::PreToolUse) {
-        return Ok(outcome);
-    }
     let event = || base.event(HookEvent::PreToolUse, input);
     let ran = services
         .tool_hooks(HookEvent::PreToolUse, base, spec, input, event)
