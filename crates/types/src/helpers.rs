@@ -1,5 +1,5 @@
 //! Small helpers every layer uses: lower-case hex, the wall clock in milliseconds, and writing a
-//! file atomically.
+//! file whole (atomically and synced, or atomically only).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -21,10 +21,24 @@ pub fn unix_ms() -> u64 {
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced, and a
 /// rename, so readers see the old or the new content, never a mix.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_through_rename(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, without
+/// syncing: readers see no file or the whole file, never part of it, and only a crash of the
+/// machine (not of janua) can lose it. For files the session only reads back, such as saved tool
+/// results, where a sync per file was most of a large batch's cost.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_through_rename(path, bytes, false)
+}
+
+fn write_through_rename(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(bytes)?;
-    file.as_file().sync_all()?;
+    if sync {
+        file.as_file().sync_all()?;
+    }
     file.persist(path).map_err(|error| error.error)?;
     Ok(())
 }
@@ -45,6 +59,20 @@ mod tests {
         let path = dir.path().join("state.json");
         write_atomically(&path, b"first, longer content").unwrap();
         write_atomically(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
+    }
+
+    #[test]
+    fn an_unsynced_whole_write_replaces_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.txt");
+        write_whole(&path, b"first, longer content").unwrap();
+        write_whole(&path, b"second").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),

@@ -24,7 +24,7 @@ pub use enforce::{
     Enforceable, PROTECTED_DIRECTORIES, PROTECTED_FILES, Reach, WALK_LIMIT, other_names, walk,
 };
 pub use error_kind::ErrorKind;
-pub use helpers::{hex, unix_ms, write_atomically};
+pub use helpers::{hex, unix_ms, write_atomically, write_whole};
 pub use hook_event::{HookEvent, MAX_QUEUE, MONITOR_EVENTS, OnError};
 pub use matcher::{Matcher, MatcherError};
 pub use tool::{AGENT_TOOL, CapabilityClass, DeferredCall, ToolSpec, ToolUse};

@@ -39,7 +39,7 @@ pub(crate) fn cap_text(text: String, session_dir: &Path, label: &str) -> String 
     let saved = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| janua_types::write_atomically(&path, text.as_bytes()));
+        .and_then(|()| janua_types::write_whole(&path, text.as_bytes()));
     match saved {
         Ok(()) => format!(
             "{preview}\n[hook output of {length} characters is over the {MAX_HOOK_TEXT_CHARS}-character cap; all of it is in {}]",

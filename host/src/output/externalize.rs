@@ -38,7 +38,7 @@ pub(crate) fn externalize(
 ) -> Option<(PathBuf, String)> {
     let written = std::fs::create_dir_all(results_dir).and_then(|()| {
         let path = result_file(results_dir, tool_use_id);
-        janua_types::write_atomically(&path, text.as_bytes()).map(|()| path)
+        janua_types::write_whole(&path, text.as_bytes()).map(|()| path)
     });
     let path = match written {
         Ok(path) => path,

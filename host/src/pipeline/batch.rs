@@ -58,7 +58,7 @@ fn apply_budget(results: &mut [Dispatch], results_dir: Option<&std::path::Path>,
             Some(path) => Ok(path.clone()),
             None => std::fs::create_dir_all(dir).and_then(|()| {
                 let path = crate::output::result_file(dir, &result.outcome.tool_use_id);
-                janua_types::write_atomically(&path, text.as_bytes()).map(|()| path)
+                janua_types::write_whole(&path, text.as_bytes()).map(|()| path)
             }),
         };
         let notice = match saved {

@@ -2,8 +2,8 @@
 //!
 //! A thread reads the input: batches go to the batch worker in order, while `control_response`,
 //! `cancel` and `interrupt` lines act at once (a batch waiting for a permission answer must not
-//! wait behind itself). The worker runs one batch at a time and writes its `user` message and
-//! `result` line when the whole batch is done. A shutdown signal interrupts the batch in flight,
+//! wait behind itself). The worker, on a thread of its own, runs one batch at a time and writes
+//! its `user` message and `result` line when the whole batch is done. A shutdown signal interrupts the batch in flight,
 //! answers every queued batch with `cancelled` results, and ends the session cleanly.
 
 use std::collections::HashMap;
@@ -131,15 +131,22 @@ pub async fn serve_stream(
         options.progress_interval,
     ));
 
+    let stop_worker = Arc::new(tokio::sync::Notify::new());
     let worker = {
         let runtime = Arc::clone(&runtime);
         let current = Arc::clone(&current);
         let write = Arc::clone(&write);
+        let stop = Arc::clone(&stop_worker);
         let width = options.max_concurrency;
         let token_budget = options.token_budget;
         async move {
             let mut number = 0u64;
-            while let Some((line, calls)) = queued.recv().await {
+            loop {
+                let next = tokio::select! {
+                    next = queued.recv() => next,
+                    () = stop.notified() => None,
+                };
+                let Some((line, calls)) = next else { break };
                 current.busy.store(true, Ordering::Relaxed);
                 current.queued.fetch_sub(1, Ordering::Relaxed);
                 number += 1;
@@ -177,9 +184,7 @@ pub async fn serve_stream(
             }
         }
     };
-    // The worker runs on the runtime's workers, not on this thread: a call waiting for a
-    // permission answer blocks one of them, never the signal handling below.
-    let mut worker = tokio::spawn(worker);
+    let mut worker = spawn_batch_thread(worker);
     let mut shutdown = shutdown;
     tokio::select! {
         _ = &mut worker => {}
@@ -205,6 +210,8 @@ pub async fn serve_stream(
             }
         }
     }
+    // An idle worker waits for the next batch; none comes now.
+    stop_worker.notify_one();
     progress.abort();
     if let Some(watcher) = watcher {
         watcher.abort();
@@ -219,6 +226,32 @@ pub async fn serve_stream(
         "monitors": ended.monitors,
     }));
     ended
+}
+
+/// Runs the batch worker on a thread of its own, inside the runtime (`Handle::block_on`); the
+/// receiver resolves when it has ended (or could not start).
+///
+/// Not on the runtime's workers: a guest with file grants runs synchronously where its call
+/// runs, and on a worker that means `block_in_place`, which hands the worker's core to another
+/// thread and back on every call (most of a small call's cost in `janua run`, BENCHMARKS.md);
+/// outside the pool it runs right here. A call waiting for a permission answer blocks this
+/// thread, never the signal handling of [`serve_stream`].
+fn spawn_batch_thread(
+    worker: impl std::future::Future<Output = ()> + Send + 'static,
+) -> tokio::sync::oneshot::Receiver<()> {
+    let (done, finished) = tokio::sync::oneshot::channel();
+    let runtime = tokio::runtime::Handle::current();
+    let run = move || {
+        runtime.block_on(worker);
+        let _ = done.send(());
+    };
+    if let Err(error) = std::thread::Builder::new()
+        .name("janua-stream-batches".into())
+        .spawn(run)
+    {
+        tracing::error!("cannot start the batch thread: {error}");
+    }
+    finished
 }
 
 /// Writes `system/tools_changed` after each `--watch` reload, or `system/tools_reload_failed`

@@ -96,13 +96,25 @@ impl Runtime {
 
     /// [`Runtime::dispatch_batch_with`] for a shared runtime: every call of a parallel group is
     /// a task of its own, so the whole pipeline of each (not only its guest) spreads over the
-    /// worker threads. `janua run` dispatches this way.
+    /// worker threads; a call that runs alone runs on the calling task. `janua run` dispatches
+    /// this way.
     pub async fn dispatch_batch_spread(
         self: &Arc<Self>,
         calls: Vec<ToolUse>,
         options: &BatchOptions,
     ) -> BatchDispatch {
-        self.schedule(calls, options, |call, cancel, alone, _beside_others| {
+        self.schedule(calls, options, |call, cancel, alone, beside_others| {
+            if !beside_others {
+                // Nothing runs beside it: a task of its own would only move it to another
+                // thread and back.
+                return Box::pin(self.dispatch_interruptible(
+                    call,
+                    cancel,
+                    alone,
+                    Some(&options.interrupt),
+                    false,
+                ));
+            }
             let runtime = Arc::clone(self);
             let interrupt = Arc::clone(&options.interrupt);
             let unanswered = ToolUse {
