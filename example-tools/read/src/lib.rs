@@ -32,8 +32,10 @@ use crate::magic::{ImageFormat, Sniffed};
 const DEFAULT_LIMIT: u64 = 2000;
 /// Bytes sniffed for magic numbers and NUL to tell binary files from text.
 const SNIFF_BYTES: usize = 8192;
-/// Read buffer size.
-const BUFFER_BYTES: usize = 64 * 1024;
+/// Read buffer size: at least [`SNIFF_BYTES`], and small enough to fit the guest's initial heap
+/// (a 64 KiB buffer grew memory on every call, and each growth is an `mprotect` in the host,
+/// about 20 µs of a small file's `Read`, BENCHMARKS.md, issue 33).
+const BUFFER_BYTES: usize = 16 * 1024;
 /// Largest image returned; the host drops larger images, so they are refused here with a reason.
 const MAX_IMAGE_BYTES: u64 = 5 << 20;
 /// Largest notebook rendered; parsing holds the notebook's text in memory.
