@@ -812,3 +812,118 @@ fn mcp_server_watch_announces_a_changed_plugin_and_lists_its_new_tools() {
     drop(stdin);
     assert!(child.wait().expect("exits").success());
 }
+
+/// Many calls in flight over one connection: whichever input thread runs a call, the other keeps
+/// reading, so every call is answered exactly once, pings are answered meanwhile, and cancelled
+/// calls (one running, the rest queued) are never answered.
+#[test]
+fn mcp_server_answers_every_pipelined_call_once_while_cancelling_others() {
+    const READS: usize = 600;
+    const SPINS: usize = 3;
+    let fixture = Fixture::new();
+    fixture.write("notes.md", "still here\n");
+    let spin = fixture.plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 60000 }");
+    let plugins = spin.display().to_string();
+    let (mut child, mut stdin, stdout) = raw_server(
+        &fixture,
+        &[
+            "--plugins",
+            &plugins,
+            "--allowedTools",
+            "Spin",
+            "--timeout",
+            "60s",
+        ],
+        &[],
+    );
+    let line = |id: &str, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let started = Instant::now();
+    let writer = std::thread::spawn(move || {
+        let mut send = |text: String| {
+            writeln!(stdin, "{text}").expect("write");
+            stdin.flush().expect("flush");
+        };
+        send(line(
+            "init",
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
+        ));
+        // The first Spin runs at once (on an input thread); the others queue behind it.
+        for index in 0..SPINS {
+            send(line(
+                &format!("spin-{index}"),
+                "tools/call",
+                json!({"name": "Spin", "arguments": {}}),
+            ));
+        }
+        for index in 0..READS {
+            send(line(
+                &format!("read-{index}"),
+                "tools/call",
+                json!({"name": "Read", "arguments": {"file_path": "notes.md"}}),
+            ));
+            if index % 100 == 0 {
+                send(line(&format!("ping-{index}"), "ping", json!({})));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        for index in 0..SPINS {
+            send(
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": format!("spin-{index}")}})
+                    .to_string(),
+            );
+        }
+        stdin
+    });
+    let mut answered: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut lines = stdout.lines();
+    let expected = 1 + READS + READS.div_ceil(100);
+    while answered.values().sum::<usize>() < expected {
+        let text = lines.next().expect("the server ended early").expect("read");
+        let message: Value = serde_json::from_str(&text).expect("JSON");
+        let id = message["id"].as_str().unwrap_or_default().to_owned();
+        if id.starts_with("read-") {
+            assert!(
+                result_text(&message["result"]).contains("still here"),
+                "{message}"
+            );
+        }
+        *answered.entry(id).or_default() += 1;
+    }
+    let stdin = writer.join().expect("writer");
+    drop(stdin);
+    // Whatever else the server writes before it exits must not answer a cancelled call.
+    for text in lines {
+        let message: Value = serde_json::from_str(&text.expect("read")).expect("JSON");
+        *answered
+            .entry(message["id"].as_str().unwrap_or_default().to_owned())
+            .or_default() += 1;
+    }
+    assert!(child.wait().expect("wait").success());
+    for index in 0..READS {
+        assert_eq!(
+            answered.get(&format!("read-{index}")),
+            Some(&1),
+            "read-{index}"
+        );
+    }
+    for index in (0..READS).step_by(100) {
+        assert_eq!(
+            answered.get(&format!("ping-{index}")),
+            Some(&1),
+            "ping-{index}"
+        );
+    }
+    for index in 0..SPINS {
+        assert_eq!(answered.get(&format!("spin-{index}")), None, "spin-{index}");
+    }
+    assert_eq!(answered.len(), expected, "{answered:?}");
+    // The running Spin was stopped by its cancellation, not by its 60 s deadline.
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+}

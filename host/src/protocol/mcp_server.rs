@@ -87,6 +87,66 @@ struct RequestMeta {
     progress_token: Option<Value>,
 }
 
+/// A `tools/call` checked and registered, ready to run.
+struct Admitted {
+    id: Value,
+    /// Its key in `in_flight`.
+    key: String,
+    call: ToolUse,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+    progress_token: Option<Value>,
+}
+
+/// The client's input, shared by the two input threads: whoever holds the lock reads.
+struct SharedInput {
+    state: Mutex<InputState>,
+}
+
+struct InputState {
+    input: Box<dyn BufRead + Send>,
+    line: Vec<u8>,
+    /// Told when the input ends; taken by the thread that saw the end.
+    ended: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl SharedInput {
+    fn lock(&self) -> std::sync::MutexGuard<'_, InputState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl InputState {
+    /// The next message; `None` once the input has ended. Lines that are too long or not
+    /// JSON-RPC are answered with an error here and skipped.
+    fn next_message(&mut self, reply: &Reply) -> Option<Incoming> {
+        // Once one thread saw the end, the other reads nothing more.
+        self.ended.as_ref()?;
+        loop {
+            match jsonrpc::read_line(&mut self.input, &mut self.line, MAX_MESSAGE) {
+                Ok(jsonrpc::Line::End) | Err(_) => return None,
+                Ok(jsonrpc::Line::TooLong) => {
+                    reply(&jsonrpc::error_response(
+                        &Value::Null,
+                        code::INVALID_REQUEST,
+                        &format!("a message may have at most {MAX_MESSAGE} bytes"),
+                    ));
+                    continue;
+                }
+                Ok(jsonrpc::Line::Complete) => {}
+            }
+            if self.line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match jsonrpc::parse(&self.line) {
+                Ok(message) => return Some(message),
+                Err(bad) => reply(&jsonrpc::error_response(&bad.id, bad.code, &bad.message)),
+            }
+        }
+    }
+}
+
 /// One call in flight, keyed by its JSON-RPC id.
 struct InFlight {
     /// Set by `notifications/cancelled` or shutdown: the pipeline stops the call (before it
@@ -111,6 +171,9 @@ struct Server {
     handle: tokio::runtime::Handle,
     /// Calls whose tasks have not finished, and a signal each time one finishes.
     running: AtomicU64,
+    /// A call runs on an input thread (see [`Server::read`]), or fewer than two input threads
+    /// run: a call read now must not keep its thread from reading.
+    inline_busy: std::sync::atomic::AtomicBool,
     finished: tokio::sync::Notify,
     /// The `--watch` task, stopped at shutdown.
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -127,19 +190,33 @@ pub async fn serve_mcp(
     let peer = Arc::new(Peer::new(output, options.elicitation_timeout, true));
     let (server, runtime) = Server::start(runtime, options, peer).await;
     let (ended, input_closed) = tokio::sync::oneshot::channel();
-    let reader = {
-        let server = Arc::clone(&server);
-        move || {
-            server.read(input);
-            let _ = ended.send(());
+    let input = Arc::new(SharedInput {
+        state: Mutex::new(InputState {
+            input,
+            line: Vec::new(),
+            ended: Some(ended),
+        }),
+    });
+    for number in 0..2 {
+        let reader = {
+            let server = Arc::clone(&server);
+            let input = Arc::clone(&input);
+            move || server.read(&input)
+        };
+        if let Err(error) = std::thread::Builder::new()
+            .name(format!("janua-mcp-input-{number}"))
+            .spawn(reader)
+        {
+            tracing::error!("cannot start an MCP input thread: {error}");
+            if number == 0 {
+                return runtime.end_session("other").await;
+            }
+            // One reader alone must never stop reading to run a call: calls stay spawned.
+            break;
         }
-    };
-    if let Err(error) = std::thread::Builder::new()
-        .name("janua-mcp-input".into())
-        .spawn(reader)
-    {
-        tracing::error!("cannot start the MCP input thread: {error}");
-        return runtime.end_session("other").await;
+        if number == 1 {
+            server.inline_busy.store(false, Ordering::SeqCst);
+        }
     }
     let _ = input_closed.await;
     server.shut_down().await;
@@ -174,6 +251,8 @@ impl Server {
             next_call: AtomicU64::new(1),
             handle: tokio::runtime::Handle::current(),
             running: AtomicU64::new(0),
+            // Until both input threads run, no call may keep its thread from reading.
+            inline_busy: std::sync::atomic::AtomicBool::new(true),
             finished: tokio::sync::Notify::new(),
             watcher: Mutex::default(),
         });
@@ -223,33 +302,51 @@ impl Server {
         (server, runtime)
     }
 
-    /// Reads messages until the input ends.
-    fn read(self: &Arc<Self>, mut input: Box<dyn BufRead + Send>) {
+    /// Reads messages until the input ends; two threads run this, one reading at a time.
+    ///
+    /// A `tools/call` read while no call runs on the other thread runs right here: the thread
+    /// registers it, hands the input to the other thread (which goes on reading cancellations,
+    /// elicitation answers and further calls), runs the call and writes its result, then waits
+    /// for its turn to read again. Handing a call to the async worker instead cost a wake-up and
+    /// a park of that worker per call (about a fifth of the server's CPU for a small call,
+    /// BENCHMARKS.md). A call read while the other thread runs one is spawned, as before: one
+    /// thread always reads.
+    fn read(self: &Arc<Self>, input: &SharedInput) {
         let reply: Reply = {
             let peer = Arc::clone(&self.peer);
             Arc::new(move |line: &str| peer.send(line))
         };
-        let mut line = Vec::new();
         loop {
-            match jsonrpc::read_line(&mut input, &mut line, MAX_MESSAGE) {
-                Ok(jsonrpc::Line::End) | Err(_) => break,
-                Ok(jsonrpc::Line::TooLong) => {
-                    reply(&jsonrpc::error_response(
-                        &Value::Null,
-                        code::INVALID_REQUEST,
-                        &format!("a message may have at most {MAX_MESSAGE} bytes"),
-                    ));
+            let mut state = input.lock();
+            let Some(message) = state.next_message(&reply) else {
+                // The input ended: the first thread to see it tells the server; the other finds
+                // the sender gone and leaves too.
+                if let Some(ended) = state.ended.take() {
+                    let _ = ended.send(());
+                }
+                return;
+            };
+            let message = match message {
+                Incoming::Request { id, method, params } if method == "tools/call" => (id, params),
+                other => {
+                    // Handled in the order read, before the next message is.
+                    self.handle(other, &reply);
                     continue;
                 }
-                Ok(jsonrpc::Line::Complete) => {}
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
+            };
+            let (id, params) = message;
+            if self.inline_busy.swap(true, Ordering::SeqCst) {
+                self.call(id, params, &reply);
                 continue;
             }
-            match jsonrpc::parse(&line) {
-                Ok(message) => self.handle(message, &reply),
-                Err(bad) => reply(&jsonrpc::error_response(&bad.id, bad.code, &bad.message)),
+            // Registered before the input is handed over: a cancellation read next finds it.
+            let admitted = self.admit(id, params, &reply);
+            drop(state);
+            if let Some(admitted) = admitted {
+                self.handle
+                    .block_on(self.finish(admitted, Arc::clone(&reply)));
             }
+            self.inline_busy.store(false, Ordering::SeqCst);
         }
     }
 
@@ -337,14 +434,26 @@ impl Server {
 
     /// Starts a `tools/call` on the async runtime; the input thread goes on reading.
     fn call(self: &Arc<Self>, id: Value, params: Value, reply: &Reply) {
+        if let Some(admitted) = self.admit(id, params, reply) {
+            let server = Arc::clone(self);
+            let reply = Arc::clone(reply);
+            self.handle
+                .spawn(async move { server.finish(admitted, reply).await });
+        }
+    }
+
+    /// Checks a `tools/call` and registers it as running; `None` when it was answered already
+    /// (bad params, a repeated id, too many calls).
+    fn admit(&self, id: Value, params: Value, reply: &Reply) -> Option<Admitted> {
         let params: CallParams = match serde_json::from_value(params) {
             Ok(params) => params,
             Err(error) => {
-                return reply(&jsonrpc::error_response(
+                reply(&jsonrpc::error_response(
                     &id,
                     code::INVALID_PARAMS,
                     &format!("tools/call params need a string \"name\": {error}"),
                 ));
+                return None;
             }
         };
         let name = params.name;
@@ -357,11 +466,12 @@ impl Server {
             let mut in_flight = self.lock_in_flight();
             if in_flight.contains_key(&key) {
                 drop(in_flight);
-                return reply(&jsonrpc::error_response(
+                reply(&jsonrpc::error_response(
                     &id,
                     code::INVALID_REQUEST,
                     &format!("a request with id {key} is still running"),
                 ));
+                return None;
             }
             if in_flight.len() >= MAX_QUEUED_CALLS {
                 drop(in_flight);
@@ -377,7 +487,8 @@ impl Server {
                     input,
                 };
                 let result = results::call_result(&crate::pipeline::refused(&call, failure));
-                return reply(&jsonrpc::response(&id, &result));
+                reply(&jsonrpc::response(&id, &result));
+                return None;
             }
             in_flight.insert(
                 key.clone(),
@@ -391,46 +502,57 @@ impl Server {
             .and_then(|meta| meta.progress_token)
             .filter(|token| token.is_string() || token.is_number());
         self.running.fetch_add(1, Ordering::SeqCst);
-        let server = Arc::clone(self);
-        let reply = Arc::clone(reply);
-        self.handle.spawn(async move {
-            let call = ToolUse {
+        Some(Admitted {
+            id,
+            key,
+            call: ToolUse {
                 id: tool_use_id,
                 name,
                 input,
-            };
-            let progress = progress_token.map(|token| {
-                Arc::new(results::Progress::start(
-                    Arc::clone(&reply),
-                    token,
-                    call.name.clone(),
-                    server.options.progress_interval,
-                ))
-            });
-            let tool_use_id = call.id.clone();
-            if let Some(progress) = &progress {
-                server
-                    .lock_progress()
-                    .insert(tool_use_id.clone(), Arc::clone(progress));
-            }
-            let dispatch = server.run(call, Arc::clone(&cancel)).await;
-            server.lock_progress().remove(&tool_use_id);
-            server.lock_in_flight().remove(&key);
-            let cancelled = cancel.load(Ordering::SeqCst);
-            let line =
-                (!cancelled).then(|| jsonrpc::response(&id, &results::call_result(&dispatch)));
-            match progress {
-                // The last progress line goes out before the result, never after it.
-                Some(progress) => progress.finish(line.as_deref()),
-                None => {
-                    if let Some(line) = line {
-                        reply(&line);
-                    }
+            },
+            cancel,
+            progress_token,
+        })
+    }
+
+    /// Runs an admitted call and writes its result (none when it was cancelled).
+    async fn finish(&self, admitted: Admitted, reply: Reply) {
+        let Admitted {
+            id,
+            key,
+            call,
+            cancel,
+            progress_token,
+        } = admitted;
+        let progress = progress_token.map(|token| {
+            Arc::new(results::Progress::start(
+                Arc::clone(&reply),
+                token,
+                call.name.clone(),
+                self.options.progress_interval,
+            ))
+        });
+        let tool_use_id = call.id.clone();
+        if let Some(progress) = &progress {
+            self.lock_progress()
+                .insert(tool_use_id.clone(), Arc::clone(progress));
+        }
+        let dispatch = self.run(call, Arc::clone(&cancel)).await;
+        self.lock_progress().remove(&tool_use_id);
+        self.lock_in_flight().remove(&key);
+        let cancelled = cancel.load(Ordering::SeqCst);
+        let line = (!cancelled).then(|| jsonrpc::response(&id, &results::call_result(&dispatch)));
+        match progress {
+            // The last progress line goes out before the result, never after it.
+            Some(progress) => progress.finish(line.as_deref()),
+            None => {
+                if let Some(line) = line {
+                    reply(&line);
                 }
             }
-            server.running.fetch_sub(1, Ordering::SeqCst);
-            server.finished.notify_waiters();
-        });
+        }
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.finished.notify_waiters();
     }
 
     /// Runs one call within the concurrency rules: a slot, and the exclusive lock unless the tool
