@@ -207,9 +207,10 @@ impl Cli {
     /// problem (exit code 2).
     pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         init_logging(self.global.log);
-        // Guests run on the blocking pool, so async workers only sequence stages. The MCP server
-        // takes one: every call already crosses its input thread, and a second worker added
-        // ≈1.8 context switches and ≈15% CPU per call (BENCHMARKS.md, MCP).
+        // Guests run where their calls run, so async workers only sequence stages. The MCP server
+        // takes one: most calls run on its input threads, and when every call crossed to a
+        // worker a second one added ≈1.8 context switches and ≈15% CPU per call (BENCHMARKS.md,
+        // MCP).
         let workers = if matches!(self.command, Command::Mcp(_)) {
             1
         } else {

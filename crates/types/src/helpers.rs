@@ -25,9 +25,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, without
-/// syncing: readers see no file or the whole file, never part of it, and only a crash of the
-/// machine (not of janua) can lose it. For files the session only reads back, such as saved tool
-/// results, where a sync per file was most of a large batch's cost.
+/// syncing: while the machine runs, readers see no file or the whole file, never part of it; after
+/// a crash of the machine (not of janua) the file may be missing, empty or short. For files the
+/// session only reads back, such as saved tool results, where a sync per file was most of a large
+/// batch's cost.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_through_rename(path, bytes, false)
 }

@@ -343,8 +343,14 @@ impl Server {
             let admitted = self.admit(id, params, &reply);
             drop(state);
             if let Some(admitted) = admitted {
-                self.handle
-                    .block_on(self.finish(admitted, Arc::clone(&reply)));
+                // A call that panics loses its answer, as a spawned one does, but not the thread.
+                let run = std::panic::AssertUnwindSafe(|| {
+                    self.handle
+                        .block_on(self.finish(admitted, Arc::clone(&reply)));
+                });
+                if std::panic::catch_unwind(run).is_err() {
+                    tracing::error!("an MCP call panicked on its input thread");
+                }
             }
             self.inline_busy.store(false, Ordering::SeqCst);
         }

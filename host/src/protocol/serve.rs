@@ -3,8 +3,9 @@
 //! A thread reads the input: batches go to the batch worker in order, while `control_response`,
 //! `cancel` and `interrupt` lines act at once (a batch waiting for a permission answer must not
 //! wait behind itself). The worker, on a thread of its own, runs one batch at a time and writes
-//! its `user` message and `result` line when the whole batch is done. A shutdown signal interrupts the batch in flight,
-//! answers every queued batch with `cancelled` results, and ends the session cleanly.
+//! its `user` message and `result` line when the whole batch is done. A shutdown signal
+//! interrupts the batch in flight, answers every queued batch with `cancelled` results, and ends
+//! the session cleanly.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -143,6 +144,8 @@ pub async fn serve_stream(
             let mut number = 0u64;
             loop {
                 let next = tokio::select! {
+                    // A batch read before the stop is still answered (with `cancelled` results).
+                    biased;
                     next = queued.recv() => next,
                     () = stop.notified() => None,
                 };
@@ -241,17 +244,33 @@ fn spawn_batch_thread(
 ) -> tokio::sync::oneshot::Receiver<()> {
     let (done, finished) = tokio::sync::oneshot::channel();
     let runtime = tokio::runtime::Handle::current();
+    // The worker is handed over once the thread runs, so a thread that cannot start leaves it
+    // here to run as a task instead.
+    let (worker_in, worker_out) = std::sync::mpsc::sync_channel(1);
     let run = move || {
-        runtime.block_on(worker);
+        if let Ok(worker) = worker_out.recv() {
+            runtime.block_on(worker);
+        }
         let _ = done.send(());
     };
-    if let Err(error) = std::thread::Builder::new()
+    match std::thread::Builder::new()
         .name("janua-stream-batches".into())
         .spawn(run)
     {
-        tracing::error!("cannot start the batch thread: {error}");
+        Ok(_) => {
+            let _ = worker_in.send(worker);
+            finished
+        }
+        Err(error) => {
+            tracing::warn!("cannot start the batch thread ({error}); batches run as a task");
+            let (done, finished) = tokio::sync::oneshot::channel();
+            tokio::spawn(async move {
+                worker.await;
+                let _ = done.send(());
+            });
+            finished
+        }
     }
-    finished
 }
 
 /// Writes `system/tools_changed` after each `--watch` reload, or `system/tools_reload_failed`

@@ -62,6 +62,17 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// The `internal` result of a call that janua itself failed to finish (a panic).
+fn failed_call(call: &ToolUse, error: impl std::fmt::Display) -> pipeline::Dispatch {
+    pipeline::refused(
+        call,
+        pipeline::Failure::new(
+            janua_types::ErrorKind::Internal,
+            format!("janua failed while running this call: {error}"),
+        ),
+    )
+}
+
 /// The default width of a parallel run within a batch.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
@@ -96,7 +107,8 @@ impl Runtime {
 
     /// [`Runtime::dispatch_batch_with`] for a shared runtime: every call of a parallel group is
     /// a task of its own, so the whole pipeline of each (not only its guest) spreads over the
-    /// worker threads; a call that runs alone runs on the calling task. `janua run` dispatches
+    /// worker threads; a call alone in its group runs on the calling task. Either way a call
+    /// that panics ends with an `internal` result and the batch goes on. `janua run` dispatches
     /// this way.
     pub async fn dispatch_batch_spread(
         self: &Arc<Self>,
@@ -104,24 +116,36 @@ impl Runtime {
         options: &BatchOptions,
     ) -> BatchDispatch {
         self.schedule(calls, options, |call, cancel, alone, beside_others| {
-            if !beside_others {
-                // Nothing runs beside it: a task of its own would only move it to another
-                // thread and back.
-                return Box::pin(self.dispatch_interruptible(
-                    call,
-                    cancel,
-                    alone,
-                    Some(&options.interrupt),
-                    false,
-                ));
-            }
-            let runtime = Arc::clone(self);
-            let interrupt = Arc::clone(&options.interrupt);
+            use futures_util::FutureExt as _;
             let unanswered = ToolUse {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 input: serde_json::Value::Null,
             };
+            if !beside_others {
+                // Nothing runs beside it: a task of its own would only move it to another
+                // thread and back.
+                let run = std::panic::AssertUnwindSafe(self.dispatch_interruptible(
+                    call,
+                    cancel,
+                    alone,
+                    Some(&options.interrupt),
+                    false,
+                ))
+                .catch_unwind();
+                return Box::pin(async move {
+                    run.await.unwrap_or_else(|panic| {
+                        let message = panic
+                            .downcast_ref::<&str>()
+                            .map(|text| (*text).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        failed_call(&unanswered, format!("it panicked: {message}"))
+                    })
+                });
+            }
+            let runtime = Arc::clone(self);
+            let interrupt = Arc::clone(&options.interrupt);
             // A task is already beside the others: its guest may run on the task's own worker.
             let task = AbortOnDrop(tokio::spawn(async move {
                 runtime
@@ -131,13 +155,7 @@ impl Runtime {
             Box::pin(async move {
                 match task.await {
                     Ok(dispatch) => dispatch,
-                    Err(error) => pipeline::refused(
-                        &unanswered,
-                        pipeline::Failure::new(
-                            janua_types::ErrorKind::Internal,
-                            format!("janua failed while running this call: {error}"),
-                        ),
-                    ),
+                    Err(error) => failed_call(&unanswered, error),
                 }
             })
         })
