@@ -21,6 +21,18 @@ fn serve(fixture: &Fixture, global: &[&str]) -> Vec<String> {
     command
 }
 
+/// Global flags loading the looping `Spin` tool from `plugins`, allowed, with a 60 s timeout.
+fn spin_flags(plugins: &str) -> [&str; 6] {
+    [
+        "--plugins",
+        plugins,
+        "--allowedTools",
+        "Spin",
+        "--timeout",
+        "60s",
+    ]
+}
+
 fn call(name: &str, arguments: Value) -> Value {
     json!({"op": "call", "name": name, "arguments": arguments, "timeout_s": 60})
 }
@@ -186,17 +198,7 @@ fn mcp_server_cancels_a_looping_call_and_keeps_serving() {
             {"op": "cancel", "name": "Spin", "arguments": {}, "cancel_after_s": 0.5, "timeout_s": 60},
             call("Read", json!({"file_path": "notes.md"})),
         ]),
-        &serve(
-            &fixture,
-            &[
-                "--plugins",
-                &plugins,
-                "--allowedTools",
-                "Spin",
-                "--timeout",
-                "60s",
-            ],
-        ),
+        &serve(&fixture, &spin_flags(&plugins)),
         &[],
     );
     let cancelled = run.step(1);
@@ -824,18 +826,7 @@ fn mcp_server_answers_every_pipelined_call_once_while_cancelling_others() {
     fixture.write("notes.md", "still here\n");
     let spin = fixture.plugin("spin", SANDBOX_SPIN, "limits = { timeout_ms = 60000 }");
     let plugins = spin.display().to_string();
-    let (mut child, mut stdin, stdout) = raw_server(
-        &fixture,
-        &[
-            "--plugins",
-            &plugins,
-            "--allowedTools",
-            "Spin",
-            "--timeout",
-            "60s",
-        ],
-        &[],
-    );
+    let (mut child, mut stdin, stdout) = raw_server(&fixture, &spin_flags(&plugins), &[]);
     let line = |id: &str, method: &str, params: Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
     };
