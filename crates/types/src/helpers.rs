@@ -55,30 +55,23 @@ mod tests {
     }
 
     #[test]
-    fn an_atomic_write_replaces_the_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.json");
-        write_atomically(&path, b"first, longer content").unwrap();
-        write_atomically(&path, b"second").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"second");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary file left"
-        );
-    }
-
-    #[test]
-    fn an_unsynced_whole_write_replaces_the_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("result.txt");
-        write_whole(&path, b"first, longer content").unwrap();
-        write_whole(&path, b"second").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"second");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary file left"
-        );
+    fn both_whole_writes_replace_the_whole_file_and_leave_no_temporary_file() {
+        type WholeWrite = fn(&Path, &[u8]) -> std::io::Result<()>;
+        let writers: [(&str, WholeWrite); 2] = [
+            ("write_atomically", write_atomically),
+            ("write_whole", write_whole),
+        ];
+        for (name, write) in writers {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("state.json");
+            write(&path, b"first, longer content").unwrap();
+            write(&path, b"second").unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"second", "{name}");
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                1,
+                "{name}: no temporary file left"
+            );
+        }
     }
 }
