@@ -308,9 +308,10 @@ impl Server {
     /// registers it, hands the input to the other thread (which goes on reading cancellations,
     /// elicitation answers and further calls), runs the call and writes its result, then waits
     /// for its turn to read again. Handing a call to the async worker instead cost a wake-up and
-    /// a park of that worker per call (about a fifth of the server's CPU for a small call,
-    /// BENCHMARKS.md). A call read while the other thread runs one is spawned, as before: one
-    /// thread always reads.
+    /// a park of that worker per call: this saves 9–17% of the server's CPU per echo call
+    /// (BENCHMARKS.md, issue 33 step 3), though the input still changes threads on every call.
+    /// A call read while the other thread runs one is spawned, as before: one thread always
+    /// reads.
     fn read(self: &Arc<Self>, input: &SharedInput) {
         let reply: Reply = {
             let peer = Arc::clone(&self.peer);
