@@ -6,7 +6,8 @@
 //! (`first.rs`), a private home (`home.rs`), seccomp (`syscalls.rs`), Landlock and resource
 //! limits (`confine.rs`), its own `/proc` (`procfs.rs`); namespaces are made once per root and
 //! joined (`shared.rs`). Output goes to a bounded spool (`spool.rs`); `server.rs` and
-//! `oneshot.rs` run long-lived and one-shot piped children.
+//! `oneshot.rs` run long-lived and one-shot piped children; `workers.rs` keeps the threads that
+//! copy their output and wait for their exit.
 //!
 //! Architecture invariant: this crate confines and never decides. It depends on `janua-types`,
 //! `libc`, `landlock` and `tempfile`: no wasmtime, no tokio, no permission engine. What the rules
@@ -27,6 +28,7 @@ pub mod spawn;
 pub mod spool;
 mod syscalls;
 pub mod view;
+pub mod workers;
 
 use std::sync::{Mutex, OnceLock, mpsc};
 

@@ -74,19 +74,15 @@ pub fn run(spec: OneShot) -> Result<OneShotOutput, super::ConfineError> {
     let group = i32::try_from(process.id()).unwrap_or(0);
     let input = spec.stdin;
     // A program that never reads must not block the host: the writer has its own thread.
-    let _ = std::thread::Builder::new()
-        .name("janua-hook-stdin".into())
-        .spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
+    let _ = super::workers::run(move || {
+        let _ = stdin.write_all(&input);
+    });
     let stdout = reader(stdout, spec.output_cap);
     let stderr = reader(stderr, spec.output_cap);
     let (sender, exited) = mpsc::channel();
-    let waiter = std::thread::Builder::new()
-        .name("janua-hook-wait".into())
-        .spawn(move || {
-            let _ = sender.send(process.wait());
-        });
+    let waiter = super::workers::run(move || {
+        let _ = sender.send(process.wait());
+    });
     if let Err(error) = waiter {
         kill_group(group);
         return Err(super::ConfineError::host(
@@ -122,21 +118,19 @@ pub fn run(spec: OneShot) -> Result<OneShotOutput, super::ConfineError> {
 /// Reads `pipe` to its end on a thread, keeping at most `cap` bytes.
 fn reader<R: std::io::Read + Send + 'static>(mut pipe: R, cap: usize) -> mpsc::Receiver<Vec<u8>> {
     let (sender, receiver) = mpsc::channel();
-    let _ = std::thread::Builder::new()
-        .name("janua-hook-output".into())
-        .spawn(move || {
-            let mut kept = Vec::new();
-            let mut buffer = [0u8; 8192];
-            loop {
-                match pipe.read(&mut buffer) {
-                    Ok(0) | Err(_) => break,
-                    Ok(read) => {
-                        let room = cap.saturating_sub(kept.len());
-                        kept.extend_from_slice(&buffer[..read.min(room)]);
-                    }
+    let _ = super::workers::run(move || {
+        let mut kept = Vec::new();
+        let mut buffer = [0u8; 8192];
+        loop {
+            match pipe.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buffer[..read.min(room)]);
                 }
             }
-            let _ = sender.send(kept);
-        });
+        }
+        let _ = sender.send(kept);
+    });
     receiver
 }

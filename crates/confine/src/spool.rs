@@ -60,40 +60,38 @@ impl Spool {
             changed: Condvar::new(),
         });
         let shared = Arc::clone(&spool);
-        std::thread::Builder::new()
-            .name("janua-spool".into())
-            .spawn(move || {
-                let mut reader = reader;
-                let mut on_cap = Some(on_cap);
-                let mut buffer = vec![0u8; 64 << 10];
-                loop {
-                    let read = match reader.read(&mut buffer) {
-                        Ok(0) => break,
-                        Ok(read) => read,
-                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(_) => break,
-                    };
-                    let mut captured = shared.lock();
-                    let room = cap.saturating_sub(captured.bytes);
-                    let keep = &buffer[..read.min(usize::try_from(room).unwrap_or(usize::MAX))];
-                    if captured.file_error.is_none()
-                        && let Err(error) = file.write_all(keep)
-                    {
-                        captured.file_error = Some(error.to_string());
-                    }
-                    captured.record(keep);
-                    if keep.len() < read && !captured.capped {
-                        captured.capped = true;
-                        if let Some(kill) = on_cap.take() {
-                            kill();
-                        }
-                    }
-                    drop(captured);
-                    shared.changed.notify_all();
+        super::workers::run(move || {
+            let mut reader = reader;
+            let mut on_cap = Some(on_cap);
+            let mut buffer = vec![0u8; 64 << 10];
+            loop {
+                let read = match reader.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(read) => read,
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let mut captured = shared.lock();
+                let room = cap.saturating_sub(captured.bytes);
+                let keep = &buffer[..read.min(usize::try_from(room).unwrap_or(usize::MAX))];
+                if captured.file_error.is_none()
+                    && let Err(error) = file.write_all(keep)
+                {
+                    captured.file_error = Some(error.to_string());
                 }
-                shared.lock().closed = true;
+                captured.record(keep);
+                if keep.len() < read && !captured.capped {
+                    captured.capped = true;
+                    if let Some(kill) = on_cap.take() {
+                        kill();
+                    }
+                }
+                drop(captured);
                 shared.changed.notify_all();
-            })?;
+            }
+            shared.lock().closed = true;
+            shared.changed.notify_all();
+        })?;
         Ok(spool)
     }
 
