@@ -4,7 +4,7 @@
 //!
 //! A job runs on an idle worker when one waits, else on a new thread, so a job never queues
 //! behind another (a spool must drain while its child's waiter waits). A worker idle for
-//! [`IDLE_EXIT`] ends, so a burst of background tasks leaves no threads behind for long.
+//! thirty seconds ends, so a burst of background tasks leaves no threads behind for long.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError, mpsc};
