@@ -100,28 +100,132 @@ impl RootIdentity {
     }
 }
 
+/// The host's mount table (`/proc/self/mountinfo`), read again only when it changed. The file
+/// is pollable (proc(5)): a mount or unmount in the host's namespace marks a descriptor open on
+/// it with `POLLPRI`, so an unchanged table costs one `poll` instead of a read of the whole table
+/// for every command.
+fn host_mounts() -> Vec<u8> {
+    use std::io::{Read as _, Seek as _};
+    use std::os::fd::AsRawFd as _;
+    static TABLE: std::sync::Mutex<Option<(std::fs::File, Vec<u8>)>> = std::sync::Mutex::new(None);
+    let mut table = TABLE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((file, bytes)) = table.as_mut() {
+        let mut watch = libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLPRI,
+            revents: 0,
+        };
+        // SAFETY: one `pollfd` on a descriptor the table owns, no waiting.
+        let ready = unsafe { libc::poll(&mut watch, 1, 0) };
+        // A change (`POLLPRI`), or a failed `poll`: read it again.
+        if ready == 0 {
+            return bytes.clone();
+        }
+        bytes.clear();
+        if file.rewind().is_ok() && file.read_to_end(bytes).is_ok() {
+            return bytes.clone();
+        }
+        *table = None;
+        return std::fs::read("/proc/self/mountinfo").unwrap_or_default();
+    }
+    let Ok(mut file) = std::fs::File::open("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    if file.read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    *table = Some((file, bytes.clone()));
+    bytes
+}
+
+/// The device and inode of every directory or file a plan binds, `None` for one that is gone.
+fn bind_sources(steps: &[Step]) -> Vec<Option<(u64, u64)>> {
+    use std::os::unix::fs::MetadataExt as _;
+    steps
+        .iter()
+        .filter_map(|step| match step {
+            Step::Bind { source, .. } => Some(source),
+            _ => None,
+        })
+        .map(|source| {
+            let host = &source.as_bytes()[OLD.len()..];
+            std::fs::metadata(std::ffi::OsStr::from_bytes(host))
+                .ok()
+                .map(|meta| (meta.dev(), meta.ino()))
+        })
+        .collect()
+}
+
+/// The root plan of the last directories a session's command got, kept for the next command
+/// with the same directories: building one looks at about sixty host paths (≈0.1 ms of every
+/// `Bash` call, issue 33). The kept plan is used only while every directory it binds is the same
+/// one (device and inode) and the host's mount table is unchanged, as [`RootIdentity`] compares
+/// them, and only when every asked-for directory existed when it was built (one made since is
+/// bound by a fresh plan).
+#[derive(Debug, Default)]
+pub struct KeptPlan(std::sync::Mutex<Option<Kept>>);
+
+/// A plan kept by [`KeptPlan`], with what it was built from.
+#[derive(Debug)]
+struct Kept {
+    read_dirs: Vec<PathBuf>,
+    write_dirs: Vec<PathBuf>,
+    plan: RootPlan,
+    sources: Vec<Option<(u64, u64)>>,
+    mounts: Vec<u8>,
+}
+
+impl KeptPlan {
+    /// The plan for a child that may read `read_dirs` and write `write_dirs`, starting in
+    /// `cwd`: the kept one when it still holds, else a new one (kept when it may be).
+    pub fn plan(&self, read_dirs: &[PathBuf], write_dirs: &[PathBuf], cwd: &Path) -> RootPlan {
+        let mut kept = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(kept) = kept.as_ref()
+            && kept.read_dirs == read_dirs
+            && kept.write_dirs == write_dirs
+            && kept.mounts == host_mounts()
+            && kept.sources == bind_sources(&kept.plan.steps)
+        {
+            return RootPlan {
+                scratch: kept.plan.scratch,
+                steps: kept.plan.steps.clone(),
+                cwd: c_path(cwd).unwrap_or_else(|| c"/".to_owned()),
+            };
+        }
+        let mounts = host_mounts();
+        let plan = RootPlan::build(read_dirs, write_dirs, cwd);
+        *kept = read_dirs
+            .iter()
+            .chain(write_dirs)
+            .all(|dir| dir.is_dir())
+            .then(|| Kept {
+                read_dirs: read_dirs.to_vec(),
+                write_dirs: write_dirs.to_vec(),
+                plan: RootPlan {
+                    scratch: plan.scratch,
+                    steps: plan.steps.clone(),
+                    cwd: plan.cwd.clone(),
+                },
+                sources: bind_sources(&plan.steps),
+                mounts,
+            });
+        plan
+    }
+}
+
 impl RootPlan {
     /// What identifies this root apart from the directory the command starts in.
     pub fn identity(&self) -> RootIdentity {
-        use std::os::unix::fs::MetadataExt as _;
-        let sources = self
-            .steps
-            .iter()
-            .filter_map(|step| match step {
-                Step::Bind { source, .. } => Some(source),
-                _ => None,
-            })
-            .map(|source| {
-                let host = &source.as_bytes()[OLD.len()..];
-                std::fs::metadata(std::ffi::OsStr::from_bytes(host))
-                    .ok()
-                    .map(|meta| (meta.dev(), meta.ino()))
-            })
-            .collect();
         RootIdentity {
             steps: self.steps.clone(),
-            sources,
-            mounts: std::fs::read("/proc/self/mountinfo").unwrap_or_default(),
+            sources: bind_sources(&self.steps),
+            mounts: host_mounts(),
         }
     }
 
@@ -652,6 +756,67 @@ mod tests {
             &work,
         );
         assert_ne!(plan(&work).identity(), wider.identity());
+    }
+
+    /// A kept plan is the plan built afresh, whatever the directory entered, until a directory
+    /// it binds is made again; a plan over a directory that did not exist is never kept.
+    #[test]
+    fn a_kept_plan_is_the_fresh_plan_until_a_bound_directory_changes() {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let (tools, work, later) = (base.join("tools"), base.join("work"), base.join("later"));
+        for dir in [&tools, &work] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let kept = KeptPlan::default();
+        let same = |kept: &RootPlan, fresh: &RootPlan| {
+            kept.steps == fresh.steps && kept.cwd == fresh.cwd && kept.scratch == fresh.scratch
+        };
+        let reads = [tools.clone(), later.clone()];
+        let writes = std::slice::from_ref(&work);
+        let fresh = |cwd: &Path| RootPlan::build(&reads, writes, cwd);
+        assert!(same(&kept.plan(&reads, writes, &work), &fresh(&work)));
+        assert!(kept.0.lock().unwrap().is_none(), "kept without `later`");
+        std::fs::create_dir(&later).unwrap();
+        let first = kept.plan(&reads, writes, &work);
+        assert!(
+            same(&first, &fresh(&work)),
+            "`later` is bound once it exists"
+        );
+        assert!(kept.0.lock().unwrap().is_some());
+        assert!(same(&kept.plan(&reads, writes, &base), &fresh(&base)));
+        let before = bind_sources(&first.steps);
+        std::fs::rename(&tools, base.join("tools-before")).unwrap();
+        std::fs::create_dir(&tools).unwrap();
+        let again = kept.plan(&reads, writes, &work);
+        assert!(same(&again, &fresh(&work)));
+        assert_ne!(
+            before,
+            bind_sources(&again.steps),
+            "a directory made again is another root"
+        );
+        assert_eq!(
+            kept.0
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|kept| kept.sources.clone()),
+            Some(bind_sources(&again.steps)),
+            "the new plan is kept"
+        );
+        // Other directories: a plan of their own.
+        let other = kept.plan(std::slice::from_ref(&tools), writes, &work);
+        assert!(same(
+            &other,
+            &RootPlan::build(std::slice::from_ref(&tools), writes, &work)
+        ));
+    }
+
+    #[test]
+    fn the_mount_table_is_the_hosts() {
+        let read = std::fs::read("/proc/self/mountinfo").unwrap();
+        assert_eq!(host_mounts(), read);
+        assert_eq!(host_mounts(), read, "kept while nothing was mounted");
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct Shell {
     /// The toolchains found on the last `PATH` a child got, kept while every entry resolves
     /// (finding them again was ≈0.1 ms of every `Bash` call).
     toolchains: Mutex<Option<(String, home::ChildHome)>>,
+    /// The root plan of the last command, for the next one with the same directories.
+    root_plan: root::KeptPlan,
     /// Protected paths janua itself made while commands ran (`--save-approvals` creating
     /// `.janua/`): never set aside as a command's.
     made_by_host: Arc<Mutex<Vec<PathBuf>>>,
@@ -206,6 +208,7 @@ impl Shell {
             next_spool: AtomicU64::new(1),
             identity: std::sync::OnceLock::new(),
             toolchains: Mutex::default(),
+            root_plan: root::KeptPlan::default(),
             made_by_host: Arc::default(),
         }
     }
@@ -610,7 +613,9 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
         .prepare(report_writer.into_iter().collect())
         .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?
         .with_view(
-            root::RootPlan::build(&confinement.read_dirs, &confinement.write_dirs, &cwd),
+            shell
+                .root_plan
+                .plan(&confinement.read_dirs, &confinement.write_dirs, &cwd),
             mounts,
             image,
         )
