@@ -38,36 +38,7 @@ async fn run() {
     println!("| what one iteration does | p50 | p99 | mean | per second |");
     println!("|---|---|---|---|---|");
     // Target 5: `true` through the process sandbox at most 1 ms over a plain fork + exec.
-    let mut samples = Vec::new();
-    for _ in 0..200 {
-        let started = Instant::now();
-        let status = std::process::Command::new("/bin/bash")
-            .args(["-c", "true"])
-            .output()
-            .expect("bash runs");
-        samples.push(started.elapsed());
-        assert!(status.status.success());
-    }
-    row(
-        "floor: `bash -c true` spawned bare by `std::process` (fork + exec, pipes)",
-        &mut samples,
-    );
-    for (label, runtime) in [
-        ("confined (Landlock, network namespace)", &sandboxed),
-        (
-            "`--unsandboxed-process` (same pipeline, no confinement)",
-            &unsandboxed,
-        ),
-    ] {
-        bench(
-            runtime,
-            &format!("full pipeline, `Bash` `true`, {label}"),
-            "Bash",
-            &json!({"command": "true"}),
-            200,
-        )
-        .await;
-    }
+    bash_true_rows(&sandboxed, &unsandboxed, "").await;
     let mut samples = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();
@@ -129,4 +100,61 @@ async fn run() {
         200,
     )
     .await;
+    // Issue 33, point 5: a command costs the same in a host grown large, since no child copies
+    // the host's page tables (`clone(CLONE_VM)`, `spawn.rs`).
+    let before = resident_mib();
+    let ballast = vec![1u8; 500 << 20];
+    let grown = format!(
+        ", host grown from {before} to {} MiB resident",
+        resident_mib()
+    );
+    bash_true_rows(&sandboxed, &unsandboxed, &grown).await;
+    drop(std::hint::black_box(ballast));
+}
+
+/// `true` spawned bare, then through the pipeline confined and unconfined; `note` ends each label.
+async fn bash_true_rows(sandboxed: &Runtime, unsandboxed: &Runtime, note: &str) {
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let status = std::process::Command::new("/bin/bash")
+            .args(["-c", "true"])
+            .output()
+            .expect("bash runs");
+        samples.push(started.elapsed());
+        assert!(status.status.success());
+    }
+    row(
+        &format!("floor: `bash -c true` spawned bare by `std::process` (fork + exec, pipes){note}"),
+        &mut samples,
+    );
+    for (label, runtime) in [
+        ("confined (Landlock, network namespace)", sandboxed),
+        (
+            "`--unsandboxed-process` (same pipeline, no confinement)",
+            unsandboxed,
+        ),
+    ] {
+        bench(
+            runtime,
+            &format!("full pipeline, `Bash` `true`, {label}{note}"),
+            "Bash",
+            &json!({"command": "true"}),
+            200,
+        )
+        .await;
+    }
+}
+
+/// This process's resident memory in MiB (`VmRSS`).
+fn resident_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib / 1024)
 }
