@@ -313,15 +313,43 @@ async fn output_past_the_cap_is_cut_and_the_command_killed() {
     assert!(text.contains("passed the 1048576-byte cap"), "{text}");
     assert!(!text.contains("never-reached"));
     assert!(text.chars().count() < 12_000, "a bounded excerpt");
-    let spooled = std::fs::read_dir(fixture.state_dir())
+    let spooled = saved_outputs(&fixture).pop().expect("an output file");
+    assert_eq!(std::fs::metadata(spooled).unwrap().len(), 1 << 20);
+}
+
+/// The session's saved outputs (`tool-results/process-*`).
+fn saved_outputs(fixture: &Fixture) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(fixture.state_dir())
         .unwrap()
         .flat_map(|workspace| std::fs::read_dir(workspace.unwrap().path()).unwrap())
         .map(|session| session.unwrap().path().join("tool-results"))
+        .filter(|results| results.is_dir())
         .flat_map(|results| std::fs::read_dir(results).unwrap())
         .map(|entry| entry.unwrap().path())
-        .find(|path| path.to_string_lossy().contains("process-"))
-        .expect("an output file");
-    assert_eq!(std::fs::metadata(spooled).unwrap().len(), 1 << 20);
+        .filter(|path| path.to_string_lossy().contains("process-"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_command_leaves_no_output_file_and_one_that_prints_leaves_its_output() {
+    let fixture = Fixture::new();
+    let runtime = permissive(&fixture).await;
+    for _ in 0..3 {
+        let result = call(&runtime, "Bash", bash("true")).await;
+        assert_eq!(ok_text(&result), "");
+        let structured = result.outcome.structured.clone().unwrap();
+        assert!(structured["persistedOutputPath"].is_null(), "{structured}");
+    }
+    assert_eq!(saved_outputs(&fixture), Vec::<std::path::PathBuf>::new());
+    let result = call(&runtime, "Bash", bash("echo kept")).await;
+    assert_eq!(ok_text(&result), "kept\n");
+    let structured = result.outcome.structured.clone().unwrap();
+    let path = structured["persistedOutputPath"].as_str().unwrap();
+    assert_eq!(
+        saved_outputs(&fixture),
+        vec![std::path::PathBuf::from(path)]
+    );
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "kept\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,8 @@ pub struct Captured {
     pub closed: bool,
     /// Writing the file failed; the capture goes on in memory.
     pub file_error: Option<String>,
+    /// The file exists: it is made with the first byte of output.
+    pub file_made: bool,
 }
 
 /// A spool: the file, and the capture behind a lock with a condition for "more arrived".
@@ -43,17 +45,16 @@ pub struct Spool {
 
 impl Spool {
     /// Starts copying `reader` into `path` on a thread. `on_cap` runs once if the output passes
-    /// `cap` bytes (it kills the child's group).
+    /// `cap` bytes (it kills the child's group). The file is made with the first byte of output,
+    /// on that thread: a command that prints nothing leaves no file behind, and the file's
+    /// making (an inode allocation, ≈0.1 ms of CPU) runs beside the command, not before it.
     pub fn start(
         reader: std::io::PipeReader,
         path: PathBuf,
         cap: u64,
         on_cap: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<Arc<Self>> {
-        let mut file = std::fs::File::options()
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
+        let mut file: Option<std::fs::File> = None;
         let spool = Arc::new(Self {
             path,
             captured: Mutex::new(Captured::default()),
@@ -74,10 +75,21 @@ impl Spool {
                 let mut captured = shared.lock();
                 let room = cap.saturating_sub(captured.bytes);
                 let keep = &buffer[..read.min(usize::try_from(room).unwrap_or(usize::MAX))];
-                if captured.file_error.is_none()
-                    && let Err(error) = file.write_all(keep)
-                {
-                    captured.file_error = Some(error.to_string());
+                if captured.file_error.is_none() && !keep.is_empty() {
+                    let written = match &mut file {
+                        Some(file) => file.write_all(keep),
+                        None => std::fs::File::options()
+                            .write(true)
+                            .create_new(true)
+                            .open(&shared.path)
+                            .and_then(|made| {
+                                captured.file_made = true;
+                                file.insert(made).write_all(keep)
+                            }),
+                    };
+                    if let Err(error) = written {
+                        captured.file_error = Some(error.to_string());
+                    }
                 }
                 captured.record(keep);
                 if keep.len() < read && !captured.capped {

@@ -184,7 +184,7 @@ impl Child {
             output_head,
             output_tail,
             output_bytes: captured.bytes,
-            output_path: self.spool.path.to_string_lossy().into_owned(),
+            output_path: saved_path(&self.spool, &captured),
             cwd: self.cwd.to_string_lossy().into_owned(),
             notice,
         })
@@ -454,7 +454,10 @@ fn task_status(shell: &Shell, id: &str) -> TaskStatus {
             output_path: String::new(),
         };
     };
-    let bytes = task.child.spool.lock().bytes;
+    let (bytes, output_path) = {
+        let captured = task.child.spool.lock();
+        (captured.bytes, saved_path(&task.child.spool, &captured))
+    };
     let new_output = spool::read_from(&task.child.spool.path, task.read_offset, TASK_OUTPUT_BYTES);
     task.read_offset = (task.read_offset + new_output.len() as u64).min(bytes);
     TaskStatus {
@@ -463,7 +466,17 @@ fn task_status(shell: &Shell, id: &str) -> TaskStatus {
         finished: task.child.finished(None),
         new_output,
         output_bytes: bytes,
-        output_path: task.child.spool.path.to_string_lossy().into_owned(),
+        output_path,
+    }
+}
+
+/// Where a child's output is kept, or nothing (`""`) while it printed nothing: the file is made
+/// with the first byte.
+fn saved_path(spool: &Spool, captured: &spool::Captured) -> String {
+    if captured.file_made {
+        spool.path.to_string_lossy().into_owned()
+    } else {
+        String::new()
     }
 }
 
@@ -654,7 +667,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             // Reap it, so no zombie is left behind.
             let mut process = process;
             let _ = janua_confine::workers::run(move || drop(process.wait()));
-            return Err(spawn_error("output file", error));
+            return Err(spawn_error("output copier", error));
         }
     };
     let child = Arc::new(Child {

@@ -42,7 +42,8 @@ pub(crate) fn finished(
         "interrupted": finished.timed_out || finished.cancelled,
         "timedOutAfterMs": finished.timed_out.then_some(timeout_ms),
         "outputCapped": finished.output_capped,
-        "persistedOutputPath": finished.output_path,
+        // The host makes the file with the first byte of output: none for a silent command.
+        "persistedOutputPath": (!finished.output_path.is_empty()).then_some(&finished.output_path),
         "persistedOutputSize": finished.output_bytes,
         "returnCodeInterpretation": interpretation,
         "cwd": finished.cwd,
@@ -176,9 +177,17 @@ pub(crate) fn task(status: &TaskStatus) -> Output {
         .and_then(|finished| finished.notice.as_deref())
         .map(|notice| format!("\n{notice}"))
         .unwrap_or_default();
+    let saved = if status.output_path.is_empty() {
+        "no output so far".to_owned()
+    } else {
+        format!(
+            "{} bytes of output so far, in {}",
+            status.output_bytes, status.output_path
+        )
+    };
     let text = format!(
-        "Task {} ({state}): {}\n{output}\n[{} bytes of output so far, in {}]{notice}",
-        status.id, status.label, status.output_bytes, status.output_path
+        "Task {} ({state}): {}\n{output}\n[{saved}]{notice}",
+        status.id, status.label
     );
     Output::text(text).with_structured(json!({
         "task_id": status.id,
@@ -186,7 +195,7 @@ pub(crate) fn task(status: &TaskStatus) -> Output {
         "exitCode": status.finished.as_ref().and_then(|finished| finished.exit_code),
         "output": status.new_output,
         "outputBytes": status.output_bytes,
-        "outputPath": status.output_path,
+        "outputPath": (!status.output_path.is_empty()).then_some(&status.output_path),
     }))
 }
 
