@@ -16,8 +16,9 @@
 //! - Every capability is dropped, including from the bounding set, and `SECBIT_NOROOT` is locked,
 //!   so a root host's child runs without root's privileges (it still owns root's files).
 //!
-//! The filter is written as classic BPF by hand: it is a few dozen instructions, and a crate would add
-//! a dependency for less control over exactly this sequence. Only x86_64 and aarch64 have a filter;
+//! The filter is written as classic BPF by hand: it is about a hundred instructions (a binary
+//! search over the calls it treats specially, then their checks), and a crate would add a
+//! dependency for less control over exactly this sequence. Only x86_64 and aarch64 have a filter;
 //! elsewhere Landlock and the namespaces still apply.
 
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -33,7 +34,6 @@ const RET_ERRNO: u32 = 0x0005_0000;
 
 const LD_ABS_W: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
-#[cfg(target_arch = "x86_64")]
 const JGE_K: u16 = 0x35;
 const AND_K: u16 = 0x54;
 const RET_K: u16 = 0x06;
@@ -105,79 +105,209 @@ pub enum SyscallProfile {
 }
 
 /// The filter program for `profile`, or `None` on an architecture without one.
+///
+/// The system calls it treats specially are found by a binary search on the call's number, not
+/// a chain of comparisons: an allowed call (nearly every call a program makes) passes about
+/// seven instructions instead of about eighty, and the kernel's per-call cache of always-allowed
+/// numbers, which it works out by running the filter for every number when a child installs it,
+/// costs a tenth as much (about 0.1 ms of every `Bash` call before, issue 33).
 pub fn filter(profile: SyscallProfile) -> Option<Vec<libc::sock_filter>> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let eperm = RET_ERRNO | libc::EPERM as u32;
-        let mut program = vec![
-            op(LD_ABS_W, 0, 0, ARCH),
-            op(JEQ_K, 1, 0, AUDIT_ARCH),
-            op(RET_K, 0, 0, RET_KILL_PROCESS),
-            op(LD_ABS_W, 0, 0, NR),
-        ];
-        // The x32 ABI reaches the same calls under other numbers.
-        #[cfg(target_arch = "x86_64")]
-        program.extend([op(JGE_K, 0, 1, 0x4000_0000), op(RET_K, 0, 0, eperm)]);
-        let browser = profile == SyscallProfile::Browser;
-        if browser {
-            for call in [libc::SYS_setsid, libc::SYS_setpgid] {
-                program.extend([op(JEQ_K, 0, 1, call as u32), op(RET_K, 0, 0, RET_ERRNO)]);
-            }
-        }
-        for call in refused() {
-            program.extend([op(JEQ_K, 0, 1, call as u32), op(RET_K, 0, 0, eperm)]);
-        }
-        if browser {
-            program.extend([
-                op(JEQ_K, 0, 1, libc::SYS_connect as u32),
-                op(RET_K, 0, 0, RET_ERRNO | libc::EACCES as u32),
-            ]);
-        }
-        let eacces = RET_ERRNO | libc::EACCES as u32;
-        if browser {
-            program.extend([
-                op(JEQ_K, 0, 1, libc::SYS_socket as u32),
-                op(RET_K, 0, 0, RET_ALLOW),
-            ]);
-        } else {
-            // Commands: IPv4 and IPv6 (inside their own network namespace) and route netlink
-            // (how the C library lists interfaces); Unix, vsock (which no network namespace
-            // isolates), packet and every other family are refused.
-            program.extend([
-                op(JEQ_K, 0, 10, libc::SYS_socket as u32),
-                op(LD_ABS_W, 0, 0, arg(0)),
-                op(JEQ_K, 0, 1, libc::AF_INET as u32),
-                op(RET_K, 0, 0, RET_ALLOW),
-                op(JEQ_K, 0, 1, libc::AF_INET6 as u32),
-                op(RET_K, 0, 0, RET_ALLOW),
-                op(JEQ_K, 0, 3, libc::AF_NETLINK as u32),
-                op(LD_ABS_W, 0, 0, arg(2)),
-                op(JEQ_K, 0, 1, libc::NETLINK_ROUTE as u32),
-                op(RET_K, 0, 0, RET_ALLOW),
-                op(RET_K, 0, 0, eacces),
-            ]);
-        }
-        let mut device_check = |call: libc::c_long, mode_arg: u32| {
-            program.extend([
-                op(JEQ_K, 0, 6, call as u32),
-                op(LD_ABS_W, 0, 0, arg(mode_arg)),
-                op(AND_K, 0, 0, libc::S_IFMT),
-                op(JEQ_K, 2, 0, libc::S_IFCHR),
-                op(JEQ_K, 1, 0, libc::S_IFBLK),
-                op(RET_K, 0, 0, RET_ALLOW),
-                op(RET_K, 0, 0, eperm),
-            ]);
-        };
-        device_check(libc::SYS_mknodat, 2);
-        #[cfg(target_arch = "x86_64")]
-        device_check(libc::SYS_mknod, 1);
-        program.push(op(RET_K, 0, 0, RET_ALLOW));
-        Some(program)
+        Some(assemble(&program(profile)))
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
+        let _ = profile;
         None
     }
+}
+
+/// Where a jump goes: a labelled place in the program.
+type Label = usize;
+
+/// One piece of a program before its jumps are resolved.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    /// An instruction without a jump.
+    Plain(libc::sock_filter),
+    /// A conditional jump to `taken`, else on to the next instruction.
+    Jump { code: u16, k: u32, taken: Label },
+    /// The place `Label` names.
+    Here(Label),
+}
+
+/// The filter for `profile`, its jumps still labels.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn program(profile: SyscallProfile) -> Vec<Piece> {
+    use std::collections::BTreeMap;
+    const ALLOW: Label = 0;
+    const EPERM: Label = 1;
+    const EACCES: Label = 2;
+    const NO_OP: Label = 3;
+    const SOCKET: Label = 4;
+    const DEVICE_ARG1: Label = 5;
+    const DEVICE_ARG2: Label = 6;
+    let eperm = RET_ERRNO | libc::EPERM as u32;
+    let eacces = RET_ERRNO | libc::EACCES as u32;
+    let browser = profile == SyscallProfile::Browser;
+    // The first answer given to a number holds (the browser's `setsid` is a no-op, not refused).
+    let mut special: BTreeMap<u32, Label> = BTreeMap::new();
+    let mut answer = |call: libc::c_long, label: Label| {
+        special.entry(call as u32).or_insert(label);
+    };
+    if browser {
+        answer(libc::SYS_setsid, NO_OP);
+        answer(libc::SYS_setpgid, NO_OP);
+    }
+    for call in refused() {
+        answer(call, EPERM);
+    }
+    if browser {
+        answer(libc::SYS_connect, EACCES);
+        answer(libc::SYS_socket, ALLOW);
+    } else {
+        answer(libc::SYS_socket, SOCKET);
+    }
+    answer(libc::SYS_mknodat, DEVICE_ARG2);
+    #[cfg(target_arch = "x86_64")]
+    answer(libc::SYS_mknod, DEVICE_ARG1);
+    let mut pieces = vec![
+        Piece::Plain(op(LD_ABS_W, 0, 0, ARCH)),
+        Piece::Plain(op(JEQ_K, 1, 0, AUDIT_ARCH)),
+        Piece::Plain(op(RET_K, 0, 0, RET_KILL_PROCESS)),
+        Piece::Plain(op(LD_ABS_W, 0, 0, NR)),
+    ];
+    // The x32 ABI reaches the same calls under other numbers.
+    #[cfg(target_arch = "x86_64")]
+    pieces.push(Piece::Jump {
+        code: JGE_K,
+        k: 0x4000_0000,
+        taken: EPERM,
+    });
+    let special: Vec<(u32, Label)> = special.into_iter().collect();
+    let mut next_label = DEVICE_ARG2 + 1;
+    search(&special, &mut pieces, &mut next_label);
+    pieces.extend([
+        // Commands: IPv4 and IPv6 (inside their own network namespace) and route netlink (how
+        // the C library lists interfaces); Unix, vsock (which no network namespace isolates),
+        // packet and every other family are refused.
+        Piece::Here(SOCKET),
+        Piece::Plain(op(LD_ABS_W, 0, 0, arg(0))),
+        Piece::Jump {
+            code: JEQ_K,
+            k: libc::AF_INET as u32,
+            taken: ALLOW,
+        },
+        Piece::Jump {
+            code: JEQ_K,
+            k: libc::AF_INET6 as u32,
+            taken: ALLOW,
+        },
+        Piece::Plain(op(JEQ_K, 1, 0, libc::AF_NETLINK as u32)),
+        Piece::Plain(op(RET_K, 0, 0, eacces)),
+        Piece::Plain(op(LD_ABS_W, 0, 0, arg(2))),
+        Piece::Jump {
+            code: JEQ_K,
+            k: libc::NETLINK_ROUTE as u32,
+            taken: ALLOW,
+        },
+        Piece::Plain(op(RET_K, 0, 0, eacces)),
+    ]);
+    // Device nodes: a character or block device is refused, a FIFO or file is fine.
+    for (label, mode_arg) in [(DEVICE_ARG1, 1), (DEVICE_ARG2, 2)] {
+        pieces.extend([
+            Piece::Here(label),
+            Piece::Plain(op(LD_ABS_W, 0, 0, arg(mode_arg))),
+            Piece::Plain(op(AND_K, 0, 0, libc::S_IFMT)),
+            Piece::Jump {
+                code: JEQ_K,
+                k: libc::S_IFCHR,
+                taken: EPERM,
+            },
+            Piece::Jump {
+                code: JEQ_K,
+                k: libc::S_IFBLK,
+                taken: EPERM,
+            },
+            Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)),
+        ]);
+    }
+    // The answers last: a classic BPF jump only goes forward.
+    pieces.extend([
+        Piece::Here(ALLOW),
+        Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)),
+        Piece::Here(EPERM),
+        Piece::Plain(op(RET_K, 0, 0, eperm)),
+        Piece::Here(EACCES),
+        Piece::Plain(op(RET_K, 0, 0, eacces)),
+        Piece::Here(NO_OP),
+        Piece::Plain(op(RET_K, 0, 0, RET_ERRNO)),
+    ]);
+    pieces
+}
+
+/// A binary search over `special` (sorted by number) on the number in the accumulator: each
+/// number found jumps to its answer; any other is allowed.
+fn search(special: &[(u32, Label)], pieces: &mut Vec<Piece>, next_label: &mut Label) {
+    if special.len() <= 3 {
+        for &(call, answer) in special {
+            pieces.push(Piece::Jump {
+                code: JEQ_K,
+                k: call,
+                taken: answer,
+            });
+        }
+        pieces.push(Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)));
+        return;
+    }
+    let middle = special.len() / 2;
+    let upper = *next_label;
+    *next_label += 1;
+    pieces.push(Piece::Jump {
+        code: JGE_K,
+        k: special[middle].0,
+        taken: upper,
+    });
+    search(&special[..middle], pieces, next_label);
+    pieces.push(Piece::Here(upper));
+    search(&special[middle..], pieces, next_label);
+}
+
+/// The program with every jump resolved to its offset. Jumps only go forward, and this
+/// program is about 130 instructions long, so every offset fits a conditional jump's byte (a
+/// unit test checks both profiles).
+fn assemble(pieces: &[Piece]) -> Vec<libc::sock_filter> {
+    let mut at = std::collections::HashMap::new();
+    let mut position = 0usize;
+    for piece in pieces {
+        match piece {
+            Piece::Here(label) => {
+                at.insert(*label, position);
+            }
+            Piece::Plain(_) | Piece::Jump { .. } => position += 1,
+        }
+    }
+    let mut program = Vec::with_capacity(position);
+    for piece in pieces {
+        match *piece {
+            Piece::Here(_) => {}
+            Piece::Plain(instruction) => program.push(instruction),
+            Piece::Jump { code, k, taken } => {
+                let from = program.len() + 1;
+                let offset = at
+                    .get(&taken)
+                    .and_then(|to| to.checked_sub(from))
+                    .and_then(|offset| u8::try_from(offset).ok())
+                    // Unreachable for the programs above (tested). A jump that cannot be
+                    // encoded lands past the end, and the kernel refuses the whole program, so
+                    // the child fails to start rather than run unfiltered.
+                    .unwrap_or(u8::MAX);
+                program.push(op(code, offset, 0, k));
+            }
+        }
+    }
+    program
 }
 
 /// Drops every capability for good (bounding set, ambient, the three sets, `SECBIT_NOROOT`
@@ -251,4 +381,156 @@ pub fn install(program: &[libc::sock_filter]) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a classic BPF program on one `seccomp_data` (only the instructions the filter uses).
+    fn run(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u32; 3]) -> u32 {
+        let mut accumulator = 0u32;
+        let mut pc = 0usize;
+        loop {
+            let instruction = program[pc];
+            pc += 1;
+            let k = instruction.k;
+            let jump = |taken: bool| {
+                usize::from(if taken {
+                    instruction.jt
+                } else {
+                    instruction.jf
+                })
+            };
+            match instruction.code {
+                LD_ABS_W => {
+                    accumulator = match k {
+                        NR => nr,
+                        ARCH => arch,
+                        _ => args[((k - 16) / 8) as usize],
+                    }
+                }
+                JEQ_K => pc += jump(accumulator == k),
+                JGE_K => pc += jump(accumulator >= k),
+                AND_K => accumulator &= k,
+                RET_K => return k,
+                code => panic!("unexpected instruction {code:#x}"),
+            }
+        }
+    }
+
+    /// What the filter must answer for call `nr` with `args`, written from the module's rules.
+    fn expected(profile: SyscallProfile, nr: u32, args: [u32; 3]) -> u32 {
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        let eacces = RET_ERRNO | libc::EACCES as u32;
+        let is = |call: libc::c_long| nr == call as u32;
+        let browser = profile == SyscallProfile::Browser;
+        #[cfg(target_arch = "x86_64")]
+        if nr >= 0x4000_0000 {
+            return eperm;
+        }
+        if browser && (is(libc::SYS_setsid) || is(libc::SYS_setpgid)) {
+            return RET_ERRNO;
+        }
+        if refused().iter().any(|call| is(*call)) {
+            return eperm;
+        }
+        if browser && is(libc::SYS_connect) {
+            return eacces;
+        }
+        if is(libc::SYS_socket) {
+            let family = args[0] as i32;
+            return match family {
+                _ if browser => RET_ALLOW,
+                libc::AF_INET | libc::AF_INET6 => RET_ALLOW,
+                libc::AF_NETLINK if args[2] as i32 == libc::NETLINK_ROUTE => RET_ALLOW,
+                _ => eacces,
+            };
+        }
+        #[cfg(target_arch = "x86_64")]
+        let mode = if is(libc::SYS_mknod) {
+            Some(args[1])
+        } else {
+            None
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let mode = None;
+        let mode = if is(libc::SYS_mknodat) {
+            Some(args[2])
+        } else {
+            mode
+        };
+        if let Some(mode) = mode
+            && matches!(mode & libc::S_IFMT, libc::S_IFCHR | libc::S_IFBLK)
+        {
+            return eperm;
+        }
+        RET_ALLOW
+    }
+
+    #[test]
+    fn every_call_number_gets_the_answer_the_rules_give() {
+        let arguments = [
+            [0, 0, 0],
+            [libc::AF_INET as u32, 0, 0],
+            [libc::AF_INET6 as u32, 0, 0],
+            [libc::AF_UNIX as u32, 0, 0],
+            [libc::AF_VSOCK as u32, 0, 0],
+            [libc::AF_NETLINK as u32, 0, libc::NETLINK_ROUTE as u32],
+            [libc::AF_NETLINK as u32, 0, libc::NETLINK_AUDIT as u32],
+            [0, libc::S_IFCHR | 0o600, libc::S_IFCHR | 0o600],
+            [0, libc::S_IFBLK, libc::S_IFBLK],
+            [0, libc::S_IFIFO | 0o600, libc::S_IFIFO | 0o600],
+            [0, libc::S_IFREG, libc::S_IFREG],
+        ];
+        for profile in [SyscallProfile::Command, SyscallProfile::Browser] {
+            let program = filter(profile).unwrap();
+            assert!(program.len() < 200, "{} instructions", program.len());
+            for nr in (0..1024).chain([0x4000_0000, 0x4000_0001, u32::MAX]) {
+                for args in arguments {
+                    assert_eq!(
+                        run(&program, AUDIT_ARCH, nr, args),
+                        expected(profile, nr, args),
+                        "{profile:?}, call {nr}, arguments {args:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                run(&program, 0x4000_0003, 0, [0; 3]),
+                RET_KILL_PROCESS,
+                "another architecture"
+            );
+        }
+    }
+
+    #[test]
+    fn an_allowed_call_passes_a_few_instructions() {
+        // Counted by the test interpreter's steps: at most a search's depth plus the checks.
+        let program = filter(SyscallProfile::Command).unwrap();
+        let mut steps = 0;
+        let mut pc = 0;
+        while program[pc].code != RET_K {
+            let instruction = program[pc];
+            pc += 1;
+            steps += 1;
+            if instruction.code == JEQ_K || instruction.code == JGE_K {
+                let accumulator = if steps <= 2 {
+                    AUDIT_ARCH
+                } else {
+                    libc::SYS_read as u32
+                };
+                let taken = if instruction.code == JEQ_K {
+                    accumulator == instruction.k
+                } else {
+                    accumulator >= instruction.k
+                };
+                pc += usize::from(if taken {
+                    instruction.jt
+                } else {
+                    instruction.jf
+                });
+            }
+        }
+        assert!(steps <= 14, "`read` passed {steps} instructions");
+    }
 }
