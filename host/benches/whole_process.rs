@@ -6,7 +6,10 @@
 //!    of 1,000 calls is in flight;
 //! 3. throughput: a `janua run` batch of 10,000 concurrency-safe `Read`s against the bare floor
 //!    (`janua_sandbox::Floor`, fresh instance per call) on two threads, and `janua run` pinned to one
-//!    core against two (`taskset`).
+//!    core against two (`taskset`);
+//!
+//! and issue 33's point 5: `Bash` `true` through `janua run`, one call at a time, confined and
+//! not, beside `bash -c true` spawned bare.
 //!
 //! `cargo bench -p janua --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
 
@@ -185,6 +188,66 @@ fn main() {
         rates[1] / rates[0],
         100.0 * rates[1] / floor_rate
     );
+    bash_rows(&workspace, &state, &cache);
+}
+
+/// Issue 33, point 5: `Bash` `true` through `janua run`, one call at a time as an agent sends
+/// them, against the same command spawned bare in the same run; CPU is the `janua` process's
+/// and its reaped children's (the commands themselves).
+fn bash_rows(workspace: &Path, state: &Path, cache: &Path) {
+    const CALLS: usize = 300;
+    println!(
+        "\n| `Bash` `true`, {CALLS} calls one at a time | CPU per call | p50 | p99 | mean | per second |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut samples = Vec::new();
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let output = Command::new("/bin/bash")
+            .args(["-c", "true"])
+            .output()
+            .expect("bash runs");
+        samples.push(started.elapsed());
+        assert!(output.status.success());
+    }
+    common::row(
+        "floor: `bash -c true` spawned bare by `std::process` (fork + exec, pipes) | –",
+        &mut samples,
+    );
+    for (label, extra) in [
+        ("confined", &[][..]),
+        ("`--unsandboxed-process`", &["--unsandboxed-process"][..]),
+    ] {
+        let mut args = vec!["--permission-mode", "bypassPermissions"];
+        args.extend(extra);
+        let (child, stdin, stdout) =
+            common::start_run(Command::new(JANUA), workspace, state, cache, &args);
+        let mut session = Session {
+            child,
+            stdin,
+            stdout,
+        };
+        let bash = |n: usize| {
+            [
+                json!({"type": "tool_use", "id": format!("b{n}"), "name": "Bash", "input": {"command": "true"}}),
+            ]
+        };
+        for n in 0..20 {
+            session.batch(&bash(n));
+        }
+        let ticks = session.cpu_ticks_with_children();
+        let mut samples = Vec::new();
+        for n in 0..CALLS {
+            let started = Instant::now();
+            session.batch(&bash(n));
+            samples.push(started.elapsed());
+        }
+        let cpu_ms = (session.cpu_ticks_with_children() - ticks) as f64 * 10.0 / CALLS as f64;
+        common::row(
+            &format!("`janua run`, `Bash` `true`, {label} | {cpu_ms:.2} ms"),
+            &mut samples,
+        );
+    }
 }
 
 fn pickies(count: usize, prefix: &str) -> Vec<Value> {
@@ -270,6 +333,21 @@ impl Session {
                 .unwrap_or(0)
         };
         field(11) + field(12)
+    }
+
+    /// [`Session::cpu_ticks`] plus the CPU of the children it reaped (the commands it ran).
+    fn cpu_ticks_with_children(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        // cutime and cstime follow utime and stime.
+        let children: u64 = rest
+            .split_whitespace()
+            .skip(13)
+            .take(2)
+            .filter_map(|field| field.parse::<u64>().ok())
+            .sum();
+        self.cpu_ticks() + children
     }
 
     /// A `/proc/<pid>/status` field of `janua` (not of `taskset`, which execs it), in KiB.
