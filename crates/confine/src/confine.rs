@@ -408,6 +408,13 @@ impl Prepared {
         self
     }
 
+    /// Runs `image` with no root or view of its own: for a child the operator runs
+    /// unsandboxed (a sandboxed one gets them with [`Prepared::with_view`]).
+    pub fn with_image(mut self, image: super::first::Image) -> Self {
+        self.image = Some(image);
+        self
+    }
+
     /// Joins the namespaces made once for this view's root plan (made now if this is the first
     /// child with that plan) instead of making them for this child alone: the same view at a
     /// fraction of the cost (`shared.rs`). Where they cannot be made, the child makes its own.

@@ -39,7 +39,12 @@ pub struct RootPlan {
     steps: Vec<Step>,
     /// The command's directory, entered again inside the new root.
     cwd: CString,
+    /// The device and inode of each bind's source, when [`KeptPlan`] looked them up just now.
+    sources: Option<Sources>,
 }
+
+/// The device and inode of every bind's source, in order; `None` for one that is gone.
+type Sources = Vec<Option<(u64, u64)>>;
 
 /// One step, on paths already prefixed with [`OLD`] or [`NEW`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +147,7 @@ fn host_mounts() -> Vec<u8> {
 }
 
 /// The device and inode of every directory or file a plan binds, `None` for one that is gone.
-fn bind_sources(steps: &[Step]) -> Vec<Option<(u64, u64)>> {
+fn bind_sources(steps: &[Step]) -> Sources {
     use std::os::unix::fs::MetadataExt as _;
     steps
         .iter()
@@ -174,7 +179,7 @@ struct Kept {
     read_dirs: Vec<PathBuf>,
     write_dirs: Vec<PathBuf>,
     plan: RootPlan,
-    sources: Vec<Option<(u64, u64)>>,
+    sources: Sources,
     mounts: Vec<u8>,
 }
 
@@ -190,16 +195,22 @@ impl KeptPlan {
             && kept.read_dirs == read_dirs
             && kept.write_dirs == write_dirs
             && kept.mounts == host_mounts()
-            && kept.sources == bind_sources(&kept.plan.steps)
         {
-            return RootPlan {
-                scratch: kept.plan.scratch,
-                steps: kept.plan.steps.clone(),
-                cwd: c_path(cwd).unwrap_or_else(|| c"/".to_owned()),
-            };
+            let sources = bind_sources(&kept.plan.steps);
+            if kept.sources == sources {
+                return RootPlan {
+                    scratch: kept.plan.scratch,
+                    steps: kept.plan.steps.clone(),
+                    cwd: c_path(cwd).unwrap_or_else(|| c"/".to_owned()),
+                    // Looked up just now: the identity need not look again.
+                    sources: Some(sources),
+                };
+            }
         }
         let mounts = host_mounts();
-        let plan = RootPlan::build(read_dirs, write_dirs, cwd);
+        let mut plan = RootPlan::build(read_dirs, write_dirs, cwd);
+        let sources = bind_sources(&plan.steps);
+        plan.sources = Some(sources.clone());
         *kept = read_dirs
             .iter()
             .chain(write_dirs)
@@ -211,8 +222,9 @@ impl KeptPlan {
                     scratch: plan.scratch,
                     steps: plan.steps.clone(),
                     cwd: plan.cwd.clone(),
+                    sources: None,
                 },
-                sources: bind_sources(&plan.steps),
+                sources,
                 mounts,
             });
         plan
@@ -224,7 +236,10 @@ impl RootPlan {
     pub fn identity(&self) -> RootIdentity {
         RootIdentity {
             steps: self.steps.clone(),
-            sources: bind_sources(&self.steps),
+            sources: self
+                .sources
+                .clone()
+                .unwrap_or_else(|| bind_sources(&self.steps)),
             mounts: host_mounts(),
         }
     }
@@ -248,6 +263,7 @@ impl RootPlan {
             scratch,
             steps: Vec::new(),
             cwd: c_path(cwd).unwrap_or_else(|| c"/".to_owned()),
+            sources: None,
         };
         for dir in SYSTEM_READ_DIRS {
             plan.system(Path::new(dir));
@@ -785,6 +801,11 @@ mod tests {
         );
         assert!(kept.0.lock().unwrap().is_some());
         assert!(same(&kept.plan(&reads, writes, &base), &fresh(&base)));
+        assert_eq!(
+            kept.plan(&reads, writes, &base).identity(),
+            fresh(&base).identity(),
+            "a kept plan is the same root as a fresh one"
+        );
         let before = bind_sources(&first.steps);
         std::fs::rename(&tools, base.join("tools-before")).unwrap();
         std::fs::create_dir(&tools).unwrap();

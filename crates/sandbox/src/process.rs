@@ -616,23 +616,21 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     let cwd_for_child = cwd.clone();
     let image = first::Image::new(Path::new(&command.program), &command.args, &env)
         .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
-    let mounts = view::MountPlan::build(&config.view);
-    let absent = if sandboxed {
-        mounts.guarded().to_vec()
-    } else {
-        Vec::new()
-    };
     let prepared = confinement
         .prepare(report_writer.into_iter().collect())
-        .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?
-        .with_view(
-            shell
-                .root_plan
-                .plan(&confinement.read_dirs, &confinement.write_dirs, &cwd),
-            mounts,
-            image,
-        )
-        .share_root();
+        .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?;
+    // An unsandboxed child (the operator's choice) gets no root and no view: neither is
+    // looked for.
+    let (prepared, absent) = if sandboxed {
+        let mounts = view::MountPlan::build(&config.view);
+        let absent = mounts.guarded().to_vec();
+        let root = shell
+            .root_plan
+            .plan(&confinement.read_dirs, &confinement.write_dirs, &cwd);
+        (prepared.with_view(root, mounts, image).share_root(), absent)
+    } else {
+        (prepared.with_image(image), Vec::new())
+    };
     // The command is started by `spawn.rs` (sharing the host's memory until it executes, not
     // copying it); `image` holds its program, arguments and environment.
     let stdin =
