@@ -108,8 +108,9 @@ pub struct ChildHome {
     pub complete: bool,
 }
 
-/// Makes `<temp_dir>/home` hold the `.gitconfig` of `identity` and nothing a command changed
-/// there; before every command, so none leaves configuration for the next.
+/// Makes `<temp_dir>/home/.gitconfig` hold the identity again if a command changed it; before
+/// every command, so none leaves git configuration for the next (`GIT_CONFIG_GLOBAL` in
+/// [`toolchains`]' environment points git at this file alone, not at `~/.config/git/config`).
 pub fn reset(temp_dir: &Path, identity: &GitIdentity) -> std::io::Result<()> {
     std::fs::create_dir_all(temp_dir)?;
     write_gitconfig(temp_dir, identity.gitconfig().as_bytes())
@@ -126,7 +127,13 @@ pub fn toolchains(
 ) -> ChildHome {
     let home = temp_dir.join("home");
     let mut child = ChildHome {
-        env: vec![("HOME".to_owned(), home.to_string_lossy().into_owned())],
+        env: vec![
+            ("HOME".to_owned(), home.to_string_lossy().into_owned()),
+            (
+                "GIT_CONFIG_GLOBAL".to_owned(),
+                home.join(".gitconfig").to_string_lossy().into_owned(),
+            ),
+        ],
         read_dirs: Vec::new(),
         complete: true,
     };
@@ -175,8 +182,9 @@ pub fn toolchains(
 /// temporary directory is writable by the session's commands, which may have replaced `home` or
 /// `.gitconfig` with a symlink (or `.gitconfig` with a hard link to a workspace file) to make
 /// janua, which runs unconfined, write elsewhere. `home` is opened without following links (a
-/// link is removed and the directory made again), the old `.gitconfig` is unlinked, and the new
-/// one created exclusively; a command racing to put something back makes the spawn fail.
+/// link is removed and the directory made again); a `.gitconfig` that already holds exactly
+/// these bytes, as a regular file with no other link, is kept; otherwise it is unlinked and the
+/// new one created exclusively, and a command racing to put something back makes the spawn fail.
 fn write_gitconfig(temp_dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
@@ -277,7 +285,7 @@ fn is_nvm_version(dir: &Path) -> bool {
 }
 
 /// A `PATH` directory may be read unless it is the root, the host's home or a directory above
-/// it, or lies in a credential store.
+/// it, or lies in or above a credential store.
 fn readable(dir: &Path, host_home: Option<&Path>) -> bool {
     if dir == Path::new("/") {
         return false;
@@ -288,9 +296,11 @@ fn readable(dir: &Path, host_home: Option<&Path>) -> bool {
     if home.starts_with(dir) {
         return false;
     }
-    !CREDENTIALS
-        .iter()
-        .any(|store| dir.starts_with(home.join(store)))
+    // Neither inside a credential store nor above one (`~/.config` holds `~/.config/gh`).
+    !CREDENTIALS.iter().any(|store| {
+        let store = home.join(store);
+        dir.starts_with(&store) || store.starts_with(dir)
+    })
 }
 
 fn set(env: &mut Vec<(String, String)>, name: &str, value: &Path) {
@@ -440,6 +450,19 @@ mod tests {
         assert_eq!(read, expected, "neither .ssh nor the home itself");
         let env: std::collections::BTreeMap<_, _> = child.env.into_iter().collect();
         assert_eq!(env["HOME"], temp.join("home").to_string_lossy());
+        assert_eq!(
+            env["GIT_CONFIG_GLOBAL"],
+            temp.join("home/.gitconfig").to_string_lossy()
+        );
+        for (dir, allowed) in [
+            (".config", false),
+            (".local/share", false),
+            (".local/share/keyrings/x", false),
+            (".local/bin", true),
+            (".config/nvim", true),
+        ] {
+            assert_eq!(readable(&home.join(dir), Some(&home)), allowed, "{dir}");
+        }
         assert_eq!(env["CARGO_HOME"], home.join(".cargo").to_string_lossy());
         assert_eq!(env["RUSTUP_HOME"], home.join(".rustup").to_string_lossy());
         assert_eq!(env["PYENV_ROOT"], home.join(".pyenv").to_string_lossy());

@@ -164,12 +164,23 @@ fn bind_sources(steps: &[Step]) -> Sources {
         .collect()
 }
 
+/// Where `/etc/resolv.conf` leads now (the plan binds its directory when that lies outside
+/// `/etc`).
+fn resolver() -> Option<PathBuf> {
+    std::fs::canonicalize(RESOLV_CONF).ok()
+}
+
+/// The name server file a child granted the network reads.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
+
 /// The root plan of the last directories a session's command got, kept for the next command
 /// with the same directories: building one looks at about sixty host paths (≈0.1 ms of every
 /// `Bash` call, issue 33). The kept plan is used only while every directory it binds is the same
-/// one (device and inode) and the host's mount table is unchanged, as [`RootIdentity`] compares
-/// them, and only when every asked-for directory existed when it was built (one made since is
-/// bound by a fresh plan).
+/// one (device and inode), the host's mount table is unchanged (as [`RootIdentity`] compares
+/// them) and `/etc/resolv.conf` leads where it did, and only when every asked-for directory
+/// existed when it was built (one made since is bound by a fresh plan). What else a plan reads
+/// (which system directories are links, which device files exist) is the machine's make-up, not
+/// something a session sees change.
 #[derive(Debug, Default)]
 pub struct KeptPlan(std::sync::Mutex<Option<Kept>>);
 
@@ -181,6 +192,8 @@ struct Kept {
     plan: RootPlan,
     sources: Sources,
     mounts: Vec<u8>,
+    /// Where `/etc/resolv.conf` led: a network manager may point it elsewhere at any time.
+    resolver: Option<PathBuf>,
 }
 
 impl KeptPlan {
@@ -195,6 +208,7 @@ impl KeptPlan {
             && kept.read_dirs == read_dirs
             && kept.write_dirs == write_dirs
             && kept.mounts == host_mounts()
+            && kept.resolver == resolver()
         {
             let sources = bind_sources(&kept.plan.steps);
             if kept.sources == sources {
@@ -226,6 +240,7 @@ impl KeptPlan {
                 },
                 sources,
                 mounts,
+                resolver: resolver(),
             });
         plan
     }
@@ -269,7 +284,7 @@ impl RootPlan {
             plan.system(Path::new(dir));
         }
         plan.system(Path::new("/etc"));
-        plan.resolver(Path::new("/etc/resolv.conf"));
+        plan.resolver(Path::new(RESOLV_CONF));
         plan.devices();
         if let (Some(target), Some(host)) = (new(Path::new("/proc")), old(Path::new("/proc"))) {
             plan.steps.push(Step::Directory(target.clone()));

@@ -275,9 +275,19 @@ fn search(special: &[(u32, Label)], pieces: &mut Vec<Piece>, next_label: &mut La
 }
 
 /// The program with every jump resolved to its offset. Jumps only go forward, and this
-/// program is about 130 instructions long, so every offset fits a conditional jump's byte (a
-/// unit test checks both profiles).
+/// program is about a hundred instructions long, so every offset fits a conditional jump's byte
+/// (a unit test checks both profiles).
 fn assemble(pieces: &[Piece]) -> Vec<libc::sock_filter> {
+    assemble_jumps(pieces).unwrap_or_else(|| {
+        // Unreachable for the programs above (tested): a program whose jumps do not fit kills
+        // the child at its first call, so it never runs unfiltered.
+        vec![op(RET_K, 0, 0, RET_KILL_PROCESS)]
+    })
+}
+
+/// The program with every jump resolved, or `None` when a jump goes backwards, to no label, or
+/// further than a byte reaches.
+fn assemble_jumps(pieces: &[Piece]) -> Option<Vec<libc::sock_filter>> {
     let mut at = std::collections::HashMap::new();
     let mut position = 0usize;
     for piece in pieces {
@@ -298,16 +308,12 @@ fn assemble(pieces: &[Piece]) -> Vec<libc::sock_filter> {
                 let offset = at
                     .get(&taken)
                     .and_then(|to| to.checked_sub(from))
-                    .and_then(|offset| u8::try_from(offset).ok())
-                    // Unreachable for the programs above (tested). A jump that cannot be
-                    // encoded lands past the end, and the kernel refuses the whole program, so
-                    // the child fails to start rather than run unfiltered.
-                    .unwrap_or(u8::MAX);
+                    .and_then(|offset| u8::try_from(offset).ok())?;
                 program.push(op(code, offset, 0, k));
             }
         }
     }
-    program
+    Some(program)
 }
 
 /// Drops every capability for good (bounding set, ambient, the three sets, `SECBIT_NOROOT`
@@ -501,6 +507,22 @@ mod tests {
                 "another architecture"
             );
         }
+    }
+
+    #[test]
+    fn a_program_whose_jumps_cannot_be_encoded_kills_instead_of_allowing() {
+        let backwards = [
+            Piece::Here(9),
+            Piece::Jump {
+                code: JEQ_K,
+                k: 1,
+                taken: 9,
+            },
+            Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)),
+        ];
+        assert!(assemble_jumps(&backwards).is_none());
+        let program = assemble(&backwards);
+        assert_eq!(run(&program, AUDIT_ARCH, 0, [0; 3]), RET_KILL_PROCESS);
     }
 
     #[test]

@@ -165,15 +165,17 @@ impl Child {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
             .clone();
-        let notice = match (notice, set_aside) {
-            (Some(notice), Some(set_aside)) => Some(format!("{notice}\n{set_aside}")),
-            (notice, set_aside) => notice.or(set_aside),
-        };
+        let notice = lines(notice, set_aside);
         let killed = *self
             .killed
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
         let captured = self.spool.lock();
+        let unsaved = captured
+            .file_error
+            .as_ref()
+            .map(|error| format!("The output could not be saved to a file: {error}"));
+        let notice = lines(notice, unsaved);
         let (output_head, output_tail) = captured.texts();
         Some(ProcessFinished {
             exit_code: status.code(),
@@ -253,8 +255,15 @@ impl Shell {
             return kept.clone();
         }
         let host_home = std::env::var_os("HOME").map(PathBuf::from);
-        let found = home::toolchains(&self.config.temp_dir, host_home.as_deref(), path, &|name| {
-            std::env::var(name).ok()
+        let mut found =
+            home::toolchains(&self.config.temp_dir, host_home.as_deref(), path, &|name| {
+                std::env::var(name).ok()
+            });
+        // A directory a command can write (a workspace `.venv/bin`) is readable through its
+        // write grant already; kept by name here, a command could swap it for a link to any
+        // directory before the next command, so it is never a read grant of its own.
+        found.read_dirs.retain(|dir| {
+            !dir.starts_with(&self.config.workspace) && !dir.starts_with(&self.config.temp_dir)
         });
         if found.complete {
             *kept = Some((path.to_owned(), found.clone()));
@@ -458,7 +467,17 @@ fn task_status(shell: &Shell, id: &str) -> TaskStatus {
         let captured = task.child.spool.lock();
         (captured.bytes, saved_path(&task.child.spool, &captured))
     };
-    let new_output = spool::read_from(&task.child.spool.path, task.read_offset, TASK_OUTPUT_BYTES);
+    // Only what was counted under the lock: a byte written since is the next look's.
+    let new_output = if output_path.is_empty() {
+        String::new()
+    } else {
+        let unread = usize::try_from(bytes.saturating_sub(task.read_offset)).unwrap_or(usize::MAX);
+        spool::read_from(
+            &task.child.spool.path,
+            task.read_offset,
+            TASK_OUTPUT_BYTES.min(unread),
+        )
+    };
     task.read_offset = (task.read_offset + new_output.len() as u64).min(bytes);
     TaskStatus {
         id: id.to_owned(),
@@ -467,6 +486,14 @@ fn task_status(shell: &Shell, id: &str) -> TaskStatus {
         new_output,
         output_bytes: bytes,
         output_path,
+    }
+}
+
+/// Both notices, one per line, or whichever there is.
+fn lines(first: Option<String>, second: Option<String>) -> Option<String> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some(format!("{first}\n{second}")),
+        (first, second) => first.or(second),
     }
 }
 
@@ -651,9 +678,11 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     .and_then(|spawned| spawned)
     .map_err(|error| spawn_error("spawn", error))?;
     let group = i32::try_from(process.id()).unwrap_or(0);
+    // The process id too: two `janua call` processes of one session count from 1 each.
     let spool_path = config.spool_dir.join(format!(
-        "process-{}-{}.log",
+        "process-{}-{}-{}.log",
         janua_types::unix_ms(),
+        std::process::id(),
         shell.next_spool.fetch_add(1, Ordering::Relaxed)
     ));
     let spool = match Spool::start(output, spool_path, config.output_cap, move || {
@@ -789,5 +818,44 @@ fn settle_cwd(shell: &Shell, reported: Option<&Path>) -> Option<String> {
                 reported.display()
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `PATH` entry a command can write is never a read grant of its own: kept by name for
+    /// the session, it could be swapped for a link to a credential store.
+    #[test]
+    fn path_entries_commands_can_write_are_not_kept_as_read_grants() {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let (workspace, temp_dir, tools) = (base.join("ws"), base.join("tmp"), base.join("tools"));
+        for dir in [
+            workspace.join(".venv/bin"),
+            temp_dir.join("bin"),
+            tools.clone(),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let shell = Shell::new(ShellConfig {
+            workspace: workspace.clone(),
+            additional_dirs: Vec::new(),
+            temp_dir: temp_dir.clone(),
+            spool_dir: base.join("results"),
+            sandbox: ProcessSandbox::Required,
+            output_cap: 1 << 20,
+            cwd: None,
+            view: view::ViewRules::default(),
+        });
+        let path = std::env::join_paths([
+            workspace.join(".venv/bin"),
+            temp_dir.join("bin"),
+            tools.clone(),
+        ])
+        .unwrap();
+        let found = shell.toolchains(&path.to_string_lossy());
+        assert_eq!(found.read_dirs, vec![tools]);
     }
 }
