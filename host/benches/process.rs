@@ -39,19 +39,9 @@ async fn run() {
     println!("|---|---|---|---|---|");
     // Target 5: `true` through the process sandbox at most 1 ms over a plain fork + exec.
     bash_true_rows(&sandboxed, &unsandboxed, "").await;
-    let mut samples = Vec::new();
-    for _ in 0..200 {
-        let started = Instant::now();
-        let status = std::process::Command::new("/bin/bash")
-            .args(["-c", "echo hi"])
-            .output()
-            .expect("bash runs");
-        samples.push(started.elapsed());
-        assert!(status.status.success());
-    }
-    row(
+    bare_row(
+        "echo hi",
         "`bash -c 'echo hi'` spawned bare by `std::process` (scale)",
-        &mut samples,
     );
     for (label, runtime) in [
         ("confined (Landlock, network namespace)", &sandboxed),
@@ -114,19 +104,9 @@ async fn run() {
 
 /// `true` spawned bare, then through the pipeline confined and unconfined; `note` ends each label.
 async fn bash_true_rows(sandboxed: &Runtime, unsandboxed: &Runtime, note: &str) {
-    let mut samples = Vec::new();
-    for _ in 0..200 {
-        let started = Instant::now();
-        let status = std::process::Command::new("/bin/bash")
-            .args(["-c", "true"])
-            .output()
-            .expect("bash runs");
-        samples.push(started.elapsed());
-        assert!(status.status.success());
-    }
-    row(
+    bare_row(
+        "true",
         &format!("floor: `bash -c true` spawned bare by `std::process` (fork + exec, pipes){note}"),
-        &mut samples,
     );
     for (label, runtime) in [
         ("confined (Landlock, network namespace)", sandboxed),
@@ -144,6 +124,21 @@ async fn bash_true_rows(sandboxed: &Runtime, unsandboxed: &Runtime, note: &str) 
         )
         .await;
     }
+}
+
+/// `bash -c script` spawned bare 200 times, as the row `label`.
+fn bare_row(script: &str, label: &str) {
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let status = std::process::Command::new("/bin/bash")
+            .args(["-c", script])
+            .output()
+            .expect("bash runs");
+        samples.push(started.elapsed());
+        assert!(status.status.success());
+    }
+    row(label, &mut samples);
 }
 
 /// This process's resident memory in MiB (`VmRSS`).
