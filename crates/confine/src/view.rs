@@ -181,9 +181,20 @@ impl MountPlan {
     /// The protected paths at the top of a root (one that does not exist is remembered, to be
     /// set aside if a command makes it), and the repositories of its submodules.
     fn protect_in(&mut self, root: &Path) {
+        // One read of the root's names answers "absent" for most protected names without a
+        // `stat` each (about forty per command, before it and again after, issue 33).
+        let listed = aside::names_in(root);
+        let absent = |name: &str| {
+            listed
+                .as_ref()
+                .is_some_and(|names| !names.contains(std::ffi::OsStr::new(name)))
+        };
         // A missing `.git`, `.hg` or `.yarn` is the tool's to make (`git init`); what changes
         // what runs inside an existing one is not.
         for (directory, inside) in PROTECTED_INSIDE {
+            if absent(directory) {
+                continue;
+            }
             let directory = root.join(directory);
             if is_real_directory(&directory) {
                 for part in *inside {
@@ -191,13 +202,20 @@ impl MountPlan {
                 }
             }
         }
-        self.protect_submodules(&root.join(".git"));
+        if !absent(".git") {
+            self.protect_submodules(&root.join(".git"));
+        }
         for name in PROTECTED_DIRECTORIES
             .iter()
             .chain(PROTECTED_FILES)
             .filter(|name| !PROTECTED_INSIDE.iter().any(|(inside, _)| inside == *name))
         {
-            self.protect(&root.join(name));
+            let path = root.join(name);
+            if absent(name) {
+                self.absent(&path);
+            } else {
+                self.protect(&path);
+            }
         }
     }
 
@@ -271,18 +289,22 @@ impl MountPlan {
     /// also guarded against being replaced), remembered when it does not.
     fn protect(&mut self, path: &Path) {
         match std::fs::symlink_metadata(path) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let made_by_tools = path
-                    .file_name()
-                    .is_some_and(|name| MADE_BY_TOOLS.iter().any(|made| name == *made));
-                if !made_by_tools {
-                    self.guarded.push(Guarded::absent(path));
-                }
-            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => self.absent(path),
             _ => {
                 self.guard_link(path);
                 self.read_only(path);
             }
+        }
+    }
+
+    /// A protected path that does not exist: remembered, to be set aside if a command makes
+    /// it (except what tools make themselves).
+    fn absent(&mut self, path: &Path) {
+        let made_by_tools = path
+            .file_name()
+            .is_some_and(|name| MADE_BY_TOOLS.iter().any(|made| name == *made));
+        if !made_by_tools {
+            self.guarded.push(Guarded::absent(path));
         }
     }
 

@@ -3,6 +3,8 @@
 //! link lies in a writable directory). When the command ends, whatever it made or replaced
 //! there is renamed beside itself, contents intact, and the result says so.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// A protected path a command may not leave changed: absent (`link` is `None`) or the same
@@ -70,13 +72,43 @@ impl Guarded {
     }
 }
 
+/// Directories with more entries than this are not listed: a `stat` per name is cheaper there.
+const LISTED_NAMES: usize = 512;
+
+/// The names in `dir` when it has at most [`LISTED_NAMES`] entries (one directory read instead
+/// of a `stat` per name asked about); `None` when it has more or cannot be read.
+pub(super) fn names_in(dir: &Path) -> Option<HashSet<OsString>> {
+    let mut names = HashSet::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        names.insert(entry.ok()?.file_name());
+        if names.len() > LISTED_NAMES {
+            return None;
+        }
+    }
+    Some(names)
+}
+
 /// Moves aside each of `guarded` a command made or replaced (which a mount could not stop:
 /// there was nothing to mount on, or only a link's target), renaming it beside itself so
 /// nothing is lost and nothing loads it; the notice says what moved where.
 pub fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
     let mut moved = Vec::new();
+    // Each directory's names read once: an absent path still absent needs no `stat`.
+    let mut listings: HashMap<&Path, Option<HashSet<OsString>>> = HashMap::new();
     for guarded in guarded {
-        if guarded.unchanged() {
+        let still_absent = guarded.link.is_none()
+            && guarded
+                .path
+                .parent()
+                .zip(guarded.path.file_name())
+                .is_some_and(|(parent, name)| {
+                    listings
+                        .entry(parent)
+                        .or_insert_with(|| names_in(parent))
+                        .as_ref()
+                        .is_some_and(|names| !names.contains(name))
+                });
+        if still_absent || guarded.unchanged() {
             continue;
         }
         let path = &guarded.path;
@@ -108,4 +140,34 @@ pub fn set_aside(guarded: &[Guarded], stamp: u128) -> Option<String> {
             moved.join("; ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_made_protected_path_is_set_aside_whether_its_directory_is_listed_or_not() {
+        for entries in [0, LISTED_NAMES + 1] {
+            let root = tempfile::tempdir().unwrap();
+            for n in 0..entries {
+                std::fs::write(root.path().join(format!("file{n}")), "").unwrap();
+            }
+            assert_eq!(
+                names_in(root.path()).is_some(),
+                entries <= LISTED_NAMES,
+                "{entries} entries"
+            );
+            let guarded = [
+                Guarded::absent(&root.path().join(".bashrc")),
+                Guarded::absent(&root.path().join(".envrc")),
+            ];
+            assert_eq!(set_aside(&guarded, 1), None, "nothing was made");
+            std::fs::write(root.path().join(".envrc"), "export X=1\n").unwrap();
+            let notice = set_aside(&guarded, 1).expect("a notice");
+            assert!(notice.contains(".envrc"), "{notice}");
+            assert!(!root.path().join(".envrc").exists());
+            assert!(root.path().join(".envrc.janua-set-aside-1-0").exists());
+        }
+    }
 }
