@@ -1,5 +1,5 @@
-//! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook, two and
-//! four in parallel, one sandboxed command hook), and what a monitor costs the pipeline, beside the
+//! Hook and monitor benchmarks: what PreToolUse hooks add to a `Read` call (one WASM hook; two,
+//! four and ten on one call; ten that are not selected; one sandboxed command hook), and what a monitor costs the pipeline, beside the
 //! floor of issue 10's target 2: one bare instantiate + `handle` of the same hook component
 //! (`janua_sandbox::Floor`), measured in the same run.
 //!
@@ -89,6 +89,11 @@ async fn run() {
         "four",
         &(0..4).map(hook_table).collect::<String>(),
     );
+    let ten = hook_plugin(
+        root.path(),
+        "ten",
+        &(0..10).map(hook_table).collect::<String>(),
+    );
     // Ten hooks for another tool: not selected, so never instantiated and their event never built.
     let elsewhere = hook_plugin(
         root.path(),
@@ -122,14 +127,20 @@ async fn run() {
                 .expect("runtime"),
         ),
         (
-            "2 WASM PreToolUse hooks (parallel)",
+            "2 WASM PreToolUse hooks",
             Runtime::new(config(vec![two], None))
                 .await
                 .expect("runtime"),
         ),
         (
-            "4 WASM PreToolUse hooks (parallel)",
+            "4 WASM PreToolUse hooks",
             Runtime::new(config(vec![four], None))
+                .await
+                .expect("runtime"),
+        ),
+        (
+            "10 WASM PreToolUse hooks",
+            Runtime::new(config(vec![ten], None))
                 .await
                 .expect("runtime"),
         ),

@@ -174,7 +174,7 @@ impl<'a> Services<'a> {
     }
 
     /// Runs the hooks `event` selects for one call of `spec` with `input` (the payload is the
-    /// event the hooks receive), each in its own sandbox, in parallel.
+    /// event the hooks receive), each in its own sandbox, concurrently.
     pub(crate) async fn tool_hooks(
         &self,
         event: janua_types::HookEvent,

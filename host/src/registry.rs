@@ -339,7 +339,7 @@ impl Registry {
         for tool in builtins {
             all_names.push(tool.spec.name.clone());
             if selected.contains(&tool.spec.name) {
-                tools.insert(tool.spec.name.clone(), Arc::new(tool));
+                tools.insert(tool.spec.name.clone(), Arc::new(tool.register()?));
             }
         }
         let builtin_names = all_names.clone();
@@ -583,7 +583,8 @@ async fn load_plugins(
                 &wasm_path.display().to_string(),
                 ComponentKind::Tool,
             );
-            if sandbox.cache().description(&loaded.digest).is_none() {
+            let cached = load::cached_specs(sandbox, &loaded.digest);
+            if cached.is_none() {
                 builtin::compile_all(sandbox, &[&loaded])?;
             }
             let component = ComponentEntry {
@@ -598,7 +599,7 @@ async fn load_plugins(
                 keep_escapes: entry.keep_escape_sequences,
             };
             let label = wasm_path.display().to_string();
-            for tool in load::describe(sandbox, Arc::new(component), &label).await? {
+            for tool in load::describe(sandbox, Arc::new(component), &label, cached).await? {
                 let name = tool.spec.name.clone();
                 if let Some(existing) = tools.get(&name) {
                     return Err(RegistryError::Duplicate {

@@ -1,6 +1,9 @@
-//! Running hooks: which hooks an event selects (event, matcher, `if`), running all of them in
-//! parallel, each in its own sandbox under its own deadline, and reducing what each produced to a
-//! [`Reply`]. What the replies mean together is the pipeline stage's business.
+//! Running hooks: which hooks an event selects (event, matcher, `if`), running all of them
+//! concurrently on the call's task, each in its own sandbox under its own deadline, and reducing
+//! what each produced to a [`Reply`]. A hook that waits (a command's process, a guest's clock or
+//! HTTP call) lets the others run; CPU-bound WASM hooks run one after another, because a thread
+//! per hook cost more than it saved (BENCHMARKS.md, issue 33 step 5). What the replies mean
+//! together is the pipeline stage's business.
 
 use std::time::{Duration, Instant};
 
@@ -145,7 +148,7 @@ impl HookSet {
             .collect()
     }
 
-    /// Runs every hook `event` selects, in parallel, and returns their replies in load order.
+    /// Runs every hook `event` selects, concurrently, and returns their replies in load order.
     /// The event (`payload`) is built only when some hook is selected: a hook whose matcher or
     /// `if` cannot match costs the call nothing.
     pub(crate) async fn run<'h>(

@@ -8,6 +8,7 @@ use super::{ComponentEntry, RegisteredTool, RegistryError, ToolSource, builtin_l
 use janua_sandbox::Limits;
 use janua_sandbox::{ComponentKind, LoadedComponent, Sandbox, Wasm};
 use janua_sandbox::{FsAccess, FsGrant, Grants, NetGrant, ProcessGrant};
+use janua_types::ToolSpec;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_tools.rs"));
 
@@ -82,14 +83,29 @@ fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
     limits
 }
 
+/// A built-in tool as described, before it is registered: only selected tools get a validator.
+pub(super) struct DescribedBuiltin {
+    pub(super) spec: ToolSpec,
+    pub(super) component: Arc<ComponentEntry>,
+    label: String,
+}
+
+impl DescribedBuiltin {
+    /// The tool with its compiled validator.
+    pub(super) fn register(self) -> Result<RegisteredTool, RegistryError> {
+        load::register(self.spec, &self.component, &self.label)
+    }
+}
+
 /// Loads every embedded component and describes its tools. Start-up is what users wait for: a
 /// component whose description is cached is not even loaded until its first call; the others
 /// (the first run, or after an upgrade) are compiled on every core at once, with progress on a
-/// terminal, and described concurrently.
+/// terminal, and described concurrently. Each description is read once, and no validator is
+/// compiled here (a third of a start-up's CPU went to validators of tools never selected).
 pub(super) async fn load(
     sandbox: &Sandbox,
     operator_limits: Limits,
-) -> Result<Vec<RegisteredTool>, RegistryError> {
+) -> Result<Vec<DescribedBuiltin>, RegistryError> {
     let label = |crate_dir: &str| format!("built-in component {crate_dir}");
     let components: Vec<LoadedComponent> = EMBEDDED_COMPONENTS
         .iter()
@@ -102,16 +118,22 @@ pub(super) async fn load(
             )
         })
         .collect();
+    let cached: Vec<Option<Vec<ToolSpec>>> = components
+        .iter()
+        .map(|component| load::cached_specs(sandbox, &component.digest))
+        .collect();
     let uncached: Vec<&LoadedComponent> = components
         .iter()
-        .filter(|component| sandbox.cache().description(&component.digest).is_none())
+        .zip(&cached)
+        .filter(|(_, specs)| specs.is_none())
+        .map(|(component, _)| component)
         .collect();
     compile_all(sandbox, &uncached)?;
-    let loaded = components.into_iter().map(Ok::<_, RegistryError>);
+    let loaded = components.into_iter().zip(cached);
     let mut described = Vec::new();
-    for ((crate_dir, _, _), loaded) in EMBEDDED_COMPONENTS.iter().zip(loaded) {
+    for ((crate_dir, _, _), (loaded, cached)) in EMBEDDED_COMPONENTS.iter().zip(loaded) {
         let component = ComponentEntry {
-            loaded: loaded?,
+            loaded,
             grants: grants_for(crate_dir),
             limits: limits_for(crate_dir, operator_limits),
             source: ToolSource::BuiltIn,
@@ -119,7 +141,19 @@ pub(super) async fn load(
             keep_escapes: false,
         };
         described.push(async move {
-            load::describe(sandbox, Arc::new(component), &label(crate_dir)).await
+            let label = label(crate_dir);
+            let specs = load::describe_specs(sandbox, &component, &label, cached).await?;
+            let component = Arc::new(component);
+            Ok::<_, RegistryError>(
+                specs
+                    .into_iter()
+                    .map(|spec| DescribedBuiltin {
+                        spec,
+                        component: Arc::clone(&component),
+                        label: label.clone(),
+                    })
+                    .collect::<Vec<_>>(),
+            )
         });
     }
     let mut tools = Vec::new();

@@ -12,59 +12,88 @@ use janua_sandbox::{
 };
 
 /// The component's tools: what `describe` answers (with no grants at all), validated, from the
-/// cache when this exact component was described before.
+/// cache when this exact component was described before (`cached`, from [`cached_specs`]), each
+/// with its compiled validator.
 pub(super) async fn describe(
     sandbox: &Sandbox,
     component: Arc<ComponentEntry>,
     label: &str,
+    cached: Option<Vec<ToolSpec>>,
 ) -> Result<Vec<RegisteredTool>, RegistryError> {
-    let describe_error = |problem: DescribeError| RegistryError::Describe {
-        label: label.to_owned(),
-        problem,
-    };
-    let digest = &component.loaded.digest;
-    let cached = sandbox
+    describe_specs(sandbox, &component, label, cached)
+        .await?
+        .into_iter()
+        .map(|spec| register(spec, &component, label))
+        .collect()
+}
+
+/// What `describe` answered for the component `digest` before, if the cache holds it.
+pub(super) fn cached_specs(sandbox: &Sandbox, digest: &str) -> Option<Vec<ToolSpec>> {
+    sandbox
         .cache()
         .description(digest)
         .and_then(|value| serde_json::from_value::<Vec<ToolSpec>>(value).ok())
-        .filter(|specs| !specs.is_empty());
-    let specs = match cached {
+        .filter(|specs| !specs.is_empty())
+}
+
+/// What `describe` answers for `component` (`cached`, when [`cached_specs`] had it), with each
+/// read-only claim weighed against the component's grants, without compiling validators (a
+/// built-in that is not selected never needs one).
+pub(super) async fn describe_specs(
+    sandbox: &Sandbox,
+    component: &ComponentEntry,
+    label: &str,
+    cached: Option<Vec<ToolSpec>>,
+) -> Result<Vec<ToolSpec>, RegistryError> {
+    let digest = &component.loaded.digest;
+    let mut specs = match cached {
         Some(specs) => specs,
         None => {
-            let specs = run_describe(sandbox, &component, label)
+            let specs = run_describe(sandbox, component, label)
                 .await
-                .map_err(describe_error)?;
+                .map_err(|problem| RegistryError::Describe {
+                    label: label.to_owned(),
+                    problem,
+                })?;
             sandbox
                 .cache()
                 .store_description(digest, &serde_json::to_value(&specs).unwrap_or_default());
             specs
         }
     };
-    specs
-        .into_iter()
-        .map(|mut spec| {
-            // A tool's claim to be read-only is honoured only if its grants cannot write, nor send
-            // anything anywhere (a request can carry data out, and the default mode would allow a
-            // read-only tool without a rule), nor run programs (a program can write the
-            // workspace), except in built-ins, whose code is ours (TaskOutput shares Bash's
-            // component).
-            spec.read_only &= !component.grants.can_write()
-                && component.grants.net.is_empty()
-                && (component.grants.process.is_empty()
-                    || matches!(component.source, ToolSource::BuiltIn));
-            let validator = jsonschema::validator_for(&spec.input_schema).map_err(|error| {
-                describe_error(DescribeError::InvalidSchema {
-                    tool: spec.name.clone(),
-                    reason: error.to_string(),
-                })
-            })?;
-            Ok(RegisteredTool {
-                spec,
-                validator,
-                backend: super::Backend::Component(Arc::clone(&component)),
-            })
-        })
-        .collect()
+    for spec in &mut specs {
+        // A tool's claim to be read-only is honoured only if its grants cannot write, nor send
+        // anything anywhere (a request can carry data out, and the default mode would allow a
+        // read-only tool without a rule), nor run programs (a program can write the
+        // workspace), except in built-ins, whose code is ours (TaskOutput shares Bash's
+        // component).
+        spec.read_only &= !component.grants.can_write()
+            && component.grants.net.is_empty()
+            && (component.grants.process.is_empty()
+                || matches!(component.source, ToolSource::BuiltIn));
+    }
+    Ok(specs)
+}
+
+/// `spec` as a tool of `component`, with its JSON Schema validator compiled once.
+pub(super) fn register(
+    spec: ToolSpec,
+    component: &Arc<ComponentEntry>,
+    label: &str,
+) -> Result<RegisteredTool, RegistryError> {
+    let validator =
+        jsonschema::validator_for(&spec.input_schema).map_err(|error| RegistryError::Describe {
+            label: label.to_owned(),
+            problem: DescribeError::InvalidSchema {
+                tool: spec.name.clone(),
+                reason: error.to_string(),
+            },
+        })?;
+    Ok(RegisteredTool {
+        spec,
+        validator,
+        backend: super::Backend::Component(Arc::clone(component)),
+    })
 }
 
 /// What is wrong with a component's `describe`: it failed, or a tool it described cannot be
