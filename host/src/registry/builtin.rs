@@ -86,7 +86,7 @@ fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
 /// A built-in tool as described, before it is registered: only selected tools get a validator.
 pub(super) struct DescribedBuiltin {
     pub(super) spec: ToolSpec,
-    pub(super) component: Arc<ComponentEntry>,
+    component: Arc<ComponentEntry>,
     label: String,
 }
 
@@ -101,7 +101,8 @@ impl DescribedBuiltin {
 /// component whose description is cached is not even loaded until its first call; the others
 /// (the first run, or after an upgrade) are compiled on every core at once, with progress on a
 /// terminal, and described concurrently. Each description is read once, and no validator is
-/// compiled here (a third of a start-up's CPU went to validators of tools never selected).
+/// compiled here: validators and their patterns' regexes were a quarter of an MCP server's
+/// start-up CPU, most of it for tools `--tools` left out (BENCHMARKS.md, issue 33 step 5).
 pub(super) async fn load(
     sandbox: &Sandbox,
     operator_limits: Limits,
