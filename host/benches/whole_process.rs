@@ -8,8 +8,9 @@
 //!    (`janua_sandbox::Floor`, fresh instance per call) on two threads, and `janua run` pinned to one
 //!    core against two (`taskset`);
 //!
-//! and issue 33's point 5: `Bash` `true` through `janua run`, one call at a time, confined and
-//! not, beside `bash -c true` spawned bare.
+//! issue 33's point 5: `Bash` `true` through `janua run`, one call at a time, confined and
+//! not, beside `bash -c true` spawned bare; and issue 34's `janua hook claude`, exec to exit
+//! (≤ 5 ms p50), beside the same floors (`JANUA_BENCH_ONLY=hook` runs only that table).
 //!
 //! `cargo bench -p janua --bench whole_process` prints Markdown rows for `BENCHMARKS.md`.
 
@@ -27,6 +28,10 @@ use serde_json::{Value, json};
 const JANUA: &str = env!("CARGO_BIN_EXE_janua");
 
 fn main() {
+    if std::env::var("JANUA_BENCH_ONLY").as_deref() == Ok("hook") {
+        hook_rows();
+        return;
+    }
     let (root, workspace) = common::temp_workspace();
     let plugin = common::echo_plugin(root.path());
     std::fs::write(workspace.join("small.txt"), "hello\n".repeat(20)).expect("file");
@@ -189,6 +194,133 @@ fn main() {
         100.0 * rates[1] / floor_rate
     );
     bash_rows(&workspace, &state, &cache);
+    hook_rows();
+}
+
+/// Issue 34, point 1: `janua hook claude` answering one Claude Code event, from exec to exit,
+/// in a project whose `.claude/settings.json` holds rules, beside the process floors.
+fn hook_rows() {
+    const RUNS: usize = 200;
+    let root = tempfile::tempdir().expect("temp dir");
+    let project = root.path().join("project");
+    std::fs::create_dir_all(project.join(".claude")).expect("project");
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        r#"{"permissions":{"allow":["Bash(git status *)","Bash(npm test)"],"deny":["Read(./.env)","Bash(curl *)"]},"model":"opus"}"#,
+    )
+    .expect("settings");
+    let home = root.path().join("home");
+    let state = root.path().join("state");
+    let cache = root.path().join("cache");
+    std::fs::create_dir_all(&home).expect("home");
+    let event = |tool: &str, input: Value| {
+        json!({
+            "session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": tool,
+            "tool_input": input, "tool_use_id": "toolu_bench", "permission_mode": "default",
+            "cwd": project,
+        })
+        .to_string()
+    };
+    let janua = |args: &[&str]| {
+        let mut command = Command::new(JANUA);
+        command
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args(["--state-dir", &state.to_string_lossy()])
+            .args(["--cache-dir", &cache.to_string_lossy()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        command
+    };
+    // Fills the description cache, as `janua hook install` does.
+    assert!(
+        janua(&["--cwd", &project.to_string_lossy(), "tools"])
+            .status()
+            .expect("tools")
+            .success()
+    );
+    println!(
+        "
+| `janua hook claude`, exec to exit, {RUNS} runs | p50 | p90 | min | answer | target |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let rows: Vec<(&str, Command, Option<String>)> = vec![
+        (
+            "`/bin/true` (process start floor)",
+            Command::new("/bin/true"),
+            None,
+        ),
+        (
+            "`janua --version` (binary start floor)",
+            {
+                let mut command = Command::new(JANUA);
+                command.arg("--version").stdout(Stdio::null());
+                command
+            },
+            None,
+        ),
+        (
+            "`Bash` `git status && touch x` (not covered: ask)",
+            janua(&["hook", "claude"]),
+            Some(event("Bash", json!({"command": "git status && touch x"}))),
+        ),
+        (
+            "`Read` `.env` (a project deny rule: deny)",
+            janua(&["hook", "claude"]),
+            Some(event("Read", json!({"file_path": project.join(".env")}))),
+        ),
+        (
+            "`Bash` `npm test` (a project allow rule: no answer)",
+            janua(&["hook", "claude"]),
+            Some(event("Bash", json!({"command": "npm test"}))),
+        ),
+        (
+            "`TodoWrite` (a tool janua does not have, no rule: no answer)",
+            janua(&["hook", "claude"]),
+            Some(event("TodoWrite", json!({"todos": []}))),
+        ),
+    ];
+    for (label, mut command, input) in rows {
+        if input.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let mut answer = String::new();
+        let mut samples: Vec<Duration> = (0..RUNS + 10)
+            .map(|_| {
+                let started = Instant::now();
+                let mut child = command.spawn().expect("spawn");
+                if let Some(input) = &input {
+                    let mut stdin = child.stdin.take().expect("stdin");
+                    stdin.write_all(input.as_bytes()).expect("event");
+                }
+                let output = child.wait_with_output().expect("wait");
+                let elapsed = started.elapsed();
+                assert!(output.status.success(), "{label}: {:?}", output.status);
+                answer = serde_json::from_slice::<Value>(&output.stdout).map_or_else(
+                    |_| "none".to_owned(),
+                    |value| {
+                        value["hookSpecificOutput"]["permissionDecision"]
+                            .as_str()
+                            .unwrap_or("?")
+                            .to_owned()
+                    },
+                );
+                elapsed
+            })
+            .skip(10)
+            .collect();
+        samples.sort();
+        println!(
+            "| {label} | {} | {} | {} | {} | {} |",
+            common::format_duration(samples[samples.len() / 2]),
+            common::format_duration(samples[samples.len() * 9 / 10]),
+            common::format_duration(samples[0]),
+            if input.is_some() { answer.as_str() } else { "" },
+            if input.is_some() { "≤ 5 ms p50" } else { "" },
+        );
+    }
 }
 
 /// Issue 33, point 5: `Bash` `true` through `janua run`, one call at a time as an agent sends

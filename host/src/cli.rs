@@ -8,6 +8,7 @@ mod call;
 mod check;
 mod doctor;
 mod example;
+mod hook;
 mod hooks;
 mod mcp;
 mod plugin;
@@ -85,6 +86,8 @@ enum Command {
     Example(example::ExampleArgs),
     /// Create, build, check and approve plugins (docs/AUTHORING.md).
     Plugin(plugin::PluginArgs),
+    /// Decide for another agent: `janua hook claude` answers Claude Code's hook events (docs/HOSTS.md).
+    Hook(hook::HookArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -216,8 +219,15 @@ impl Cli {
         } else {
             2
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
+        // A hook decides one call and exits: threads it would start cost more than they save.
+        let mut builder = if matches!(self.command, Command::Hook(_)) {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(workers);
+            builder
+        };
+        let runtime = builder
             .enable_all()
             .build()
             .context("cannot start the async runtime")?;
@@ -260,6 +270,9 @@ impl Cli {
                     hooks::run(&runtime, &args)
                 }
                 Command::Audit(args) => Ok(audit::run(&args)),
+                Command::Hook(args) => {
+                    Ok(hook::run(args, self.global.config(), self.global.cwd.is_some()).await)
+                }
                 Command::Example(args) => example::run(&args),
                 Command::Plugin(args) => plugin::run(&args, || self.global.config()).await,
                 Command::Rewind(args) => {

@@ -108,6 +108,14 @@ pub mod serve {
     };
 }
 
+/// Claude Code's hook protocol: `janua hook claude` reads one event and answers it (docs/HOSTS.md).
+pub mod claude {
+    pub use crate::protocol::{
+        ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookRequest, answer_claude_hook,
+        claude_answer, claude_block, parse_claude_hook,
+    };
+}
+
 /// Plugins: checking and approving them, their manifests, the registry's errors, aliases and tool selection.
 pub mod plugins {
     pub use crate::authoring::{
@@ -134,7 +142,10 @@ pub mod state {
 pub mod config {
     pub use crate::delegation::DEFAULT_MAX_DELEGATION_DEPTH;
     pub use crate::runtime::DEFAULT_MAX_CONCURRENCY;
-    pub use crate::settings::{HookSetting, Settings, SettingsError, user_settings_path};
+    pub use crate::settings::{
+        CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, HookSetting, Settings, SettingsError,
+        claude_user_settings_path, user_settings_path,
+    };
     pub use janua_types::AGENT_TOOL;
 }
 

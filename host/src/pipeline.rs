@@ -401,7 +401,7 @@ async fn reach_decision(
     frame: &mut Frame<'_>,
     call: ToolUse,
     failures: &mut StageFailures,
-    run_hooks: bool,
+    stages: CheckStages,
 ) -> Result<Reached, Failure> {
     let (tool, hop) = resolve::resolve(&services.registry, &call.name)?;
     failures.stage(delegate::admit(services, &tool))?;
@@ -420,7 +420,7 @@ async fn reach_decision(
     let (mut input, coercions) = services.prepare(&tool, call.input);
     frame.outcome.coercions = coercions;
     frame.outcome.input = Some(input.clone());
-    if failures.stage(schema::check(&tool, &input))? {
+    if failures.stage(schema::check(&tool, &input))? && stages.validate_input {
         let validated = validate::run(
             services,
             frame,
@@ -445,7 +445,7 @@ async fn reach_decision(
     let base = services.event_base(&call.id, &tool.spec.name, &workspace);
     let mut vote = None;
     let hooked_input = input.clone();
-    if run_hooks {
+    if stages.hooks {
         let allow_defer = frame.placement.allow_defer;
         match pre_hooks::run(services, &base, &tool.spec, &input, allow_defer).await {
             Ok(pre) => {
@@ -574,7 +574,7 @@ async fn run(
         vote,
         decision,
         target,
-    } = plain(reach_decision(services, frame, call, &mut failures, true).await)?;
+    } = plain(reach_decision(services, frame, call, &mut failures, CheckStages::ALL).await)?;
     let context = || services.call_context(&call_id, &tool);
     let workspace = services.workspace_text();
     let base = services.event_base(&call_id, &tool.spec.name, &workspace);
@@ -770,10 +770,31 @@ pub struct CheckReport {
     pub input: Option<Value>,
 }
 
+/// Which of the stages before the decision that run code other than janua's a check runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CheckStages {
+    /// PreToolUse hooks, which vote.
+    pub(crate) hooks: bool,
+    /// The tool's own `validate-input` (a guest call).
+    pub(crate) validate_input: bool,
+}
+
+impl CheckStages {
+    /// Every stage: what a call runs.
+    pub(crate) const ALL: Self = Self {
+        hooks: true,
+        validate_input: true,
+    };
+}
+
 /// Runs the stages of a call up to and including the decision ([`reach_decision`], PreToolUse
-/// hooks only when `run_hooks`), never the tool. A failing stage is recorded and the decision is
-/// still reached for the input as it stands.
-pub(crate) async fn check(services: &Services<'_>, call: ToolUse, run_hooks: bool) -> CheckReport {
+/// hooks and `validate-input` as `stages` says), never the tool. A failing stage is recorded and
+/// the decision is still reached for the input as it stands.
+pub(crate) async fn check(
+    services: &Services<'_>,
+    call: ToolUse,
+    stages: CheckStages,
+) -> CheckReport {
     let placement = Placement {
         allow_defer: true,
         ..Placement::default()
@@ -783,7 +804,7 @@ pub(crate) async fn check(services: &Services<'_>, call: ToolUse, run_hooks: boo
         keep_going: true,
         first: None,
     };
-    let reached = reach_decision(services, &mut frame, call, &mut failures, run_hooks).await;
+    let reached = reach_decision(services, &mut frame, call, &mut failures, stages).await;
     let outcome = frame.outcome;
     match reached {
         Ok(reached) => CheckReport {

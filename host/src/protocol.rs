@@ -1,6 +1,8 @@
 //! Protocols: tool-definition export for model APIs and MCP, and the stream-json session of
-//! `janua run` (docs/PROTOCOL.md), and the MCP server `janua mcp serve` (docs/MCP.md).
+//! `janua run` (docs/PROTOCOL.md), the MCP server `janua mcp serve` (docs/MCP.md), and Claude
+//! Code's hook protocol (`janua hook claude`, docs/HOSTS.md).
 
+mod claude_hook;
 mod definitions;
 mod mcp_server;
 pub(crate) mod messages;
@@ -8,6 +10,10 @@ mod prompter;
 mod serve;
 mod watch;
 
+pub use claude_hook::{
+    ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookRequest, answer_claude_hook,
+    claude_answer, claude_block, parse_claude_hook,
+};
 pub use definitions::{DefinitionFormat, tool_definitions};
 
 pub use mcp_server::{HttpServe, HttpServeError, McpServeOptions, serve_mcp, serve_mcp_http};

@@ -125,8 +125,45 @@ impl ExtensionEntry {
 /// One tool in the registry.
 pub(crate) struct RegisteredTool {
     pub(crate) spec: ToolSpec,
-    pub(crate) validator: jsonschema::Validator,
+    /// Its input schema, compiled at registration for schemas from outside (plugins, MCP
+    /// servers: a broken one is reported at load), on first use for the built-ins, whose schemas
+    /// ship in the binary: a start-up that never calls a tool compiles nothing.
+    validator: std::sync::OnceLock<Result<jsonschema::Validator, DescribeError>>,
     pub(crate) backend: Backend,
+}
+
+impl RegisteredTool {
+    /// A tool whose validator was compiled at registration.
+    pub(crate) fn new(spec: ToolSpec, validator: jsonschema::Validator, backend: Backend) -> Self {
+        Self {
+            spec,
+            validator: std::sync::OnceLock::from(Ok(validator)),
+            backend,
+        }
+    }
+
+    /// A tool whose validator is compiled when first used.
+    pub(crate) fn compiled_on_use(spec: ToolSpec, backend: Backend) -> Self {
+        Self {
+            spec,
+            validator: std::sync::OnceLock::new(),
+            backend,
+        }
+    }
+
+    /// The compiled input schema, or why it does not compile.
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &DescribeError> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::validator_for(&self.spec.input_schema).map_err(|error| {
+                    DescribeError::InvalidSchema {
+                        tool: self.spec.name.clone(),
+                        reason: error.to_string(),
+                    }
+                })
+            })
+            .as_ref()
+    }
 }
 
 /// What runs a tool's calls.
@@ -329,17 +366,17 @@ impl Registry {
             all_names.push(spec.name.clone());
             tools.insert(
                 spec.name.clone(),
-                Arc::new(RegisteredTool {
+                Arc::new(RegisteredTool::new(
                     spec,
                     validator,
-                    backend: Backend::Agent(agent::agent_limits(config.operator_limits)),
-                }),
+                    Backend::Agent(agent::agent_limits(config.operator_limits)),
+                )),
             );
         }
         for tool in builtins {
             all_names.push(tool.spec.name.clone());
             if selected.contains(&tool.spec.name) {
-                tools.insert(tool.spec.name.clone(), Arc::new(tool.register()?));
+                tools.insert(tool.spec.name.clone(), Arc::new(tool.register()));
             }
         }
         let builtin_names = all_names.clone();
@@ -368,11 +405,11 @@ impl Registry {
             all_names.push(spec.name.clone());
             tools.insert(
                 spec.name.clone(),
-                Arc::new(RegisteredTool {
+                Arc::new(RegisteredTool::new(
                     spec,
                     validator,
-                    backend: Backend::Mcp(Arc::new(tool), limits),
-                }),
+                    Backend::Mcp(Arc::new(tool), limits),
+                )),
             );
         }
 

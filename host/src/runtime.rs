@@ -104,6 +104,13 @@ pub struct RuntimeConfig {
     /// The Chromium the Browser tool starts; `None` looks for one at the first browser call
     /// ([`find_browser`](crate::sandbox::find_browser): `JANUA_BROWSER`, else Debian's `chromium`).
     pub browser: Option<PathBuf>,
+    /// Claude Code's own settings files, read beside janua's (`janua hook claude`); `None` reads
+    /// only janua's.
+    pub claude_code: Option<settings::ClaudeCodeSettings>,
+    /// Make the WebAssembly engine on another thread as the runtime starts (default true).
+    /// Without it the engine is made when a component is first compiled or called, and a runtime
+    /// that only decides (`janua hook claude`) never makes one.
+    pub warm_engine: bool,
 }
 
 impl RuntimeConfig {
@@ -141,6 +148,8 @@ impl RuntimeConfig {
             agent_env: Vec::new(),
             agent_network: false,
             browser: None,
+            claude_code: None,
+            warm_engine: true,
         }
     }
 }
@@ -160,13 +169,13 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 
 /// What the compile cache under `cache_dir` holds (see [`default_cache_dir`]).
 pub fn cache_info(cache_dir: &Path) -> Result<crate::sandbox::CacheInfo, Error> {
-    Ok(Sandbox::new(Some(cache_dir))?.cache().info())
+    Ok(Sandbox::engine_on_demand(Some(cache_dir)).cache_info()?)
 }
 
 /// Removes every compiled component and cached description under `cache_dir`; returns how many
 /// files went. The next start compiles again.
 pub fn clear_cache(cache_dir: &Path) -> Result<usize, Error> {
-    Sandbox::new(Some(cache_dir))?
+    Sandbox::engine_on_demand(Some(cache_dir))
         .cache()
         .clear()
         .map_err(|source| Error::Cache {
@@ -280,6 +289,10 @@ impl Runtime {
     /// manifest, unknown `--tools` name) is an error here, before any call runs.
     pub async fn new(config: RuntimeConfig) -> Result<Self, Error> {
         warm_schema_compiler();
+        let sandbox = Sandbox::engine_on_demand(config.cache_dir.as_deref());
+        if config.warm_engine {
+            sandbox.warm_in_background();
+        }
         let workspace =
             std::fs::canonicalize(&config.workspace).map_err(|source| Error::Workspace {
                 path: config.workspace.clone(),
@@ -304,6 +317,7 @@ impl Runtime {
                 disallowed_tools: config.disallowed_tools.clone(),
                 mode: config.permission_mode,
                 trust_workspace: config.trust_workspace,
+                claude_code: config.claude_code.clone(),
             },
             &workspace,
             home.as_deref(),
@@ -363,7 +377,6 @@ impl Runtime {
         })
         .await?;
         warnings.extend(discovered.warnings);
-        let sandbox = Sandbox::new(config.cache_dir.as_deref())?;
         let plugin_data_root = session
             .dir()
             .parent()
@@ -732,7 +745,23 @@ impl Runtime {
     /// `run_hooks`.
     pub async fn check(&self, call: ToolUse, run_hooks: bool) -> CheckReport {
         let services = self.services();
-        pipeline::check(&services, call, run_hooks).await
+        let stages = pipeline::CheckStages {
+            hooks: run_hooks,
+            validate_input: true,
+        };
+        pipeline::check(&services, call, stages).await
+    }
+
+    /// Reports the decision for `call` from the stages that run neither a guest nor a hook
+    /// (resolve, coercion, schema, absolute paths, the decision): what another agent's hook needs
+    /// (`janua hook claude`), whose own tool validates its input. No WebAssembly engine is made.
+    pub async fn decide_only(&self, call: ToolUse) -> CheckReport {
+        let services = self.services();
+        let stages = pipeline::CheckStages {
+            hooks: false,
+            validate_input: false,
+        };
+        pipeline::check(&services, call, stages).await
     }
 
     /// The session's services, as every call of the root session sees them.

@@ -21,7 +21,10 @@ mod load;
 
 pub use file::{PermissionSettings, RuleEntry, Settings};
 pub use hooks::HookSetting;
-pub use load::{SettingsInput, user_settings_path};
+pub use load::{
+    CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, SettingsInput, claude_user_settings_path,
+    user_settings_path,
+};
 
 pub(crate) use load::{
     ScopedHook, load, local_settings_path, plugin_approvals, save_local_approvals,

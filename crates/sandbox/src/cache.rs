@@ -1,5 +1,6 @@
 //! Compiled components, cached on disk by content digest and engine compatibility, and what each
-//! component's `describe` answered.
+//! component's `describe` answered, cached by content digest alone (so a caller that never runs a
+//! guest reads its tools without creating an engine: `janua hook claude`).
 //!
 //! Compiling a component with Cranelift takes 30–250 ms; loading a cached artifact takes well under
 //! a millisecond, and a cached description lets start-up skip loading the component at all (it is
@@ -26,9 +27,16 @@ const ARTIFACT: &str = "cwasm";
 const FORMAT: u32 = 3;
 const DESCRIPTION: &str = "tools.json";
 
-/// Where compiled components live, if anywhere.
+/// Where compiled components and descriptions live, if anywhere.
 pub struct ComponentCache {
-    dir: Option<PathBuf>,
+    /// The cache's root (private to this user), `None` when caching is off.
+    root: Option<PathBuf>,
+    /// Compiled code: `root/<hash of the engine's compatibility, janua's version, the layout>`,
+    /// known once there is an engine.
+    engine_dir: std::sync::OnceLock<Option<PathBuf>>,
+    /// Descriptions: `root/<hash of janua's version and the layout>`; they do not depend on the
+    /// engine.
+    descriptions: Option<PathBuf>,
 }
 
 /// What `janua cache info` reports.
@@ -47,33 +55,63 @@ pub struct CacheInfo {
 }
 
 impl ComponentCache {
-    /// A cache under `dir/<engine compatibility hash>/`; `None` disables it. The cache holds native
-    /// code, so it is used only if this user owns the directory and nobody else can write to it;
-    /// otherwise it is disabled with a warning.
-    pub fn new(engine: &Engine, dir: Option<&Path>) -> Self {
-        let mut hasher = DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        env!("CARGO_PKG_VERSION").hash(&mut hasher);
-        FORMAT.hash(&mut hasher);
-        let dir = dir
-            .map(|dir| dir.join(format!("{:016x}", hasher.finish())))
-            .and_then(|dir| match private_dir(&dir) {
-                Ok(()) => Some(dir),
-                Err(reason) => {
-                    tracing::warn!(
-                        "not caching compiled components in {}: {reason}",
-                        dir.display()
-                    );
-                    None
+    /// A cache under `dir`; `None` disables it. The cache holds native code, so it is used only if
+    /// this user owns the directory and nobody else can write to it; otherwise it is disabled
+    /// with a warning. Nothing of the engine is needed until compiled code is read or written.
+    pub fn new(dir: Option<&Path>) -> Self {
+        let private = |dir: PathBuf| match private_dir(&dir) {
+            Ok(()) => Some(dir),
+            Err(reason) => {
+                tracing::warn!(
+                    "not caching compiled components in {}: {reason}",
+                    dir.display()
+                );
+                None
+            }
+        };
+        let root = dir.map(Path::to_path_buf).and_then(private);
+        let descriptions = root.as_ref().and_then(|root| {
+            let mut hasher = DefaultHasher::new();
+            "descriptions".hash(&mut hasher);
+            env!("CARGO_PKG_VERSION").hash(&mut hasher);
+            FORMAT.hash(&mut hasher);
+            private(root.join(format!("{:016x}", hasher.finish())))
+        });
+        Self {
+            root,
+            engine_dir: std::sync::OnceLock::new(),
+            descriptions,
+        }
+    }
+
+    /// The directory of `engine`'s compiled code (made private on first use).
+    fn engine_dir(&self, engine: &Engine) -> Option<&PathBuf> {
+        self.engine_dir
+            .get_or_init(|| {
+                let root = self.root.as_ref()?;
+                let mut hasher = DefaultHasher::new();
+                engine.precompile_compatibility_hash().hash(&mut hasher);
+                env!("CARGO_PKG_VERSION").hash(&mut hasher);
+                FORMAT.hash(&mut hasher);
+                let dir = root.join(format!("{:016x}", hasher.finish()));
+                match private_dir(&dir) {
+                    Ok(()) => Some(dir),
+                    Err(reason) => {
+                        tracing::warn!(
+                            "not caching compiled components in {}: {reason}",
+                            dir.display()
+                        );
+                        None
+                    }
                 }
-            });
-        Self { dir }
+            })
+            .as_ref()
     }
 
     /// Loads `wasm`, whose SHA-256 is `digest` (hex), as a component, from the cache when
     /// possible.
     pub fn load(&self, engine: &Engine, wasm: &[u8], digest: &str) -> wasmtime::Result<Component> {
-        let Some(dir) = &self.dir else {
+        let Some(dir) = self.engine_dir(engine) else {
             return Component::new(engine, wasm);
         };
         let path = dir.join(format!("{digest}.{ARTIFACT}"));
@@ -113,23 +151,24 @@ impl ComponentCache {
         Ok(component)
     }
 
-    /// True when the compiled artifact of `digest` is in the cache (not checked).
-    pub fn has_artifact(&self, digest: &str) -> bool {
-        self.dir
-            .as_ref()
+    /// True when the compiled artifact of `digest` for `engine` is in the cache (not checked).
+    pub fn has_artifact(&self, engine: &Engine, digest: &str) -> bool {
+        self.engine_dir(engine)
             .is_some_and(|dir| dir.join(format!("{digest}.{ARTIFACT}")).is_file())
     }
 
     /// What `describe` answered for the component `digest`, if cached and readable.
     pub fn description(&self, digest: &str) -> Option<serde_json::Value> {
-        let dir = self.dir.as_ref()?;
+        let dir = self.descriptions.as_ref()?;
         let bytes = read_ours(dir, &dir.join(format!("{digest}.{DESCRIPTION}")))?;
         serde_json::from_slice(&bytes).ok()
     }
 
     /// Records what `describe` answered for the component `digest`.
     pub fn store_description(&self, digest: &str, description: &serde_json::Value) {
-        let Some(dir) = &self.dir else { return };
+        let Some(dir) = &self.descriptions else {
+            return;
+        };
         let path = dir.join(format!("{digest}.{DESCRIPTION}"));
         let bytes = serde_json::to_vec(description).unwrap_or_default();
         if let Err(error) = store(dir, &path, &bytes) {
@@ -137,31 +176,32 @@ impl ComponentCache {
         }
     }
 
-    /// Counts the entries (for `janua cache info`).
-    pub fn info(&self) -> CacheInfo {
-        let Some(dir) = &self.dir else {
+    /// Counts the entries (for `janua cache info`): `engine`'s compiled code, the descriptions,
+    /// and what other janua or wasmtime versions left.
+    pub fn info(&self, engine: &Engine) -> CacheInfo {
+        let (Some(root), Some(dir)) = (&self.root, self.engine_dir(engine)) else {
             return CacheInfo::default();
         };
         let mut info = CacheInfo {
             dir: Some(dir.clone()),
             ..CacheInfo::default()
         };
-        let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        for engine_dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-            let path = engine_dir.path();
+        for entry_dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let path = entry_dir.path();
             if !path.is_dir() {
                 continue;
             }
-            let ours = path == *dir;
-            if !ours {
+            let compiled = path == *dir;
+            let described = self.descriptions.as_ref() == Some(&path);
+            if !compiled && !described {
                 info.stale_dirs += 1;
             }
             for entry in std::fs::read_dir(&path).into_iter().flatten().flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 info.bytes += entry.metadata().map_or(0, |metadata| metadata.len());
-                if ours && name.ends_with(&format!(".{ARTIFACT}")) {
+                if compiled && name.ends_with(&format!(".{ARTIFACT}")) {
                     info.artifacts += 1;
-                } else if ours && name.ends_with(&format!(".{DESCRIPTION}")) {
+                } else if described && name.ends_with(&format!(".{DESCRIPTION}")) {
                     info.descriptions += 1;
                 }
             }
@@ -171,10 +211,9 @@ impl ComponentCache {
 
     /// Removes every entry, this engine's and stale ones; returns how many files went.
     pub fn clear(&self) -> std::io::Result<usize> {
-        let Some(dir) = &self.dir else { return Ok(0) };
-        let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let Some(root) = &self.root else { return Ok(0) };
         let mut removed = 0;
-        for engine_dir in std::fs::read_dir(&root)?.flatten() {
+        for engine_dir in std::fs::read_dir(root)?.flatten() {
             let path = engine_dir.path();
             // Only what janua writes: hex-named engine directories of entries.
             let name = engine_dir.file_name().to_string_lossy().into_owned();
@@ -188,9 +227,7 @@ impl ComponentCache {
                     removed += 1;
                 }
             }
-            if path != *dir {
-                let _ = std::fs::remove_dir(&path);
-            }
+            let _ = std::fs::remove_dir(&path);
         }
         Ok(removed)
     }

@@ -59,12 +59,8 @@ impl Floor {
             .sandbox
             .linked(&self.component)
             .map_err(FloorError::Sandbox)?;
-        reply(super::call::run_here(
-            self.sandbox.engine(),
-            pre,
-            setup,
-            request,
-        ))
+        let engine = self.sandbox.engine().map_err(FloorError::Sandbox)?;
+        reply(super::call::run_here(engine, pre, setup, request))
     }
 
     /// The same call through [`Sandbox::run`], the path the pipeline takes for a guest with no

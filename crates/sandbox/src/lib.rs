@@ -27,8 +27,8 @@ mod slots;
 mod wasi;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
 
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -67,21 +67,30 @@ use bindings::{
 };
 use call::CallState;
 
-/// Engine, linker and compile cache shared by every call.
+/// Engine, linker and compile cache shared by every call. The engine is made when first needed
+/// ([`Sandbox::engine_on_demand`]) or at once ([`Sandbox::new`]): a caller that only reads cached
+/// descriptions and decides never makes one.
 pub struct Sandbox {
+    /// The engine, its linkers and its epoch ticker; shared with a thread that may make them
+    /// ahead ([`Sandbox::warm_in_background`]).
+    parts: Arc<OnceLock<Result<EngineParts, SandboxError>>>,
+    cache: Arc<cache::ComponentCache>,
+    /// Guests abandoned while stuck in a host call and not yet returned.
+    abandoned: Arc<AtomicUsize>,
+    /// The waiting line for the pool's instance slots.
+    slots: slots::Slots,
+}
+
+/// What running a guest needs, made once.
+struct EngineParts {
     engine: Engine,
     linker: Linker<CallState>,
     /// The linker for guests that run on the calling task (no directories, no processes, no
     /// delegation; see `call.rs`): WASI's async bindings, and no hidden-path wrapper, which has
     /// nothing to guard without a preopened directory.
     inline_linker: Linker<CallState>,
-    cache: cache::ComponentCache,
-    /// Guests abandoned while stuck in a host call and not yet returned.
-    abandoned: Arc<AtomicUsize>,
     /// Shared with resident monitors, whose deadlines must keep firing as long as they live.
     ticker: Arc<engine::EpochTicker>,
-    /// The waiting line for the pool's instance slots.
-    slots: slots::Slots,
 }
 
 /// SHA-256 of `bytes` in lower-case hex: how components are named in the cache and in approvals.
@@ -181,53 +190,47 @@ pub enum SandboxError {
 }
 
 impl Sandbox {
-    /// Creates the engine and linker; compiled components are cached under `cache_dir` if given.
+    /// Creates the engine and linker now; compiled components are cached under `cache_dir` if
+    /// given.
     pub fn new(cache_dir: Option<&Path>) -> Result<Self, SandboxError> {
-        let engine =
-            engine::build_engine().map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        // The filesystem interfaces are replaced by the hidden-path wrapper around the same
-        // implementation (see `hidden.rs`).
-        linker.allow_shadowing(true);
-        wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
-            CallState,
-            hidden::HidingFsData,
-        >(&mut linker, CallState::hiding_fs)
-        .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        wasmtime_wasi::p2::bindings::filesystem::preopens::add_to_linker::<
-            CallState,
-            hidden::HidingFsData,
-        >(&mut linker, CallState::hiding_fs)
-        .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        linker.allow_shadowing(false);
-        // wasi:http, every request checked by `http.rs`; raw sockets stay off (see `wasi.rs`).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        bindings::add_host_to_linker(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        bindings::add_process_to_linker(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        bindings::add_delegate_to_linker(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        bindings::add_browser_to_linker(&mut linker)
-            .map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        let inline_linker =
-            inline_linker(&engine).map_err(|error| SandboxError::Engine(format!("{error:#}")))?;
-        let cache = cache::ComponentCache::new(&engine, cache_dir);
-        let ticker = engine::EpochTicker::start(&engine).map_err(|error| {
-            SandboxError::Engine(format!("cannot start the epoch ticker thread: {error}"))
-        })?;
-        Ok(Self {
-            engine,
-            linker,
-            inline_linker,
-            cache,
+        let sandbox = Self::engine_on_demand(cache_dir);
+        sandbox.parts()?;
+        Ok(sandbox)
+    }
+
+    /// A sandbox whose engine is made when a component is first compiled, loaded or run (an
+    /// error making it is then that call's error); compiled components are cached under
+    /// `cache_dir` if given, descriptions are readable at once.
+    pub fn engine_on_demand(cache_dir: Option<&Path>) -> Self {
+        Self {
+            parts: Arc::new(OnceLock::new()),
+            cache: Arc::new(cache::ComponentCache::new(cache_dir)),
             abandoned: Arc::default(),
-            ticker: Arc::new(ticker),
             slots: slots::Slots::new(),
-        })
+        }
+    }
+
+    /// Makes the engine on another thread now, so that neither start-up nor the first call waits
+    /// for all of it.
+    pub fn warm_in_background(&self) {
+        let parts = Arc::clone(&self.parts);
+        let spawned = std::thread::Builder::new()
+            .name("janua-engine".to_owned())
+            .spawn(move || {
+                parts.get_or_init(EngineParts::make);
+            });
+        if let Err(error) = spawned {
+            tracing::debug!(
+                "the engine is made at first use: no thread to make it ahead ({error})"
+            );
+        }
+    }
+
+    fn parts(&self) -> Result<&EngineParts, SandboxError> {
+        self.parts
+            .get_or_init(EngineParts::make)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Compiles (or loads from cache) and links `wasm` as a component of `kind` at once; `label`
@@ -294,23 +297,24 @@ impl Sandbox {
             kind: kind.as_str(),
             message,
         };
+        let parts = self.parts()?;
         let component = self
             .cache
-            .load(&self.engine, loaded.wasm.bytes(), &loaded.digest)
+            .load(&parts.engine, loaded.wasm.bytes(), &loaded.digest)
             .map_err(|error| component_error(format!("{error:#}")))?;
         let linked = |linker: &Linker<CallState>| {
             linker
                 .instantiate_pre(&component)
                 .map_err(|error| component_error(format!("{error:#}")))
         };
-        let sync = linked(&self.linker)?;
+        let sync = linked(&parts.linker)?;
         match kind {
             ComponentKind::Tool => ToolPluginPre::new(sync).and_then(|sync| {
-                let inline = InlineToolPluginPre::new(linked(&self.inline_linker)?)?;
+                let inline = InlineToolPluginPre::new(linked(&parts.inline_linker)?)?;
                 Ok(ComponentPre::Tool { sync, inline })
             }),
             ComponentKind::Hook => HookPluginPre::new(sync).and_then(|sync| {
-                let inline = InlineHookPluginPre::new(linked(&self.inline_linker)?)?;
+                let inline = InlineHookPluginPre::new(linked(&parts.inline_linker)?)?;
                 Ok(ComponentPre::Hook { sync, inline })
             }),
             ComponentKind::Monitor => MonitorPluginPre::new(sync).map(ComponentPre::Monitor),
@@ -318,14 +322,25 @@ impl Sandbox {
         .map_err(|error| component_error(format!("{error:#}")))
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// The engine, made now if it was not.
+    pub fn engine(&self) -> Result<&Engine, SandboxError> {
+        self.parts().map(|parts| &parts.engine)
     }
 
     /// The compile cache.
     pub fn cache(&self) -> &cache::ComponentCache {
         &self.cache
+    }
+
+    /// What the compile cache holds for this engine (made now if it was not).
+    pub fn cache_info(&self) -> Result<CacheInfo, SandboxError> {
+        Ok(self.cache.info(self.engine()?))
+    }
+
+    /// True when `digest`'s compiled code is cached for this engine (made now if it was not).
+    pub fn has_compiled(&self, digest: &str) -> bool {
+        self.engine()
+            .is_ok_and(|engine| self.cache.has_artifact(engine, digest))
     }
 
     /// Runs one request in a fresh instance of `component`.
@@ -355,20 +370,68 @@ impl Sandbox {
             Ok(slot) => slot,
             Err(failure) => return GuestRun::failed(failure),
         };
-        call::run(&self.engine, pre, &self.abandoned, setup, request).await
+        // `linked` made the engine.
+        let Ok(parts) = self.parts() else {
+            return GuestRun::failed(GuestFailure::Setup(
+                "the WebAssembly engine could not be made".to_owned(),
+            ));
+        };
+        call::run(&parts.engine, pre, &self.abandoned, setup, request).await
     }
 
     /// A monitor instance that lives across events (see `resident.rs`).
     pub fn resident(&self, component: &LoadedComponent, setup: ResidentSetup) -> Option<Resident> {
-        match self.linked(component).ok()? {
+        let pre = self.linked(component).ok()?;
+        let parts = self.parts().ok()?;
+        match pre {
             ComponentPre::Monitor(pre) => Some(Resident::new(
-                &self.engine,
-                Arc::clone(&self.ticker),
+                &parts.engine,
+                Arc::clone(&parts.ticker),
                 pre.clone(),
                 setup,
             )),
             _ => None,
         }
+    }
+}
+
+impl EngineParts {
+    /// The engine, both linkers and the epoch ticker.
+    fn make() -> Result<Self, SandboxError> {
+        let engine_error = |error: wasmtime::Error| SandboxError::Engine(format!("{error:#}"));
+        let engine = engine::build_engine().map_err(engine_error)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
+        // The filesystem interfaces are replaced by the hidden-path wrapper around the same
+        // implementation (see `hidden.rs`).
+        linker.allow_shadowing(true);
+        wasmtime_wasi::p2::bindings::sync::filesystem::types::add_to_linker::<
+            CallState,
+            hidden::HidingFsData,
+        >(&mut linker, CallState::hiding_fs)
+        .map_err(engine_error)?;
+        wasmtime_wasi::p2::bindings::filesystem::preopens::add_to_linker::<
+            CallState,
+            hidden::HidingFsData,
+        >(&mut linker, CallState::hiding_fs)
+        .map_err(engine_error)?;
+        linker.allow_shadowing(false);
+        // wasi:http, every request checked by `http.rs`; raw sockets stay off (see `wasi.rs`).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(engine_error)?;
+        bindings::add_host_to_linker(&mut linker).map_err(engine_error)?;
+        bindings::add_process_to_linker(&mut linker).map_err(engine_error)?;
+        bindings::add_delegate_to_linker(&mut linker).map_err(engine_error)?;
+        bindings::add_browser_to_linker(&mut linker).map_err(engine_error)?;
+        let inline_linker = inline_linker(&engine).map_err(engine_error)?;
+        let ticker = engine::EpochTicker::start(&engine).map_err(|error| {
+            SandboxError::Engine(format!("cannot start the epoch ticker thread: {error}"))
+        })?;
+        Ok(Self {
+            engine,
+            linker,
+            inline_linker,
+            ticker: Arc::new(ticker),
+        })
     }
 }
 

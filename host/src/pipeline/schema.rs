@@ -15,9 +15,15 @@ const MAX_LINE_CHARS: usize = 500;
 pub(crate) fn check(tool: &RegisteredTool, input: &serde_json::Value) -> Result<(), Failure> {
     // Messages quote the offending value, which can be huge: format only what is shown, and cut
     // each line.
+    let validator = tool.validator().map_err(|error| {
+        Failure::new(
+            ErrorKind::InvalidInput,
+            format!("no input can be checked: {error}"),
+        )
+    })?;
     let mut total = 0usize;
     let mut violations: Vec<String> = Vec::new();
-    for error in tool.validator.iter_errors(input) {
+    for error in validator.iter_errors(input) {
         total += 1;
         if violations.len() < MAX_VIOLATIONS {
             let pointer = error.instance_path().to_string();

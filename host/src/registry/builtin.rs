@@ -83,17 +83,18 @@ fn limits_for(crate_dir: &str, operator_limits: Limits) -> Limits {
     limits
 }
 
-/// A built-in tool as described, before it is registered: only selected tools get a validator.
+/// A built-in tool as described, before it is registered: only selected tools are registered,
+/// and their validators are compiled at their first call.
 pub(super) struct DescribedBuiltin {
     pub(super) spec: ToolSpec,
     component: Arc<ComponentEntry>,
-    label: String,
 }
 
 impl DescribedBuiltin {
-    /// The tool with its compiled validator.
-    pub(super) fn register(self) -> Result<RegisteredTool, RegistryError> {
-        load::register(self.spec, &self.component, &self.label)
+    /// The tool, its validator compiled when first used (the schemas of the built-ins ship in
+    /// the binary and are tested, so none fails to compile).
+    pub(super) fn register(self) -> RegisteredTool {
+        RegisteredTool::compiled_on_use(self.spec, super::Backend::Component(self.component))
     }
 }
 
@@ -151,7 +152,6 @@ pub(super) async fn load(
                     .map(|spec| DescribedBuiltin {
                         spec,
                         component: Arc::clone(&component),
-                        label: label.clone(),
                     })
                     .collect::<Vec<_>>(),
             )
@@ -178,7 +178,7 @@ pub(crate) fn compile_all(
     let show = std::io::stderr().is_terminal()
         && components
             .iter()
-            .any(|component| !sandbox.cache().has_artifact(&component.digest));
+            .any(|component| !sandbox.has_compiled(&component.digest));
     let total = components.len();
     let done = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);

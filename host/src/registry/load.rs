@@ -89,11 +89,11 @@ pub(super) fn register(
                 reason: error.to_string(),
             },
         })?;
-    Ok(RegisteredTool {
+    Ok(RegisteredTool::new(
         spec,
         validator,
-        backend: super::Backend::Component(Arc::clone(component)),
-    })
+        super::Backend::Component(Arc::clone(component)),
+    ))
 }
 
 /// What is wrong with a component's `describe`: it failed, or a tool it described cannot be

@@ -31,6 +31,39 @@ pub struct SettingsInput {
     pub mode: Option<PermissionMode>,
     /// `--trust-workspace`.
     pub trust_workspace: bool,
+    /// Claude Code's own settings files, read beside janua's (`janua hook claude`).
+    pub claude_code: Option<ClaudeCodeSettings>,
+}
+
+/// Claude Code's settings files for one project, read beside janua's own when janua decides for
+/// Claude Code (`janua hook claude`). Their rules are Claude Code's too, so a rule janua cannot
+/// read is a warning there (Claude Code still applies it), never an error that would block every
+/// call.
+#[derive(Debug, Clone, Default)]
+pub struct ClaudeCodeSettings {
+    /// The managed policy file (`/etc/claude-code/managed-settings.json` on Linux); highest
+    /// precedence.
+    pub managed: Option<PathBuf>,
+    /// The user file ([`claude_user_settings_path`]).
+    pub user: Option<PathBuf>,
+    /// Read the project's `.claude/settings.json` and `.claude/settings.local.json`.
+    pub project: bool,
+    /// Use those project files' allow rules, additional directories and mode without janua's
+    /// workspace trust: Claude Code only runs hooks once its own trust dialog was accepted.
+    pub trust_project: bool,
+}
+
+/// Claude Code's managed settings file on Linux.
+pub const CLAUDE_MANAGED_SETTINGS: &str = "/etc/claude-code/managed-settings.json";
+
+/// Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else
+/// `~/.claude/settings.json`.
+pub fn claude_user_settings_path() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(dir) = non_empty("CLAUDE_CONFIG_DIR") {
+        return Some(PathBuf::from(dir).join("settings.json"));
+    }
+    non_empty("HOME").map(|home| PathBuf::from(home).join(".claude/settings.json"))
 }
 
 /// The merged result.
@@ -122,6 +155,19 @@ struct Scope {
     settings: Settings,
     /// Project and local scopes need workspace trust for what they grant.
     needs_trust: bool,
+    /// Claude Code's own file: a rule or mode janua cannot read is a warning, not an error.
+    claude_code: bool,
+}
+
+impl Scope {
+    fn janua(source: RuleSource, settings: Settings, needs_trust: bool) -> Self {
+        Self {
+            source,
+            settings,
+            needs_trust,
+            claude_code: false,
+        }
+    }
 }
 
 /// Loads and merges every scope in `input` for `workspace` (canonical).
@@ -132,42 +178,87 @@ pub(crate) fn load(
 ) -> Result<Loaded, Error> {
     let mut warnings = Vec::new();
     let mut scopes: Vec<Scope> = Vec::new();
+    let claude = input.claude_code.as_ref();
+    let claude_file =
+        |path: &Path, source: RuleSource, needs_trust: bool, warnings: &mut Vec<String>| {
+            Settings::load(path, warnings).map(|settings| Scope {
+                source,
+                settings,
+                needs_trust,
+                claude_code: true,
+            })
+        };
+    if let Some(path) = claude
+        .and_then(|claude| claude.managed.as_ref())
+        .filter(|path| path.is_file())
+    {
+        scopes.push(claude_file(
+            path,
+            RuleSource::Settings(Some(path.clone())),
+            false,
+            &mut warnings,
+        )?);
+    }
     for path in &input.files {
-        scopes.push(Scope {
-            source: RuleSource::Settings(Some(path.clone())),
-            settings: Settings::load(path, &mut warnings)?,
-            needs_trust: false,
-        });
+        scopes.push(Scope::janua(
+            RuleSource::Settings(Some(path.clone())),
+            Settings::load(path, &mut warnings)?,
+            false,
+        ));
     }
     for text in &input.inline {
-        scopes.push(Scope {
-            source: RuleSource::Settings(None),
-            settings: Settings::parse(text, Path::new("--settings JSON"), &mut warnings)?,
-            needs_trust: false,
-        });
+        scopes.push(Scope::janua(
+            RuleSource::Settings(None),
+            Settings::parse(text, Path::new("--settings JSON"), &mut warnings)?,
+            false,
+        ));
     }
-    if input.project {
-        let local = local_settings_path(workspace);
-        let project = workspace.join(".janua/settings.json");
-        for (path, source) in [
-            (local.clone(), RuleSource::Local(local)),
-            (project.clone(), RuleSource::Project(project)),
-        ] {
-            if path.is_file() {
-                scopes.push(Scope {
-                    source,
-                    settings: Settings::load(&path, &mut warnings)?,
-                    needs_trust: true,
-                });
-            }
+    let claude_project = claude.filter(|claude| claude.project);
+    let needs_trust = claude_project.is_none_or(|claude| !claude.trust_project);
+    for (janua_name, claude_name, local) in [
+        ("settings.local.json", "settings.local.json", true),
+        ("settings.json", "settings.json", false),
+    ] {
+        let path = workspace.join(".janua").join(janua_name);
+        if input.project && path.is_file() {
+            let source = if local {
+                RuleSource::Local(path.clone())
+            } else {
+                RuleSource::Project(path.clone())
+            };
+            scopes.push(Scope::janua(
+                source,
+                Settings::load(&path, &mut warnings)?,
+                true,
+            ));
+        }
+        let path = workspace.join(".claude").join(claude_name);
+        if claude_project.is_some() && path.is_file() {
+            let source = if local {
+                RuleSource::Local(path.clone())
+            } else {
+                RuleSource::Project(path.clone())
+            };
+            scopes.push(claude_file(&path, source, needs_trust, &mut warnings)?);
         }
     }
     if let Some(path) = input.user_file.as_ref().filter(|path| path.is_file()) {
-        scopes.push(Scope {
-            source: RuleSource::User(path.clone()),
-            settings: Settings::load(path, &mut warnings)?,
-            needs_trust: false,
-        });
+        scopes.push(Scope::janua(
+            RuleSource::User(path.clone()),
+            Settings::load(path, &mut warnings)?,
+            false,
+        ));
+    }
+    if let Some(path) = claude
+        .and_then(|claude| claude.user.as_ref())
+        .filter(|path| path.is_file())
+    {
+        scopes.push(claude_file(
+            path,
+            RuleSource::User(path.clone()),
+            false,
+            &mut warnings,
+        )?);
     }
 
     let trusted = input.trust_workspace || trust_recorded(&scopes, workspace, &mut warnings);
@@ -307,17 +398,43 @@ pub(crate) fn load(
             }
             for (index, entry) in entries.iter().enumerate() {
                 let position = format!("permissions.{}[{index}]", kind.as_str());
-                let rule = Rule::parse(&entry.rule, kind, scope.source.clone(), policy.context())
-                    .map_err(|error| positioned(error, position.clone()))?;
+                let parsed = Rule::parse(&entry.rule, kind, scope.source.clone(), policy.context())
+                    .map_err(|error| positioned(error, position.clone()));
+                let rule = match parsed {
+                    Ok(rule) => rule,
+                    Err(error) if scope.claude_code => {
+                        warnings.push(format!(
+                            "{error} (in Claude Code's own settings: not used by janua, Claude Code still applies it)"
+                        ));
+                        continue;
+                    }
+                    Err(error) => return Err(error.into()),
+                };
                 check_examples(&rule, entry, &position, policy.context())?;
                 warnings.extend(policy.add(rule));
             }
         }
-        if let Some(name) = &permissions.default_mode {
-            let parsed: PermissionMode = name.parse().map_err(|error| SettingsError {
-                path: source_path(&scope.source),
-                message: format!("permissions.defaultMode: {error}"),
-            })?;
+        let default_mode = match permissions.default_mode.as_deref().map(str::parse) {
+            None => None,
+            Some(Ok(parsed)) => Some(parsed),
+            // Claude Code has modes janua does not (`auto`); the mode a hook decides in comes with
+            // each event anyway.
+            Some(Err(error)) if scope.claude_code => {
+                warnings.push(format!(
+                    "permissions.defaultMode in {}: {error}; not used by janua",
+                    scope.source
+                ));
+                None
+            }
+            Some(Err(error)) => {
+                return Err(Error::Settings(SettingsError {
+                    path: source_path(&scope.source),
+                    message: format!("permissions.defaultMode: {error}"),
+                }));
+            }
+        };
+        if let Some(parsed) = default_mode {
+            let parsed: PermissionMode = parsed;
             if untrusted && parsed.widens() {
                 warnings.push(format!(
                     "this workspace has not been trusted: defaultMode {parsed} in {} is not used",

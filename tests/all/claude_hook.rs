@@ -1,0 +1,360 @@
+//! `janua hook claude`: Claude Code hook events on stdin, answered by the real binary from the
+//! settings files Claude Code reads (issue 34, point 1).
+
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::{Fixture, cache_dir, janua_bin};
+
+/// The project's `.claude/settings.json` every case below reads.
+const PROJECT_SETTINGS: &str = r#"{
+  "permissions": {
+    "allow": ["Bash(git status *)", "Bash(find *)", "Bash(npm test)"],
+    "deny": ["Read(./.env)", "Bash(curl *)", "mcp__evil"],
+    "defaultMode": "auto"
+  },
+  "model": "opus",
+  "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "janua hook claude"}]}]}
+}"#;
+
+fn project(fixture: &Fixture) {
+    fixture.write(".claude/settings.json", PROJECT_SETTINGS);
+    fixture.write(".env", "SECRET=1\n");
+}
+
+/// Runs `janua hook claude ARGS` with `event` on stdin, in a home of its own (so the machine's
+/// `~/.claude` is never read).
+fn hook(fixture: &Fixture, args: &[&str], event: &str) -> Output {
+    hook_in(fixture, args, event, |command| command)
+}
+
+fn hook_in(
+    fixture: &Fixture,
+    args: &[&str],
+    event: &str,
+    wrap: impl FnOnce(&mut Command) -> &mut Command,
+) -> Output {
+    let home = fixture.root().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut command = Command::new(janua_bin());
+    command
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["hook", "claude"])
+        .args(args)
+        .current_dir(fixture.workspace())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = wrap(&mut command).spawn().expect("spawn janua hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.as_bytes())
+        .unwrap();
+    child.wait_with_output().expect("wait for janua hook")
+}
+
+fn event(fixture: &Fixture, name: &str, tool: &str, input: Value, mode: &str) -> String {
+    json!({
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": fixture.workspace(),
+        "prompt_id": "p1",
+        "permission_mode": mode,
+        "effort": {"level": "high"},
+        "hook_event_name": name,
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_01",
+    })
+    .to_string()
+}
+
+fn pre(fixture: &Fixture, tool: &str, input: Value) -> String {
+    event(fixture, "PreToolUse", tool, input, "default")
+}
+
+/// The decision printed (`None` when janua printed nothing), after checking the exit code.
+fn answer(output: &Output) -> Option<(String, String)> {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if stdout.trim().is_empty() {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    let specific = &value["hookSpecificOutput"];
+    let (decision, reason) = match specific["hookEventName"].as_str() {
+        Some("PreToolUse") => (
+            &specific["permissionDecision"],
+            &specific["permissionDecisionReason"],
+        ),
+        Some("PermissionRequest") => (
+            &specific["decision"]["behavior"],
+            &specific["decision"]["message"],
+        ),
+        other => panic!("unexpected answer for {other:?}: {value}"),
+    };
+    Some((
+        decision.as_str().unwrap().to_owned(),
+        reason.as_str().unwrap_or_default().to_owned(),
+    ))
+}
+
+#[test]
+fn dangerous_calls_are_never_left_to_an_allow_rule() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    // (command, what janua must answer, a word its reason must hold)
+    let cases = [
+        ("find . -exec rm {} \\;", "ask", "Bash"),
+        ("rm -rf ~", "ask", "critical"),
+        ("{ cat .env; }", "deny", "Read(./.env)"),
+        ("git status && touch x", "ask", "no allow rule"),
+        ("FOO=1 curl https://example.com", "deny", "Bash(curl *)"),
+        ("echo $(curl https://example.com)", "deny", "Bash(curl *)"),
+    ];
+    for (command, expected, word) in cases {
+        let output = hook(
+            &fixture,
+            &[],
+            &pre(&fixture, "Bash", json!({"command": command})),
+        );
+        let (decision, reason) =
+            answer(&output).unwrap_or_else(|| panic!("{command:?} got no answer"));
+        assert_eq!(decision, expected, "{command:?}: {reason}");
+        assert!(reason.starts_with("janua: "), "{reason}");
+        assert!(reason.contains(word), "{command:?}: {reason}");
+    }
+    let read = hook(
+        &fixture,
+        &[],
+        &pre(
+            &fixture,
+            "Read",
+            json!({"file_path": fixture.workspace().join(".env")}),
+        ),
+    );
+    let (decision, reason) = answer(&read).unwrap();
+    assert_eq!(decision, "deny");
+    assert!(reason.contains(".claude/settings.json"), "{reason}");
+}
+
+#[test]
+fn allowed_calls_are_left_to_claude_code_unless_authoritative() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let status = pre(&fixture, "Bash", json!({"command": "git status --short"}));
+    assert_eq!(answer(&hook(&fixture, &[], &status)), None);
+    let (decision, _) = answer(&hook(&fixture, &["--authoritative"], &status)).unwrap();
+    assert_eq!(decision, "allow");
+    // Authoritative, janua's own workspace trust decides whether a project's allow rules count.
+    let test = pre(&fixture, "Bash", json!({"command": "npm test"}));
+    let (decision, reason) = answer(&hook(&fixture, &["--authoritative"], &test)).unwrap();
+    assert_eq!(decision, "ask", "{reason}");
+    let (decision, _) = answer(&hook(
+        &fixture,
+        &["--authoritative", "--trust-workspace"],
+        &test,
+    ))
+    .unwrap();
+    assert_eq!(decision, "allow");
+}
+
+#[test]
+fn tools_janua_does_not_have_are_decided_by_the_rules_naming_them() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let mcp = hook(
+        &fixture,
+        &[],
+        &pre(&fixture, "mcp__evil__wipe", json!({"all": true})),
+    );
+    let (decision, reason) = answer(&mcp).unwrap();
+    assert_eq!(decision, "deny");
+    assert!(reason.contains("mcp__evil"), "{reason}");
+    let todo = hook(
+        &fixture,
+        &[],
+        &pre(&fixture, "TodoWrite", json!({"todos": []})),
+    );
+    assert_eq!(answer(&todo), None);
+}
+
+#[test]
+fn modes_come_from_the_event_and_unknown_ones_decide_as_default() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let edit = json!({
+        "file_path": fixture.workspace().join("notes.md"),
+        "old_string": "a",
+        "new_string": "b",
+    });
+    let accept = hook(
+        &fixture,
+        &[],
+        &event(&fixture, "PreToolUse", "Edit", edit.clone(), "acceptEdits"),
+    );
+    assert_eq!(answer(&accept), None);
+    for mode in ["auto", "someFutureMode"] {
+        let output = hook(
+            &fixture,
+            &[],
+            &event(&fixture, "PreToolUse", "Edit", edit.clone(), mode),
+        );
+        let (decision, _) = answer(&output).unwrap();
+        assert_eq!(decision, "ask", "{mode}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(mode),
+            "the mode read as default is said on stderr"
+        );
+    }
+}
+
+#[test]
+fn permission_requests_are_denied_or_left_to_the_user() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let request = |tool: &str, input: Value| {
+        hook(
+            &fixture,
+            &[],
+            &event(&fixture, "PermissionRequest", tool, input, "default"),
+        )
+    };
+    let (decision, reason) = answer(&request(
+        "Bash",
+        json!({"command": "curl https://example.com"}),
+    ))
+    .unwrap();
+    assert_eq!(decision, "deny");
+    assert!(reason.contains("Bash(curl *)"), "{reason}");
+    assert_eq!(
+        answer(&request("Bash", json!({"command": "rm -rf build"}))),
+        None
+    );
+}
+
+#[test]
+fn what_cannot_be_read_blocks_the_call() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let blocked = |output: &Output, word: &str| {
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(word) && stderr.contains("blocked"),
+            "{stderr}"
+        );
+    };
+    for garbage in [
+        "",
+        "not json",
+        "[1,2]",
+        r#"{"hook_event_name":"PreToolUse"}"#,
+    ] {
+        let output = hook(&fixture, &[], garbage);
+        blocked(&output, "hook");
+        let stdout: Value = serde_json::from_slice(&output.stdout).expect("a deny answer");
+        assert_eq!(stdout["hookSpecificOutput"]["permissionDecision"], "deny");
+    }
+    // A settings file janua cannot read blocks every call until it is fixed, naming the file.
+    fixture.write(".claude/settings.local.json", "{ not json");
+    let output = hook(
+        &fixture,
+        &[],
+        &pre(&fixture, "Read", json!({"file_path": "a"})),
+    );
+    blocked(&output, "settings.local.json");
+    let output = hook(
+        &fixture,
+        &[],
+        &event(
+            &fixture,
+            "PermissionRequest",
+            "Read",
+            json!({"file_path": "a"}),
+            "default",
+        ),
+    );
+    blocked(&output, "settings.local.json");
+    let stdout: Value = serde_json::from_slice(&output.stdout).expect("a deny answer");
+    assert_eq!(
+        stdout["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "a PermissionRequest is blocked by its JSON, which Claude Code honours on exit 2"
+    );
+}
+
+#[test]
+fn events_janua_does_not_decide_get_no_answer() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let stop = hook(
+        &fixture,
+        &[],
+        &json!({"hook_event_name": "Stop", "stop_hook_active": false}).to_string(),
+    );
+    assert_eq!(answer(&stop), None);
+}
+
+#[test]
+fn deciding_needs_no_webassembly_engine() {
+    // The engine's instance pool reserves gigabytes of address space; under a 1 GiB limit no
+    // guest can run, so a hook that answers there ran none (no `validate-input`, no hook).
+    let fixture = Fixture::new();
+    project(&fixture);
+    let event = pre(&fixture, "Bash", json!({"command": "{ cat .env; }"}));
+    let (decision, _) = answer(&hook_in(&fixture, &[], &event, address_space_limited)).unwrap();
+    assert_eq!(decision, "deny");
+    // The control: running a tool under the same limit needs the engine and its instance pool,
+    // which cannot reserve their memory.
+    let mut call = Command::new(janua_bin());
+    call.arg("--cache-dir")
+        .arg(cache_dir())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .args(["--cwd"])
+        .arg(fixture.workspace())
+        .args(["call", "Read", "--input", r#"{"file_path":"x.txt"}"#])
+        .env("XDG_CONFIG_HOME", fixture.config_home());
+    fixture.write("x.txt", "hello\n");
+    let output = address_space_limited(&mut call).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !output.status.success() && (stdout.contains("reserve") || stdout.contains("engine")),
+        "the control ran: {stdout}"
+    );
+}
+
+/// `command` under a 1 GiB address-space limit.
+fn address_space_limited(command: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: `setrlimit` is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        })
+    }
+}
