@@ -14,6 +14,7 @@ mod mcp;
 mod plugin;
 mod rewind;
 mod run;
+mod sandbox;
 mod tools;
 
 use std::path::PathBuf;
@@ -88,6 +89,8 @@ enum Command {
     Plugin(plugin::PluginArgs),
     /// Decide for another agent: `janua hook claude` answers Claude Code's hook events (docs/HOSTS.md).
     Hook(hook::HookArgs),
+    /// Run any command under the process sandbox a Bash command gets: `janua sandbox -- CMD ARGS`.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 /// Flags accepted before or after the subcommand.
@@ -270,6 +273,7 @@ impl Cli {
                     hooks::run(&runtime, &args)
                 }
                 Command::Audit(args) => Ok(audit::run(&args)),
+                Command::Sandbox(args) => Ok(sandbox::run(args, self.global.config()).await),
                 Command::Hook(args) => {
                     Ok(hook::run(args, self.global.config(), self.global.cwd.is_some()).await)
                 }

@@ -80,14 +80,14 @@ pub mod rules {
 pub mod sandbox {
     pub use crate::runtime::{cache_info, clear_cache, default_cache_dir};
     pub use janua_confine::{
-        KernelSupport, ProcessSandbox, Unavailable, close_inherited_descriptors,
+        KernelSupport, ProcessSandbox, Unavailable, close_inherited_descriptors, kill_group,
     };
     pub use janua_sandbox::{
         CacheInfo, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS,
         DEFAULT_REQUEST_TIMEOUT, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT, DeclaredLimits, EnvGrant,
-        FsAccess, FsGrant, GrantError, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
-        NetGrant, NetGrantError, NetSettings, NoBrowser, ProcessGrant, ProxyError, ProxySettings,
-        SandboxError, find_browser,
+        Foreground, ForegroundError, FsAccess, FsGrant, GrantError, MAX_MEMORY_BYTES,
+        MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS, NetGrant, NetGrantError, NetSettings, NoBrowser,
+        ProcessGrant, ProxyError, ProxySettings, SandboxError, find_browser,
     };
 }
 

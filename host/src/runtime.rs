@@ -752,6 +752,18 @@ impl Runtime {
         pipeline::check(&services, call, stages).await
     }
 
+    /// Runs `program` with `args` confined exactly as a `Bash` command of this session, with this
+    /// process's standard input, output and error (`janua sandbox`); `on_start` gets the
+    /// command's process group. No rule is consulted: the operator chose the command.
+    pub fn run_sandboxed(
+        &self,
+        program: &str,
+        args: &[String],
+        on_start: impl FnOnce(i32),
+    ) -> Result<janua_sandbox::Foreground, janua_sandbox::ForegroundError> {
+        self.shell.run_foreground(program, args, on_start)
+    }
+
     /// Reports the decision for `call` from the stages that run neither a guest nor a hook
     /// (resolve, coercion, schema, absolute paths, the decision): what another agent's hook needs
     /// (`janua hook claude`), whose own tool validates its input. No WebAssembly engine is made.

@@ -29,6 +29,7 @@ mod read;
 mod redteam;
 mod registry;
 mod sandbox;
+mod sandbox_command;
 mod search;
 mod stream;
 mod support;

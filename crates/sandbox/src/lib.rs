@@ -46,7 +46,7 @@ pub use limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_CHARS, DEFAULT_STDIO_BYTES, DEFAULT_TIMEOUT,
     DeclaredLimits, Limits, MAX_MEMORY_BYTES, MAX_OUTPUT_CHARS, MIN_OUTPUT_CHARS,
 };
-pub use process::{ProcessAccess, Shell, ShellConfig};
+pub use process::{Foreground, ForegroundError, ProcessAccess, Shell, ShellConfig};
 pub use reads::{MAX_READS, ReadEntry, ReadLedger};
 
 pub use bindings::WitDelegated;

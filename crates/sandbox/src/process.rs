@@ -275,6 +275,94 @@ impl Shell {
         *self.cwd.lock().unwrap_or_else(|poison| poison.into_inner()) = cwd;
     }
 
+    /// Where the next command runs: the shell directory, or the workspace when that is gone.
+    fn current_dir(&self) -> PathBuf {
+        let cwd = self.cwd();
+        if cwd.is_dir() {
+            cwd
+        } else {
+            self.set_cwd(self.config.workspace.clone());
+            self.config.workspace.clone()
+        }
+    }
+
+    /// Runs `program` with `args` in the shell directory, confined exactly as a `Bash` command
+    /// (the environment cut to [`INHERITED_ENV`], a private home, the root of the workspace and
+    /// additional directories, the rules' view, no network, Landlock, seccomp, limits), with this
+    /// process's standard input, output and error (`janua sandbox`). `program` without a `/` is
+    /// looked for on the child's `PATH`. Returns once the command and everything it left in its
+    /// process group ended; `on_start` gets its process group (to forward a signal to it).
+    pub fn run_foreground(
+        &self,
+        program: &str,
+        args: &[String],
+        on_start: impl FnOnce(i32),
+    ) -> Result<Foreground, ForegroundError> {
+        self.foreground(program, args, on_start)
+            .map_err(|error| match error {
+                ProcessError::SandboxUnavailable(reason) => ForegroundError::Unavailable(reason),
+                ProcessError::NotGranted(reason)
+                | ProcessError::SpawnFailed(reason)
+                | ProcessError::UnknownTask(reason) => ForegroundError::Start(reason),
+            })
+    }
+
+    fn foreground(
+        &self,
+        program: &str,
+        args: &[String],
+        on_start: impl FnOnce(i32),
+    ) -> Result<Foreground, ProcessError> {
+        let env = child_env(None, &[], &self.config.temp_dir);
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map_or(DEFAULT_PATH, |(_, value)| value.as_str());
+        let program = find_program(program, path).ok_or_else(|| {
+            ProcessError::SpawnFailed(format!("{program}: no such program on PATH ({path})"))
+        })?;
+        let stdio = [0, 1, 2].map(|fd| {
+            // SAFETY: duplicating this process's own standard descriptors.
+            let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if copy == -1 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                // SAFETY: `copy` is a fresh descriptor this function owns.
+                Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(copy) })
+            }
+        });
+        let [stdin, stdout, stderr] = stdio;
+        let stdio = [stdin, stdout, stderr].map(|fd| {
+            fd.map_err(|error| {
+                ProcessError::SpawnFailed(format!("cannot pass standard input and output: {error}"))
+            })
+        });
+        let [stdin, stdout, stderr] = stdio;
+        let cwd = self.current_dir();
+        let (mut process, absent) = launch(
+            self,
+            &Launch {
+                program: &program,
+                args,
+                env,
+                requested_env: &[],
+                cwd: &cwd,
+                cpu_seconds: libc::RLIM_INFINITY,
+                passed: Vec::new(),
+            },
+            [stdin?, stdout?, stderr?],
+        )?;
+        let group = i32::try_from(process.id()).unwrap_or(0);
+        on_start(group);
+        let status = process.wait();
+        kill_group(group);
+        let set_aside = view::set_aside(&absent, u128::from(janua_types::unix_ms()));
+        let status = status.map_err(|error| {
+            ProcessError::SpawnFailed(format!("cannot wait for {}: {error}", program.display()))
+        })?;
+        Ok(Foreground { status, set_aside })
+    }
+
     fn tasks(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Task>> {
         self.tasks
             .lock()
@@ -541,22 +629,6 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             )));
         }
     }
-    let sandboxed = match config.sandbox {
-        ProcessSandbox::Unsandboxed => false,
-        ProcessSandbox::Unavailable => {
-            return Err(ProcessError::SandboxUnavailable(
-                "the process sandbox is unavailable (forced off); pass --unsandboxed-process to run without it".to_owned(),
-            ));
-        }
-        ProcessSandbox::Required => {
-            if let Some(missing) = KernelSupport::probe().missing() {
-                return Err(ProcessError::SandboxUnavailable(format!(
-                    "{missing}; run `janua doctor`, or pass --unsandboxed-process to run without the process sandbox"
-                )));
-            }
-            true
-        }
-    };
     let cwd = match &command.cwd {
         Some(cwd) => {
             let cwd = std::fs::canonicalize(cwd).map_err(|error| {
@@ -570,22 +642,8 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             }
             cwd
         }
-        None => {
-            let cwd = shell.cwd();
-            if cwd.is_dir() {
-                cwd
-            } else {
-                shell.set_cwd(config.workspace.clone());
-                config.workspace.clone()
-            }
-        }
+        None => shell.current_dir(),
     };
-    std::fs::create_dir_all(&config.temp_dir).map_err(|error| {
-        ProcessError::SpawnFailed(format!(
-            "cannot create the session's temporary directory {}: {error}",
-            config.temp_dir.display()
-        ))
-    })?;
     let spawn_error = |what: &str, error: std::io::Error| {
         ProcessError::SpawnFailed(format!("cannot start {}: {what}: {error}", command.program))
     };
@@ -596,70 +654,7 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     } else {
         (None, None)
     };
-    let mut env = child_env(grant, &command.env, &config.temp_dir);
-    // A sandboxed child gets a private HOME and the toolchains on its PATH; an unsandboxed one
-    // (the operator's explicit choice) keeps the host's.
-    let home = if sandboxed {
-        let path = env
-            .iter()
-            .find(|(name, _)| name == "PATH")
-            .map(|(_, value)| value.clone())
-            .unwrap_or_default();
-        let identity = shell.identity.get_or_init(home::GitIdentity::of_host);
-        home::reset(&config.temp_dir, identity).map_err(|error| {
-            ProcessError::SpawnFailed(format!("cannot prepare the command's home: {error}"))
-        })?;
-        let home = shell.toolchains(&path);
-        for (name, value) in &home.env {
-            // What the command itself asks for still wins.
-            if !command.env.iter().any(|(requested, _)| requested == name) {
-                env.retain(|(existing, _)| existing != name);
-                env.push((name.clone(), value.clone()));
-            }
-        }
-        home.read_dirs
-    } else {
-        Vec::new()
-    };
-    let confinement = Confinement {
-        read_dirs: std::iter::once(config.workspace.clone())
-            .chain(config.additional_dirs.iter().cloned())
-            .chain(home)
-            .collect(),
-        write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
-        isolate_network: true,
-        syscalls: janua_confine::SyscallProfile::Command,
-        own_proc_readable: false,
-        limits: ResourceLimits {
-            // A background task (no timeout) may run as long as the session.
-            cpu_seconds: match command.timeout_ms {
-                0 => libc::RLIM_INFINITY,
-                timeout => timeout.div_ceil(1000).saturating_add(60),
-            },
-            ..ResourceLimits::default()
-        },
-        sandboxed,
-    };
-    let cwd_for_child = cwd.clone();
-    let image = first::Image::new(Path::new(&command.program), &command.args, &env)
-        .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
-    let prepared = confinement
-        .prepare(report_writer.into_iter().collect())
-        .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?;
-    // An unsandboxed child (the operator's choice) gets no root and no view: neither is
-    // looked for.
-    let (prepared, absent) = if sandboxed {
-        let mounts = view::MountPlan::build(&config.view);
-        let absent = mounts.guarded().to_vec();
-        let root = shell
-            .root_plan
-            .plan(&confinement.read_dirs, &confinement.write_dirs, &cwd);
-        (prepared.with_view(root, mounts, image).share_root(), absent)
-    } else {
-        (prepared.with_image(image), Vec::new())
-    };
-    // The command is started by `spawn.rs` (sharing the host's memory until it executes, not
-    // copying it); `image` holds its program, arguments and environment.
+    let env = child_env(Some(grant), &command.env, &config.temp_dir);
     let stdin =
         std::fs::File::open("/dev/null").map_err(|error| spawn_error("/dev/null", error))?;
     let stdout = std::os::fd::OwnedFd::from(
@@ -668,15 +663,23 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
             .map_err(|error| spawn_error("pipe", error))?,
     );
     let stderr = std::os::fd::OwnedFd::from(output_writer);
-    let process = on_spawner(move || {
-        spawn::spawn(
-            &prepared,
-            &cwd_for_child,
-            [&std::os::fd::OwnedFd::from(stdin), &stdout, &stderr],
-        )
-    })
-    .and_then(|spawned| spawned)
-    .map_err(|error| spawn_error("spawn", error))?;
+    let (process, absent) = launch(
+        shell,
+        &Launch {
+            program: Path::new(&command.program),
+            args: &command.args,
+            env,
+            requested_env: &command.env,
+            cwd: &cwd,
+            // A background task (no timeout) may run as long as the session.
+            cpu_seconds: match command.timeout_ms {
+                0 => libc::RLIM_INFINITY,
+                timeout => timeout.div_ceil(1000).saturating_add(60),
+            },
+            passed: report_writer.into_iter().collect(),
+        },
+        [std::os::fd::OwnedFd::from(stdin), stdout, stderr],
+    )?;
     let group = i32::try_from(process.id()).unwrap_or(0);
     // The process id too: two `janua call` processes of one session count from 1 each.
     let spool_path = config.spool_dir.join(format!(
@@ -710,6 +713,177 @@ fn start_child(access: &ProcessAccess, command: &ProcessCommand) -> Result<Start
     });
     watch(process, Arc::clone(&child));
     Ok(Started { child, report })
+}
+
+/// Why a foreground command ([`Shell::run_foreground`]) did not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForegroundError {
+    /// The kernel lacks what the process sandbox needs, and the operator did not allow
+    /// unsandboxed runs.
+    #[error("the process sandbox is unavailable: {0}")]
+    Unavailable(String),
+    /// The program was not found or could not be started.
+    #[error("{0}")]
+    Start(String),
+}
+
+/// How a foreground command ([`Shell::run_foreground`]) ended.
+#[derive(Debug)]
+pub struct Foreground {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// What was set aside: protected paths the command created, said in words.
+    pub set_aside: Option<String>,
+}
+
+/// `program` as given when it names a path, else the first executable file of that name on
+/// `path`.
+fn find_program(program: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    if program.is_empty() {
+        return None;
+    }
+    path.split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| Path::new(dir).join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// What [`launch`] starts: one program, confined as every `Bash` command is.
+struct Launch<'a> {
+    program: &'a Path,
+    args: &'a [String],
+    /// The child's whole environment before its private home is added.
+    env: Vec<(String, String)>,
+    /// What the caller asked for by name, which wins over the private home's variables.
+    requested_env: &'a [(String, String)],
+    cwd: &'a Path,
+    cpu_seconds: u64,
+    /// Descriptors the child keeps beyond stdio (fd 3 onwards).
+    passed: Vec<std::os::fd::OwnedFd>,
+}
+
+/// Starts `launch` under the session's confinement with `stdio` as its standard input, output and
+/// error: a private home, the root of the workspace, the additional and temporary directories and
+/// the toolchains, the rules' view, no network, Landlock, seccomp and limits (nothing of it for
+/// an unsandboxed session, the operator's choice). Returns the child and the protected paths that
+/// were absent when it started.
+fn launch(
+    shell: &Shell,
+    launch: &Launch<'_>,
+    stdio: [std::os::fd::OwnedFd; 3],
+) -> Result<(spawn::Spawned, Vec<view::Guarded>), ProcessError> {
+    let config = &shell.config;
+    let program = launch.program.display();
+    let spawn_error = |what: &str, error: std::io::Error| {
+        ProcessError::SpawnFailed(format!("cannot start {program}: {what}: {error}"))
+    };
+    let sandboxed = match config.sandbox {
+        ProcessSandbox::Unsandboxed => false,
+        ProcessSandbox::Unavailable => {
+            return Err(ProcessError::SandboxUnavailable(
+                "the process sandbox is unavailable (forced off); pass --unsandboxed-process to run without it".to_owned(),
+            ));
+        }
+        ProcessSandbox::Required => {
+            if let Some(missing) = KernelSupport::probe().missing() {
+                return Err(ProcessError::SandboxUnavailable(format!(
+                    "{missing}; run `janua doctor`, or pass --unsandboxed-process to run without the process sandbox"
+                )));
+            }
+            true
+        }
+    };
+    std::fs::create_dir_all(&config.temp_dir).map_err(|error| {
+        ProcessError::SpawnFailed(format!(
+            "cannot create the session's temporary directory {}: {error}",
+            config.temp_dir.display()
+        ))
+    })?;
+    let mut env = launch.env.clone();
+    // A sandboxed child gets a private HOME and the toolchains on its PATH; an unsandboxed one
+    // (the operator's explicit choice) keeps the host's.
+    let home = if sandboxed {
+        let path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default();
+        let identity = shell.identity.get_or_init(home::GitIdentity::of_host);
+        home::reset(&config.temp_dir, identity).map_err(|error| {
+            ProcessError::SpawnFailed(format!("cannot prepare the command's home: {error}"))
+        })?;
+        let home = shell.toolchains(&path);
+        for (name, value) in &home.env {
+            // What the command itself asks for still wins.
+            if !launch
+                .requested_env
+                .iter()
+                .any(|(requested, _)| requested == name)
+            {
+                env.retain(|(existing, _)| existing != name);
+                env.push((name.clone(), value.clone()));
+            }
+        }
+        home.read_dirs
+    } else {
+        Vec::new()
+    };
+    let confinement = Confinement {
+        read_dirs: std::iter::once(config.workspace.clone())
+            .chain(config.additional_dirs.iter().cloned())
+            .chain(home)
+            .collect(),
+        write_dirs: vec![config.workspace.clone(), config.temp_dir.clone()],
+        isolate_network: true,
+        syscalls: janua_confine::SyscallProfile::Command,
+        own_proc_readable: false,
+        limits: ResourceLimits {
+            cpu_seconds: launch.cpu_seconds,
+            ..ResourceLimits::default()
+        },
+        sandboxed,
+    };
+    let image = first::Image::new(launch.program, launch.args, &env)
+        .map_err(|error| spawn_error("arguments", std::io::Error::other(error)))?;
+    let passed = launch
+        .passed
+        .iter()
+        .map(std::os::fd::OwnedFd::try_clone)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| spawn_error("descriptors", error))?;
+    let prepared = confinement
+        .prepare(passed)
+        .map_err(|error| ProcessError::SandboxUnavailable(error.to_string()))?;
+    // An unsandboxed child (the operator's choice) gets no root and no view: neither is
+    // looked for.
+    let (prepared, absent) = if sandboxed {
+        let mounts = view::MountPlan::build(&config.view);
+        let absent = mounts.guarded().to_vec();
+        let root =
+            shell
+                .root_plan
+                .plan(&confinement.read_dirs, &confinement.write_dirs, launch.cwd);
+        (prepared.with_view(root, mounts, image).share_root(), absent)
+    } else {
+        (prepared.with_image(image), Vec::new())
+    };
+    // The command is started by `spawn.rs` (sharing the host's memory until it executes, not
+    // copying it); `image` holds its program, arguments and environment.
+    let cwd = launch.cwd.to_path_buf();
+    let process = on_spawner(move || {
+        let [stdin, stdout, stderr] = &stdio;
+        spawn::spawn(&prepared, &cwd, [stdin, stdout, stderr])
+    })
+    .and_then(|spawned| spawned)
+    .map_err(|error| spawn_error("spawn", error))?;
+    Ok((process, absent))
 }
 
 /// Waits for `process` on a thread; records its exit, then kills what it left in its group (a
@@ -764,7 +938,7 @@ fn watch(mut process: spawn::Spawned, child: Arc<Child>) {
 /// The scrubbed environment: the inherited names, `LC_*`, the grant's names, what the command
 /// sets, and `TMPDIR`.
 fn child_env(
-    grant: &ProcessGrant,
+    grant: Option<&ProcessGrant>,
     requested: &[(String, String)],
     temp_dir: &Path,
 ) -> Vec<(String, String)> {
@@ -773,7 +947,7 @@ fn child_env(
         .filter(|(name, _)| {
             INHERITED_ENV.contains(&name.as_str())
                 || name.starts_with("LC_")
-                || grant.allows_env(name)
+                || grant.is_some_and(|grant| grant.allows_env(name))
         })
         .collect();
     env.entry("PATH".to_owned())
