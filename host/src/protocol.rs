@@ -11,8 +11,9 @@ mod serve;
 mod watch;
 
 pub use claude_hook::{
-    ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookRequest, answer_claude_hook,
-    claude_answer, claude_block, parse_claude_hook,
+    CLAUDE_HOOK_EVENTS, ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookRequest,
+    ClaudeScope, HookShapeError, SettingsChange, answer_claude_hook, claude_answer, claude_block,
+    edit_claude_hooks, install_claude_hook, parse_claude_hook, registered_claude_hooks,
 };
 pub use definitions::{DefinitionFormat, tool_definitions};
 

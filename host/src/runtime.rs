@@ -752,6 +752,13 @@ impl Runtime {
         pipeline::check(&services, call, stages).await
     }
 
+    /// Makes `dir` the session shell's directory, where the next command runs and relative paths
+    /// in command lines are read from (an agent whose own shell moved, `janua hook claude`);
+    /// false, and unchanged, when `dir` is outside the workspace and additional directories.
+    pub fn set_shell_directory(&self, dir: &Path) -> bool {
+        self.shell.move_to(dir)
+    }
+
     /// Runs `program` with `args` confined exactly as a `Bash` command of this session, with this
     /// process's standard input, output and error (`janua sandbox`); `on_start` gets the
     /// command's process group. No rule is consulted: the operator chose the command.

@@ -358,3 +358,195 @@ fn address_space_limited(command: &mut Command) -> &mut Command {
         })
     }
 }
+
+/// `janua hook install|doctor ARGS` with `home` as HOME and `path_dirs` first on PATH.
+fn hook_admin(fixture: &Fixture, home: &std::path::Path, path_dirs: &str, args: &[&str]) -> Output {
+    Command::new(janua_bin())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("hook")
+        .args(args)
+        .current_dir(fixture.workspace())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        // The self-test's hook finds the suite's compiled components.
+        .env("JANUA_CACHE_DIR", cache_dir())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env(
+            "PATH",
+            format!("{path_dirs}:{}", std::env::var("PATH").unwrap_or_default()),
+        )
+        .output()
+        .expect("run janua hook")
+}
+
+#[test]
+fn install_is_idempotent_keeps_other_settings_and_uninstalls() {
+    let fixture = Fixture::new();
+    let home = fixture.root().join("home");
+    let user = home.join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let original = json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}
+    });
+    std::fs::write(&user, original.to_string()).unwrap();
+    let first = hook_admin(&fixture, &home, "", &["install", "--claude"]);
+    assert!(first.status.success(), "{first:?}");
+    let printed = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        printed.contains("+            \"onFailure\": \"block\""),
+        "{printed}"
+    );
+    let installed: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(installed["model"], "opus");
+    assert_eq!(
+        installed["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "./guard.sh"
+    );
+    let command = installed["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(command.ends_with(" hook claude"), "{command}");
+    assert_eq!(
+        installed["hooks"]["PermissionRequest"][0]["hooks"][0]["command"],
+        command
+    );
+
+    let again = hook_admin(&fixture, &home, "", &["install", "--claude"]);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("unchanged"),
+        "{again:?}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&user).unwrap()).unwrap(),
+        installed
+    );
+
+    let removed = hook_admin(&fixture, &home, "", &["install", "--claude", "--uninstall"]);
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&user).unwrap()).unwrap(),
+        original
+    );
+
+    // A file janua cannot read is left exactly as it was.
+    let local = fixture.workspace().join(".claude/settings.local.json");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, "{ broken").unwrap();
+    let refused = hook_admin(
+        &fixture,
+        &home,
+        "",
+        &["install", "--claude", "--scope", "local"],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("settings.local.json"));
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), "{ broken");
+}
+
+#[test]
+fn doctor_checks_the_version_the_registration_and_a_decision() {
+    let fixture = Fixture::new();
+    let home = fixture.root().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let bin = fixture.root().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake_claude = |version: &str| {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = bin.join("claude");
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let bin_dir = bin.to_string_lossy().into_owned();
+    fake_claude("2.1.332");
+    let missing = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert!(String::from_utf8_lossy(&missing.stdout).contains("not registered"));
+
+    assert!(
+        hook_admin(
+            &fixture,
+            &home,
+            &bin_dir,
+            &["install", "--claude", "--scope", "project"]
+        )
+        .status
+        .success()
+    );
+    let healthy = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
+    let report = String::from_utf8_lossy(&healthy.stdout);
+    assert_eq!(healthy.status.code(), Some(0), "{report}");
+    assert!(report.contains("honours \"onFailure\""), "{report}");
+    assert!(
+        report.contains("project settings") && report.contains("PreToolUse runs"),
+        "{report}"
+    );
+    assert!(report.contains("answered ask"), "{report}");
+
+    fake_claude("2.1.200");
+    let old = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
+    assert_eq!(old.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&old.stdout).contains("too old"),
+        "{old:?}"
+    );
+}
+
+#[test]
+fn a_project_cannot_steer_the_decision_to_another_tool_or_trust_itself() {
+    let fixture = Fixture::new();
+    // An alias would have janua judge a read-only Glob while Claude Code runs a file write; a
+    // project listing itself as trusted would have its own allow rules count.
+    fixture.write(
+        ".claude/settings.json",
+        r#"{"aliases": {"mcp__fs__write_file": "Glob"},
+            "trustedWorkspaces": ["."],
+            "permissions": {"allow": ["Bash(npm test)"], "deny": ["mcp__fs"]}}"#,
+    );
+    let write = pre(
+        &fixture,
+        "mcp__fs__write_file",
+        json!({"path": fixture.workspace().join("x"), "pattern": "*"}),
+    );
+    let (decision, reason) = answer(&hook(&fixture, &["--authoritative"], &write)).unwrap();
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("mcp__fs"), "{reason}");
+    // Advisory, Claude Code's project files count without janua's trust, but their
+    // `trustedWorkspaces` must not make janua's own project files count too.
+    fixture.write(
+        ".janua/settings.json",
+        r#"{"permissions": {"allow": ["Bash(make deploy)"]}}"#,
+    );
+    let deploy = pre(&fixture, "Bash", json!({"command": "make deploy"}));
+    let (decision, _) = answer(&hook(&fixture, &[], &deploy)).unwrap();
+    assert_eq!(decision, "ask", "the project trusted itself");
+}
+
+#[test]
+fn relative_paths_are_read_from_where_claude_codes_shell_is() {
+    let fixture = Fixture::new();
+    fixture.write("secrets/id_rsa", "KEY\n");
+    fixture.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"deny": ["Read(./secrets/id_rsa)"]}}"#,
+    );
+    let event = json!({
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cat id_rsa"},
+        "cwd": fixture.workspace().join("secrets"), "permission_mode": "default",
+    })
+    .to_string();
+    let output = hook_in(&fixture, &[], &event, |command| {
+        command.env("CLAUDE_PROJECT_DIR", fixture.workspace())
+    });
+    let (decision, reason) = answer(&output).unwrap();
+    assert_eq!(decision, "deny", "{reason}");
+}

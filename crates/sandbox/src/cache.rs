@@ -289,7 +289,12 @@ fn owned_by_us(dir: &Path, path: &Path) -> bool {
 }
 
 fn store(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    use std::os::unix::fs::DirBuilderExt as _;
+    // Made again private if `janua cache clear` removed it meanwhile.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(bytes)?;
     file.persist(path).map_err(|error| error.error)?;

@@ -275,6 +275,18 @@ impl Shell {
         *self.cwd.lock().unwrap_or_else(|poison| poison.into_inner()) = cwd;
     }
 
+    /// Moves the shell directory to `dir` (as a `cd` in an earlier command would) when it is
+    /// inside the workspace or an additional directory; false, and unchanged, otherwise.
+    pub fn move_to(&self, dir: &Path) -> bool {
+        match std::fs::canonicalize(dir) {
+            Ok(dir) if dir.is_dir() && within(&dir, &self.config) => {
+                self.set_cwd(dir);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Where the next command runs: the shell directory, or the workspace when that is gone.
     fn current_dir(&self) -> PathBuf {
         let cwd = self.cwd();

@@ -10,7 +10,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use janua::RuntimeConfig;
-use janua::claude::{ClaudeHookEvent, answer_claude_hook, claude_block, parse_claude_hook};
+use janua::claude::{
+    ClaudeHookEvent, ClaudeScope, answer_claude_hook, claude_block, install_claude_hook,
+    parse_claude_hook, registered_claude_hooks,
+};
 use janua::config::{CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, claude_user_settings_path};
 
 /// Arguments of `janua hook`.
@@ -24,6 +27,59 @@ pub(crate) struct HookArgs {
 enum HookCommand {
     /// Answer one Claude Code hook event (PreToolUse, PermissionRequest) read on stdin.
     Claude(ClaudeArgs),
+    /// Register `janua hook claude` in a Claude Code settings file (or remove it), printing the diff.
+    Install(InstallArgs),
+    /// Say whether Claude Code will run janua's hook, and try a decision through it.
+    Doctor(DoctorArgs),
+}
+
+/// Which agent `install` and `doctor` are about; only Claude Code so far.
+#[derive(Debug, Args)]
+struct AgentChoice {
+    /// Claude Code.
+    #[arg(long, required = true)]
+    claude: bool,
+}
+
+/// Arguments of `janua hook install`.
+#[derive(Debug, Args)]
+struct InstallArgs {
+    #[command(flatten)]
+    agent: AgentChoice,
+    /// The settings file: user (~/.claude/settings.json), project (.claude/settings.json) or
+    /// local (.claude/settings.local.json).
+    #[arg(long, value_enum, default_value_t = Scope::User)]
+    scope: Scope,
+    /// Install the hook with --authoritative (janua's allow skips Claude Code's prompts).
+    #[arg(long)]
+    authoritative: bool,
+    /// Remove janua's hook instead.
+    #[arg(long)]
+    uninstall: bool,
+}
+
+/// Arguments of `janua hook doctor`.
+#[derive(Debug, Args)]
+struct DoctorArgs {
+    #[command(flatten)]
+    agent: AgentChoice,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Scope {
+    User,
+    Project,
+    Local,
+}
+
+impl Scope {
+    fn claude(self) -> ClaudeScope {
+        match self {
+            Scope::User => ClaudeScope::User,
+            Scope::Project => ClaudeScope::Project,
+            Scope::Local => ClaudeScope::Local,
+        }
+    }
 }
 
 /// Arguments of `janua hook claude`.
@@ -45,10 +101,19 @@ pub(crate) async fn run(
     base: anyhow::Result<RuntimeConfig>,
     explicit_cwd: bool,
 ) -> ExitCode {
-    let HookCommand::Claude(claude) = args.command;
+    let claude = match args.command {
+        HookCommand::Claude(claude) => claude,
+        HookCommand::Install(install) => return run_install(&install, base),
+        HookCommand::Doctor(_) => return run_doctor(base),
+    };
     // A panic would exit 101, which Claude Code reads as a non-blocking error: the call would run.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("janua hook: internal error ({info}); the call is blocked");
+        use std::io::Write as _;
+        // Not `eprintln!`, which would panic again with standard error closed.
+        let _ = writeln!(
+            std::io::stderr(),
+            "janua hook: internal error ({info}); the call is blocked"
+        );
         std::process::exit(2);
     }));
     let mut text = String::new();
@@ -74,6 +139,14 @@ pub(crate) async fn run(
         Ok(runtime) => runtime,
         Err(error) => return block(Some(&request.event), &error.to_string()),
     };
+    // Standard error of a hook that exits 0 goes to Claude Code's debug log.
+    for warning in runtime.warnings() {
+        eprintln!("janua hook: warning: {warning}");
+    }
+    if let Some(cwd) = &request.cwd {
+        // Relative paths in a command line are read from where Claude Code's shell is.
+        runtime.set_shell_directory(cwd);
+    }
     let answer = answer_claude_hook(&runtime, &request, claude.authoritative).await;
     if let Some(output) = answer.output {
         println!("{output}");
@@ -127,4 +200,241 @@ fn block(event: Option<&ClaudeHookEvent>, reason: &str) -> ExitCode {
     }
     eprintln!("janua hook: {reason}");
     ExitCode::from(2)
+}
+
+/// The project directory of `base` (its workspace), or the current directory.
+fn project_dir(base: &anyhow::Result<RuntimeConfig>) -> PathBuf {
+    match base {
+        Ok(config) => config.workspace.clone(),
+        Err(_) => std::env::current_dir().unwrap_or_default(),
+    }
+}
+
+/// This janua as a shell word, for the installed command.
+fn janua_command(authoritative: bool) -> anyhow::Result<String> {
+    let exe = std::env::current_exe()?;
+    let exe = exe.to_string_lossy().into_owned();
+    let quoted = shlex::try_quote(&exe)
+        .map_err(|_| anyhow::anyhow!("{exe:?} cannot be written as a shell word"))?;
+    Ok(if authoritative {
+        format!("{quoted} hook claude --authoritative")
+    } else {
+        format!("{quoted} hook claude")
+    })
+}
+
+fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitCode {
+    let _ = args.agent.claude;
+    let project = project_dir(&base);
+    let Some(path) = args.scope.claude().path(&project) else {
+        eprintln!(
+            "janua hook install: no home directory for the user settings file (set HOME or CLAUDE_CONFIG_DIR)"
+        );
+        return ExitCode::from(2);
+    };
+    let command = match janua_command(args.authoritative) {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("janua hook install: {error:#}");
+            return ExitCode::from(2);
+        }
+    };
+    match install_claude_hook(&path, &command, args.uninstall) {
+        Ok(change) if change.unchanged() => {
+            println!(
+                "{}: already {}; unchanged",
+                path.display(),
+                if args.uninstall {
+                    "without janua's hook"
+                } else {
+                    "has janua's hook"
+                }
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(change) => {
+            let diff = similar::TextDiff::from_lines(&change.before, &change.after);
+            let name = path.display().to_string();
+            print!("{}", diff.unified_diff().header(&name, &name));
+            println!(
+                "{}: janua's hook {} for {}",
+                path.display(),
+                if args.uninstall {
+                    "removed"
+                } else {
+                    "installed"
+                },
+                janua::claude::CLAUDE_HOOK_EVENTS.join(" and ")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("janua hook install: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The first Claude Code version whose hooks honour `"onFailure": "block"`.
+const ON_FAILURE_SINCE: [u64; 3] = [2, 1, 295];
+
+fn run_doctor(base: anyhow::Result<RuntimeConfig>) -> ExitCode {
+    let project = project_dir(&base);
+    let mut healthy = true;
+    // Claude Code's version: `"onFailure": "block"` is what blocks a call when the hook cannot run.
+    match std::process::Command::new("claude")
+        .arg("--version")
+        .output()
+    {
+        Ok(output) if output.status.success() => {
+            let text = String::from_utf8_lossy(&output.stdout);
+            let version: Option<Vec<u64>> = text.split_whitespace().next().map(|word| {
+                word.split('.')
+                    .filter_map(|part| part.parse().ok())
+                    .collect()
+            });
+            match version.filter(|parts| parts.len() == 3) {
+                Some(parts) if parts.as_slice() >= ON_FAILURE_SINCE.as_slice() => {
+                    println!(
+                        "claude {}: honours \"onFailure\": \"block\" (a hook that cannot run blocks the call)",
+                        text.trim()
+                    );
+                }
+                Some(_) => {
+                    healthy = false;
+                    println!(
+                        "claude {}: too old for \"onFailure\" (needs 2.1.295 or later): if janua cannot run, Claude Code runs the call",
+                        text.trim()
+                    );
+                }
+                None => println!("claude: version {:?} not understood", text.trim()),
+            }
+        }
+        _ => println!(
+            "claude: not found on PATH (janua cannot say whether \"onFailure\" is honoured)"
+        ),
+    }
+    // Where the hook is registered.
+    let mut commands = Vec::new();
+    for (label, scope) in [
+        ("user", ClaudeScope::User),
+        ("project", ClaudeScope::Project),
+        ("local", ClaudeScope::Local),
+    ] {
+        let Some(path) = scope.path(&project) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let found = registered_claude_hooks(&text);
+        if found.is_empty() {
+            println!(
+                "{label} settings {}: janua's hook not registered",
+                path.display()
+            );
+            continue;
+        }
+        for (event, command) in &found {
+            println!(
+                "{label} settings {}: {event} runs {command}",
+                path.display()
+            );
+            commands.push(command.clone());
+        }
+    }
+    if commands.is_empty() {
+        healthy = false;
+        println!("janua's hook is not registered: run `janua hook install --claude`");
+    }
+    match claude_trust(&project) {
+        Some(true) => println!("Claude Code trusts {}: its hooks run", project.display()),
+        Some(false) => {
+            println!(
+                "Claude Code has not trusted {} yet: hooks run once its trust dialog is accepted",
+                project.display()
+            );
+        }
+        None => println!(
+            "Claude Code's trust for {}: unknown (no record in ~/.claude.json)",
+            project.display()
+        ),
+    }
+    // A decision through the registered command, as Claude Code would run it.
+    let command = commands
+        .first()
+        .cloned()
+        .or_else(|| janua_command(false).ok());
+    if let Some(command) = command {
+        let event = serde_json::json!({
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf ~"}, "cwd": project, "permission_mode": "default",
+        });
+        match self_test(&command, &event.to_string(), &project) {
+            Ok(decision) if decision == "ask" || decision == "deny" => {
+                println!("self-test: `rm -rf ~` through `{command}` answered {decision}");
+            }
+            Ok(decision) => {
+                healthy = false;
+                println!(
+                    "self-test: `rm -rf ~` through `{command}` answered {decision:?}, expected ask or deny"
+                );
+            }
+            Err(problem) => {
+                healthy = false;
+                println!("self-test: `{command}` failed: {problem}");
+            }
+        }
+    }
+    if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Runs `command` as Claude Code runs a command hook (`sh -c`) with `event` on stdin; the
+/// `permissionDecision` it printed.
+fn self_test(command: &str, event: &str, project: &std::path::Path) -> Result<String, String> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("/bin/sh")
+        .args(["-c", command])
+        .current_dir(project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|error| error.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(event.as_bytes())
+            .map_err(|error| error.to_string())?;
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|error| error.to_string())?;
+    if !output.status.success() {
+        return Err(format!(
+            "exit {:?}: {}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|_| {
+        format!(
+            "no answer on stdout ({:?})",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })?;
+    Ok(answer["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Whether Claude Code recorded its trust dialog as accepted for `project` (`~/.claude.json`,
+/// best effort: `None` when there is no record).
+fn claude_trust(project: &std::path::Path) -> Option<bool> {
+    let home = std::env::var_os("HOME")?;
+    let text = std::fs::read_to_string(PathBuf::from(home).join(".claude.json")).ok()?;
+    let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+    state["projects"][project.to_string_lossy().as_ref()]["hasTrustDialogAccepted"].as_bool()
 }

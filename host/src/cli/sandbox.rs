@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use clap::Args;
 
@@ -44,9 +44,11 @@ pub(crate) async fn run(args: SandboxArgs, config: anyhow::Result<RuntimeConfig>
         Err(error) => return not_run(error.to_string()),
     };
     let group = Arc::new(AtomicI32::new(0));
+    let stopping = Arc::new(AtomicBool::new(false));
     let running = {
         let runtime = Arc::clone(&runtime);
         let group = Arc::clone(&group);
+        let stopping = Arc::clone(&stopping);
         let (program, rest) = args.command.split_first().map_or_else(
             || (String::new(), Vec::new()),
             |(program, rest)| (program.clone(), rest.to_vec()),
@@ -54,6 +56,10 @@ pub(crate) async fn run(args: SandboxArgs, config: anyhow::Result<RuntimeConfig>
         tokio::task::spawn_blocking(move || {
             runtime.run_sandboxed(&program, &rest, |started| {
                 group.store(started, Ordering::SeqCst);
+                // A stop that came while it was starting ends it now.
+                if stopping.load(Ordering::SeqCst) {
+                    janua::sandbox::kill_group(started);
+                }
             })
         })
     };
@@ -66,6 +72,7 @@ pub(crate) async fn run(args: SandboxArgs, config: anyhow::Result<RuntimeConfig>
             tokio::select! {
                 finished = &mut running => finished,
                 () = stop => {
+                    stopping.store(true, Ordering::SeqCst);
                     janua::sandbox::kill_group(group.load(Ordering::SeqCst));
                     running.await
                 }

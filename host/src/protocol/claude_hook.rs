@@ -9,9 +9,16 @@
 //! caller turns into a block ([`ClaudeHookError`]). It runs no hook of its own: Claude Code runs
 //! the hooks of its settings files itself, and one of them is this one.
 
+mod install;
+
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+
+pub use install::{
+    CLAUDE_HOOK_EVENTS, ClaudeScope, HookShapeError, SettingsChange, edit_claude_hooks,
+    install_claude_hook, registered_claude_hooks,
+};
 
 use crate::Runtime;
 use janua_permissions::{PermissionMode, RuleKind, Verdict};
@@ -148,15 +155,24 @@ pub async fn answer_claude_hook(
         };
     }
     let report = runtime.decide_only(request.call.clone()).await;
+    // The name Claude Code runs is the name janua must judge: an alias (which a project's
+    // settings may declare) would have janua decide for another tool.
+    let aliased = report
+        .tool
+        .as_deref()
+        .is_some_and(|tool| tool != request.call.name);
+    let unknown = report
+        .stage_error
+        .as_ref()
+        .is_some_and(|failure| failure.kind == ErrorKind::UnknownTool);
     let (verdict, reason) = match report.decision {
-        Some(decision) => (Some(decision.verdict), decision.reason),
-        None if report
-            .stage_error
-            .as_ref()
-            .is_some_and(|failure| failure.kind == ErrorKind::UnknownTool) =>
-        {
-            named_by_rules(runtime, &request.call.name)
+        _ if aliased || unknown => named_by_rules(runtime, &request.call.name),
+        // A stage failed (the input does not match janua's schema): janua still denies and
+        // asks, but never allows what it could not read.
+        Some(decision) if decision.verdict == Verdict::Allow && report.stage_error.is_some() => {
+            (None, String::new())
         }
+        Some(decision) => (Some(decision.verdict), decision.reason),
         None => {
             let why = report.stage_error.map_or_else(
                 || "the call did not reach the decision".to_owned(),

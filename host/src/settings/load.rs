@@ -537,7 +537,11 @@ fn trust_recorded(scopes: &[Scope], workspace: &Path, warnings: &mut Vec<String>
         if scope.settings.trusted_workspaces.is_empty() {
             continue;
         }
-        if scope.needs_trust {
+        // By source, not by `needs_trust`: a project whose own files count without janua's trust
+        // (Claude Code's, for the hook) still cannot trust itself.
+        if scope.needs_trust
+            || matches!(scope.source, RuleSource::Project(_) | RuleSource::Local(_))
+        {
             warnings.push(format!(
                 "trustedWorkspaces in {} ignored: a project cannot trust itself",
                 scope.source

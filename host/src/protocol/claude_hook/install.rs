@@ -1,0 +1,263 @@
+//! `janua hook install --claude`: janua's hook entries in a Claude Code settings file, added or
+//! removed idempotently, every other setting left as it was.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::settings::SettingsError;
+
+/// The events janua's hook is registered for.
+pub const CLAUDE_HOOK_EVENTS: [&str; 2] = ["PreToolUse", "PermissionRequest"];
+
+/// What marks a handler as janua's: its command runs `… hook claude` (any path to janua, any
+/// flags after it).
+fn is_janua_handler(handler: &Value) -> bool {
+    handler["type"] == "command"
+        && handler["command"].as_str().is_some_and(|command| {
+            command
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|pair| pair == ["hook", "claude"])
+                && command.contains("janua")
+        })
+}
+
+/// Which Claude Code settings file the hook goes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaudeScope {
+    /// `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`): every project.
+    User,
+    /// The project's `.claude/settings.json`, shared with everyone who clones it.
+    Project,
+    /// The project's `.claude/settings.local.json`, this machine only.
+    Local,
+}
+
+impl ClaudeScope {
+    /// The file for this scope, for the project `project`.
+    pub fn path(self, project: &Path) -> Option<PathBuf> {
+        match self {
+            ClaudeScope::User => crate::settings::claude_user_settings_path(),
+            ClaudeScope::Project => Some(project.join(".claude/settings.json")),
+            ClaudeScope::Local => Some(project.join(".claude/settings.local.json")),
+        }
+    }
+}
+
+/// A settings file before and after an install or uninstall (pretty JSON, keys sorted).
+#[derive(Debug, Clone)]
+pub struct SettingsChange {
+    /// The file.
+    pub path: PathBuf,
+    /// Its settings before (`{}` when it did not exist).
+    pub before: String,
+    /// Its settings after.
+    pub after: String,
+}
+
+impl SettingsChange {
+    /// True when nothing changed (the file was left alone).
+    pub fn unchanged(&self) -> bool {
+        self.before == self.after
+    }
+}
+
+/// Part of a settings file's `hooks` with a shape janua cannot edit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("\"{key}\" is not {expected}")]
+pub struct HookShapeError {
+    /// Where in the file (`hooks.PreToolUse[0].hooks`).
+    pub key: String,
+    /// What it should be: `an object` or `an array`.
+    pub expected: &'static str,
+}
+
+/// Adds janua's handler running `command` for each of [`CLAUDE_HOOK_EVENTS`] to `settings` (a
+/// settings file's top-level object), replacing any earlier janua handler, or with `uninstall`
+/// removes every janua handler (and groups and events left empty). Other handlers, groups and
+/// keys are kept as they are. `Err` names what in the file has the wrong shape.
+pub fn edit_claude_hooks(
+    settings: &mut Map<String, Value>,
+    command: &str,
+    uninstall: bool,
+) -> Result<(), HookShapeError> {
+    let shape = |key: String, expected| HookShapeError { key, expected };
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err(shape("hooks".to_owned(), "an object"));
+    };
+    for event in CLAUDE_HOOK_EVENTS {
+        let groups = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(groups) = groups else {
+            return Err(shape(format!("hooks.{event}"), "an array"));
+        };
+        for (index, group) in groups.iter_mut().enumerate() {
+            let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return Err(shape(format!("hooks.{event}[{index}].hooks"), "an array"));
+            };
+            handlers.retain(|handler| !is_janua_handler(handler));
+        }
+        groups.retain(|group| group["hooks"].as_array().is_some_and(|h| !h.is_empty()));
+        if !uninstall {
+            groups.push(json!({
+                "matcher": "*",
+                "hooks": [{ "type": "command", "command": command, "onFailure": "block" }],
+            }));
+        }
+        if groups.is_empty() {
+            hooks.remove(event);
+        }
+    }
+    if hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    Ok(())
+}
+
+/// Installs (or with `uninstall` removes) janua's hook running `command` in the settings file
+/// `path`, written atomically and only if it changes. A file that is not a JSON object is an
+/// error and left untouched.
+pub fn install_claude_hook(
+    path: &Path,
+    command: &str,
+    uninstall: bool,
+) -> Result<SettingsChange, SettingsError> {
+    let error = |message: String| SettingsError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut settings: Value = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| error(format!("not valid JSON, nothing changed: {e}")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
+        Err(e) => return Err(error(format!("cannot read: {e}"))),
+    };
+    let before = serde_json::to_string_pretty(&settings).unwrap_or_default() + "\n";
+    let object = settings
+        .as_object_mut()
+        .ok_or_else(|| error("not a JSON object, nothing changed".to_owned()))?;
+    edit_claude_hooks(object, command, uninstall)
+        .map_err(|problem| error(format!("{problem}, nothing changed")))?;
+    let after = serde_json::to_string_pretty(&settings).unwrap_or_default() + "\n";
+    let change = SettingsChange {
+        path: path.to_path_buf(),
+        before,
+        after,
+    };
+    if !change.unchanged() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
+        }
+        janua_types::write_atomically(path, change.after.as_bytes())
+            .map_err(|e| error(format!("cannot write: {e}")))?;
+    }
+    Ok(change)
+}
+
+/// janua's handlers registered in the settings `text`, by event: the commands they run.
+pub fn registered_claude_hooks(text: &str) -> Vec<(String, String)> {
+    let Ok(settings) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for event in CLAUDE_HOOK_EVENTS {
+        for group in settings["hooks"][event].as_array().into_iter().flatten() {
+            for handler in group["hooks"].as_array().into_iter().flatten() {
+                if is_janua_handler(handler) {
+                    let command = handler["command"].as_str().unwrap_or_default();
+                    found.push((event.to_owned(), command.to_owned()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn installs_once_and_keeps_every_other_setting() {
+        let mut settings = object(json!({
+            "model": "opus",
+            "permissions": {"allow": ["Bash(npm test)"]},
+            "hooks": {"PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": "/old/janua hook claude"}]}
+            ]}
+        }));
+        edit_claude_hooks(&mut settings, "/usr/bin/janua hook claude", false).unwrap();
+        let once = settings.clone();
+        edit_claude_hooks(&mut settings, "/usr/bin/janua hook claude", false).unwrap();
+        assert_eq!(settings, once, "a second install changes nothing");
+        let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2, "{pre:?}");
+        assert_eq!(pre[0]["hooks"][0]["command"], "./guard.sh");
+        assert_eq!(pre[1]["hooks"][0]["command"], "/usr/bin/janua hook claude");
+        assert_eq!(pre[1]["hooks"][0]["onFailure"], "block");
+        assert_eq!(
+            settings["hooks"]["PermissionRequest"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(settings["model"], "opus");
+        assert_eq!(settings["permissions"]["allow"][0], "Bash(npm test)");
+
+        edit_claude_hooks(&mut settings, "", true).unwrap();
+        assert_eq!(
+            Value::Object(settings),
+            json!({
+                "model": "opus",
+                "permissions": {"allow": ["Bash(npm test)"]},
+                "hooks": {"PreToolUse": [
+                    {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+                ]}
+            })
+        );
+        let mut empty = Map::new();
+        edit_claude_hooks(&mut empty, "janua hook claude", false).unwrap();
+        edit_claude_hooks(&mut empty, "janua hook claude", true).unwrap();
+        assert!(empty.is_empty(), "{empty:?}");
+    }
+
+    #[test]
+    fn refuses_files_of_the_wrong_shape() {
+        for bad in [
+            json!({"hooks": []}),
+            json!({"hooks": {"PreToolUse": {}}}),
+            json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": "x"}]}}),
+        ] {
+            let mut settings = object(bad.clone());
+            assert!(
+                edit_claude_hooks(&mut settings, "janua hook claude", false).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn finds_registered_handlers() {
+        let text = r#"{"hooks":{"PermissionRequest":[{"hooks":[{"type":"command","command":"'/opt/janua' hook claude --authoritative"},{"type":"command","command":"hook claude"}]}]}}"#;
+        assert_eq!(
+            registered_claude_hooks(text),
+            vec![(
+                "PermissionRequest".to_owned(),
+                "'/opt/janua' hook claude --authoritative".to_owned()
+            )]
+        );
+        assert!(registered_claude_hooks("not json").is_empty());
+    }
+}
