@@ -11,9 +11,10 @@ mod serve;
 mod watch;
 
 pub use claude_hook::{
-    CLAUDE_HOOK_EVENTS, ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookRequest,
-    ClaudeScope, HookShapeError, SettingsChange, answer_claude_hook, claude_answer, claude_block,
-    edit_claude_hooks, install_claude_hook, parse_claude_hook, registered_claude_hooks,
+    CLAUDE_HOOK_EVENTS, ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent, ClaudeHookOptions,
+    ClaudeHookRequest, ClaudeScope, HookShapeError, SettingsChange, answer_claude_hook,
+    claude_answer, claude_block, edit_claude_hooks, install_claude_hook, parse_claude_hook,
+    registered_claude_hooks,
 };
 pub use definitions::{DefinitionFormat, tool_definitions};
 

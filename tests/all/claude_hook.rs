@@ -550,3 +550,104 @@ fn relative_paths_are_read_from_where_claude_codes_shell_is() {
     let (decision, reason) = answer(&output).unwrap();
     assert_eq!(decision, "deny", "{reason}");
 }
+
+#[test]
+fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let original = format!("echo x > /dev/tcp/127.0.0.1/{port} && echo CONNECTED || echo NONET");
+    let input = json!({"command": original, "description": "probe", "timeout": 5000});
+    let output = hook(&fixture, &["--sandbox-bash"], &pre(&fixture, "Bash", input));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let specific = &rewrite["hookSpecificOutput"];
+    assert_eq!(specific["permissionDecision"], "ask", "{rewrite}");
+    let rewritten = &specific["updatedInput"];
+    assert_eq!(
+        rewritten["description"], "probe",
+        "every other field is kept"
+    );
+    assert_eq!(rewritten["timeout"], 5000);
+    let command = rewritten["command"].as_str().unwrap();
+    assert!(command.contains(" sandbox -- /bin/bash -c "), "{command}");
+
+    // Run as Claude Code would run it: the command is confined, the host's loopback unreachable.
+    let ran = Command::new("/bin/sh")
+        .args(["-c", command])
+        .current_dir(fixture.workspace())
+        .env("HOME", fixture.root().join("home"))
+        .env("JANUA_CACHE_DIR", cache_dir())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        printed.contains("NONET") && !printed.contains("CONNECTED"),
+        "{ran:?}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "the sandboxed command reached the host"
+    );
+
+    // A denied command is denied, not rewritten.
+    let denied = hook(
+        &fixture,
+        &["--sandbox-bash"],
+        &pre(
+            &fixture,
+            "Bash",
+            json!({"command": "curl https://example.com"}),
+        ),
+    );
+    let (decision, _) = answer(&denied).unwrap();
+    assert_eq!(decision, "deny");
+
+    // After the call: a Bash command that ran without the sandbox is reported, one that ran
+    // under it is not, and without --sandbox-bash nothing is said.
+    let post = |command: &str| {
+        json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command}, "tool_response": {"stdout": ""},
+               "cwd": fixture.workspace()})
+        .to_string()
+    };
+    let dropped = hook(&fixture, &["--sandbox-bash"], &post(&original));
+    let report: Value = serde_json::from_slice(&dropped.stdout).unwrap();
+    assert_eq!(report["decision"], "block");
+    assert!(
+        report["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("WITHOUT janua's sandbox"),
+        "{report}"
+    );
+    let kept = hook(&fixture, &["--sandbox-bash"], &post(command));
+    assert!(kept.status.success() && kept.stdout.is_empty(), "{kept:?}");
+    let plain = hook(&fixture, &[], &post(&original));
+    assert!(
+        plain.status.success() && plain.stdout.is_empty(),
+        "{plain:?}"
+    );
+
+    // Installed with --sandbox-bash, the hook also runs after each Bash call.
+    let home = fixture.root().join("home");
+    let installed = hook_admin(
+        &fixture,
+        &home,
+        "",
+        &["install", "--claude", "--sandbox-bash"],
+    );
+    assert!(installed.status.success(), "{installed:?}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "Bash");
+    assert!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook claude --sandbox-bash")
+    );
+}

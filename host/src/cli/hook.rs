@@ -11,8 +11,8 @@ use clap::{Args, Subcommand};
 
 use janua::RuntimeConfig;
 use janua::claude::{
-    ClaudeHookEvent, ClaudeScope, answer_claude_hook, claude_block, install_claude_hook,
-    parse_claude_hook, registered_claude_hooks,
+    ClaudeHookEvent, ClaudeHookOptions, ClaudeScope, answer_claude_hook, claude_block,
+    install_claude_hook, parse_claude_hook, registered_claude_hooks,
 };
 use janua::config::{CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, claude_user_settings_path};
 
@@ -53,6 +53,10 @@ struct InstallArgs {
     /// Install the hook with --authoritative (janua's allow skips Claude Code's prompts).
     #[arg(long)]
     authoritative: bool,
+    /// Install the hook with --sandbox-bash (Bash commands run under `janua sandbox`), also for
+    /// PostToolUse of Bash.
+    #[arg(long = "sandbox-bash")]
+    sandbox_bash: bool,
     /// Remove janua's hook instead.
     #[arg(long)]
     uninstall: bool,
@@ -89,6 +93,10 @@ struct ClaudeArgs {
     /// denies and asks, and Claude Code decides what janua allows.
     #[arg(long)]
     authoritative: bool,
+    /// Rewrite the Bash commands janua lets through to run under `janua sandbox`, and report a
+    /// Bash call that ran without it (Claude Code dropped the rewrite).
+    #[arg(long = "sandbox-bash")]
+    sandbox_bash: bool,
 }
 
 /// Session janua's hook decisions are checked in unless `--session` names another: it never
@@ -135,6 +143,7 @@ pub(crate) async fn run(
         Ok(config) => hook_config(config, &request, claude.authoritative, explicit_cwd),
         Err(error) => return block(Some(&request.event), &format!("{error:#}")),
     };
+    let workspace = config.workspace.clone();
     let runtime = match janua::Runtime::new(config).await {
         Ok(runtime) => runtime,
         Err(error) => return block(Some(&request.event), &error.to_string()),
@@ -147,7 +156,18 @@ pub(crate) async fn run(
         // Relative paths in a command line are read from where Claude Code's shell is.
         runtime.set_shell_directory(cwd);
     }
-    let answer = answer_claude_hook(&runtime, &request, claude.authoritative).await;
+    let options = ClaudeHookOptions {
+        authoritative: claude.authoritative,
+        sandbox_prefix: if claude.sandbox_bash {
+            match sandbox_prefix(&workspace) {
+                Ok(prefix) => Some(prefix),
+                Err(error) => return block(Some(&request.event), &format!("{error:#}")),
+            }
+        } else {
+            None
+        },
+    };
+    let answer = answer_claude_hook(&runtime, &request, &options).await;
     if let Some(output) = answer.output {
         println!("{output}");
     }
@@ -210,17 +230,37 @@ fn project_dir(base: &anyhow::Result<RuntimeConfig>) -> PathBuf {
     }
 }
 
-/// This janua as a shell word, for the installed command.
-fn janua_command(authoritative: bool) -> anyhow::Result<String> {
-    let exe = std::env::current_exe()?;
-    let exe = exe.to_string_lossy().into_owned();
-    let quoted = shlex::try_quote(&exe)
-        .map_err(|_| anyhow::anyhow!("{exe:?} cannot be written as a shell word"))?;
-    Ok(if authoritative {
-        format!("{quoted} hook claude --authoritative")
-    } else {
-        format!("{quoted} hook claude")
-    })
+/// `text` as one shell word.
+fn shell_word(text: &str) -> anyhow::Result<String> {
+    Ok(shlex::try_quote(text)
+        .map_err(|_| anyhow::anyhow!("{text:?} cannot be written as a shell word"))?
+        .into_owned())
+}
+
+/// This janua as a shell word.
+fn this_janua() -> anyhow::Result<String> {
+    shell_word(&std::env::current_exe()?.to_string_lossy())
+}
+
+/// The installed command: this janua's `hook claude` with `flags`.
+fn janua_command(flags: &[&str]) -> anyhow::Result<String> {
+    let mut command = format!("{} hook claude", this_janua()?);
+    for flag in flags {
+        command.push(' ');
+        command.push_str(flag);
+    }
+    Ok(command)
+}
+
+/// What a Bash command janua lets through is rewritten to run under (the command follows as
+/// one shell word).
+fn sandbox_prefix(project: &std::path::Path) -> anyhow::Result<String> {
+    let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    Ok(format!(
+        "{} --cwd {} sandbox -- /bin/bash -c",
+        this_janua()?,
+        shell_word(&project.to_string_lossy())?
+    ))
 }
 
 fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitCode {
@@ -232,7 +272,14 @@ fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitC
         );
         return ExitCode::from(2);
     };
-    let command = match janua_command(args.authoritative) {
+    let flags: Vec<&str> = [
+        (args.authoritative, "--authoritative"),
+        (args.sandbox_bash, "--sandbox-bash"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    let command = match janua_command(&flags) {
         Ok(command) => command,
         Err(error) => {
             eprintln!("janua hook install: {error:#}");
@@ -362,7 +409,7 @@ fn run_doctor(base: anyhow::Result<RuntimeConfig>) -> ExitCode {
     let command = commands
         .first()
         .cloned()
-        .or_else(|| janua_command(false).ok());
+        .or_else(|| janua_command(&[]).ok());
     if let Some(command) = command {
         let event = serde_json::json!({
             "hook_event_name": "PreToolUse", "tool_name": "Bash",

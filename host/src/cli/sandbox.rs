@@ -43,6 +43,11 @@ pub(crate) async fn run(args: SandboxArgs, config: anyhow::Result<RuntimeConfig>
         Ok(runtime) => Arc::new(runtime),
         Err(error) => return not_run(error.to_string()),
     };
+    // The command runs where janua was started, when that is inside the workspace (`--cwd` may
+    // name the project above it).
+    if let Ok(here) = std::env::current_dir() {
+        runtime.set_shell_directory(&here);
+    }
     let group = Arc::new(AtomicI32::new(0));
     let stopping = Arc::new(AtomicBool::new(false));
     let running = {

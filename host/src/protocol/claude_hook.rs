@@ -31,6 +31,9 @@ pub enum ClaudeHookEvent {
     PreToolUse,
     /// Claude Code is about to ask the user: janua may deny (or, when authoritative, allow).
     PermissionRequest,
+    /// After a tool ran: with `--sandbox-bash`, janua reports a Bash command that ran without
+    /// its sandbox.
+    PostToolUse,
     /// An event janua does not decide, by its name.
     Other(String),
 }
@@ -40,6 +43,7 @@ impl ClaudeHookEvent {
         match self {
             ClaudeHookEvent::PreToolUse => "PreToolUse",
             ClaudeHookEvent::PermissionRequest => "PermissionRequest",
+            ClaudeHookEvent::PostToolUse => "PostToolUse",
             ClaudeHookEvent::Other(name) => name,
         }
     }
@@ -87,6 +91,7 @@ pub fn parse_claude_hook(text: &str) -> Result<ClaudeHookRequest, ClaudeHookErro
     let event = match text_field("hook_event_name") {
         Some("PreToolUse") => ClaudeHookEvent::PreToolUse,
         Some("PermissionRequest") => ClaudeHookEvent::PermissionRequest,
+        Some("PostToolUse") => ClaudeHookEvent::PostToolUse,
         Some(other) => ClaudeHookEvent::Other(other.to_owned()),
         // Installed for tool events only: an event that does not name itself is read as the one
         // that can block, so a changed protocol fails closed.
@@ -139,20 +144,41 @@ pub struct ClaudeHookAnswer {
     pub reason: String,
 }
 
-/// Decides `request` in `runtime` (which must not run hooks: see the module docs). With
-/// `authoritative`, janua's allow is Claude Code's allow; otherwise Claude Code's own rules and
-/// prompts still decide what janua allows.
+/// How janua answers Claude Code's hook events.
+#[derive(Debug, Clone, Default)]
+pub struct ClaudeHookOptions {
+    /// janua's allow is Claude Code's allow; otherwise Claude Code's own rules and prompts still
+    /// decide what janua allows.
+    pub authoritative: bool,
+    /// `--sandbox-bash`: the command prefix (`'…/janua' --cwd '…' sandbox -- /bin/bash -c`) a
+    /// Bash command janua lets through is rewritten to run under; a `PostToolUse` for a Bash
+    /// command without it is reported to the user and the model.
+    pub sandbox_prefix: Option<String>,
+}
+
+/// Decides `request` in `runtime` (which must not run hooks: see the module docs).
 pub async fn answer_claude_hook(
     runtime: &Runtime,
     request: &ClaudeHookRequest,
-    authoritative: bool,
+    options: &ClaudeHookOptions,
 ) -> ClaudeHookAnswer {
-    if let ClaudeHookEvent::Other(_) = request.event {
-        return ClaudeHookAnswer {
-            output: None,
-            verdict: None,
-            reason: String::new(),
-        };
+    let nothing = ClaudeHookAnswer {
+        output: None,
+        verdict: None,
+        reason: String::new(),
+    };
+    match request.event {
+        ClaudeHookEvent::Other(_) => return nothing,
+        ClaudeHookEvent::PostToolUse => {
+            return ClaudeHookAnswer {
+                output: options
+                    .sandbox_prefix
+                    .as_deref()
+                    .and_then(|prefix| unsandboxed_report(request, prefix)),
+                ..nothing
+            };
+        }
+        ClaudeHookEvent::PreToolUse | ClaudeHookEvent::PermissionRequest => {}
     }
     let report = runtime.decide_only(request.call.clone()).await;
     // The name Claude Code runs is the name janua must judge: an alias (which a project's
@@ -184,12 +210,67 @@ pub async fn answer_claude_hook(
             )
         }
     };
+    let sandboxed = match (&options.sandbox_prefix, &request.event, verdict) {
+        (Some(prefix), ClaudeHookEvent::PreToolUse, Some(Verdict::Allow | Verdict::Ask))
+            if request.call.name == "Bash" =>
+        {
+            sandboxed_input(&request.call.input, prefix)
+        }
+        _ => None,
+    };
+    let output = match (sandboxed, verdict) {
+        // The command runs confined: what janua allows runs without a prompt (as Claude Code's
+        // own sandbox auto-allows), what it asks about is asked, both rewritten.
+        (Some(input), Some(verdict)) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": if verdict == Verdict::Allow { "allow" } else { "ask" },
+                "permissionDecisionReason": format!("janua: {reason}; runs under janua sandbox"),
+                "updatedInput": input,
+            }
+        })),
+        _ => verdict.and_then(|verdict| {
+            claude_answer(&request.event, verdict, &reason, options.authoritative)
+        }),
+    };
     ClaudeHookAnswer {
-        output: verdict
-            .and_then(|verdict| claude_answer(&request.event, verdict, &reason, authoritative)),
+        output,
         verdict,
         reason,
     }
+}
+
+/// The Bash input with its command run under `prefix`, every other field kept (Claude Code
+/// replaces the whole input); `None` when it already is, or has no command.
+fn sandboxed_input(input: &Value, prefix: &str) -> Option<Value> {
+    let command = input["command"].as_str()?;
+    if command.starts_with(prefix) {
+        return None;
+    }
+    let quoted = shlex::try_quote(command).ok()?;
+    let mut rewritten = input.clone();
+    rewritten["command"] = Value::String(format!("{prefix} {quoted}"));
+    Some(rewritten)
+}
+
+/// Claude Code's answer to a `PostToolUse` of a Bash command that did not run under `prefix`:
+/// feedback for the model beside the result and a message for the user.
+fn unsandboxed_report(request: &ClaudeHookRequest, prefix: &str) -> Option<Value> {
+    if request.call.name != "Bash" {
+        return None;
+    }
+    let command = request.call.input["command"].as_str()?;
+    if command.starts_with(prefix) {
+        return None;
+    }
+    let message = format!(
+        "janua: this Bash command ran WITHOUT janua's sandbox (Claude Code did not apply the rewrite janua asked for): {command}"
+    );
+    Some(json!({
+        "decision": "block",
+        "reason": message,
+        "systemMessage": message,
+    }))
 }
 
 /// A tool janua does not have (`TodoWrite`, `mcp__…`): a bare deny or ask rule naming it decides;
@@ -264,7 +345,7 @@ pub fn claude_answer(
             // The user is about to be asked, which is what janua's ask wants.
             _ => None,
         },
-        ClaudeHookEvent::Other(_) => None,
+        ClaudeHookEvent::PostToolUse | ClaudeHookEvent::Other(_) => None,
     }
 }
 
@@ -273,7 +354,7 @@ pub fn claude_answer(
 /// only as JSON.
 pub fn claude_block(event: Option<&ClaudeHookEvent>, reason: &str) -> Option<Value> {
     match event {
-        Some(ClaudeHookEvent::Other(_)) => None,
+        Some(ClaudeHookEvent::Other(_) | ClaudeHookEvent::PostToolUse) => None,
         Some(event) => claude_answer(event, Verdict::Deny, reason, false),
         None => claude_answer(&ClaudeHookEvent::PreToolUse, Verdict::Deny, reason, false),
     }

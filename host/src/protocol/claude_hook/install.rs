@@ -7,8 +7,9 @@ use serde_json::{Map, Value, json};
 
 use crate::settings::SettingsError;
 
-/// The events janua's hook is registered for.
-pub const CLAUDE_HOOK_EVENTS: [&str; 2] = ["PreToolUse", "PermissionRequest"];
+/// The events janua's hook is registered for: the first two always, `PostToolUse` (for Bash) with
+/// `--sandbox-bash`.
+pub const CLAUDE_HOOK_EVENTS: [&str; 3] = ["PreToolUse", "PermissionRequest", "PostToolUse"];
 
 /// What marks a handler as janua's: its command runs `… hook claude` (any path to janua, any
 /// flags after it).
@@ -74,8 +75,9 @@ pub struct HookShapeError {
     pub expected: &'static str,
 }
 
-/// Adds janua's handler running `command` for each of [`CLAUDE_HOOK_EVENTS`] to `settings` (a
-/// settings file's top-level object), replacing any earlier janua handler, or with `uninstall`
+/// Adds janua's handler running `command` for `PreToolUse` and `PermissionRequest` (and, when
+/// `command` has `--sandbox-bash`, `PostToolUse` of Bash) to `settings` (a settings file's
+/// top-level object), replacing any earlier janua handler, or with `uninstall`
 /// removes every janua handler (and groups and events left empty). Other handlers, groups and
 /// keys are kept as they are. `Err` names what in the file has the wrong shape.
 pub fn edit_claude_hooks(
@@ -83,6 +85,10 @@ pub fn edit_claude_hooks(
     command: &str,
     uninstall: bool,
 ) -> Result<(), HookShapeError> {
+    // `--sandbox-bash` also checks, after each Bash call, that the command ran sandboxed.
+    let sandbox_bash = command
+        .split_whitespace()
+        .any(|word| word == "--sandbox-bash");
     let shape = |key: String, expected| HookShapeError { key, expected };
     let hooks = settings
         .entry("hooks")
@@ -104,9 +110,10 @@ pub fn edit_claude_hooks(
             handlers.retain(|handler| !is_janua_handler(handler));
         }
         groups.retain(|group| group["hooks"].as_array().is_some_and(|h| !h.is_empty()));
-        if !uninstall {
+        let post = event == "PostToolUse";
+        if !uninstall && (!post || sandbox_bash) {
             groups.push(json!({
-                "matcher": "*",
+                "matcher": if post { "Bash" } else { "*" },
                 "hooks": [{ "type": "command", "command": command, "onFailure": "block" }],
             }));
         }
