@@ -651,3 +651,95 @@ fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it
             .ends_with("hook claude --sandbox-bash")
     );
 }
+
+/// One HTTP/1.1 POST to `port` with `token`; the status code and the body.
+fn post(port: u16, token: Option<&str>, body: &str) -> (u16, String) {
+    use std::io::Read as _;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let authorization = token.map_or_else(String::new, |token| {
+        format!("Authorization: Bearer {token}\r\n")
+    });
+    write!(
+        stream,
+        "POST /claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
+    use std::io::BufRead as _;
+    let fixture = Fixture::new();
+    project(&fixture);
+    let token = "a-token-of-twenty-chars";
+    let serve = |address: &str, token: &str| {
+        let mut command = Command::new(janua_bin());
+        command
+            .arg("--cache-dir")
+            .arg(cache_dir())
+            .arg("--state-dir")
+            .arg(fixture.state_dir())
+            .args(["hook", "serve", "--listen", address])
+            .current_dir(fixture.workspace())
+            .env("HOME", fixture.root().join("home"))
+            .env("XDG_CONFIG_HOME", fixture.config_home())
+            .env("JANUA_HOOK_TOKEN", token)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    };
+    for (address, token, word) in [
+        ("0.0.0.0:0", token, "loopback"),
+        ("127.0.0.1:0", "short", "16 characters"),
+    ] {
+        let refused = serve(address, token).output().unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains(word));
+    }
+    let mut server = serve("127.0.0.1:0", token).spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+
+    let event = pre(&fixture, "Bash", json!({"command": "{ cat .env; }"}));
+    assert_eq!(post(port, None, &event).0, 401);
+    assert_eq!(post(port, Some("a-token-of-twenty-chart"), &event).0, 401);
+    let (status, body) = post(port, Some(token), &event);
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{body}"
+    );
+    // Claude Code reads a non-2xx answer as no decision: a block travels as a 200 deny.
+    let (status, body) = post(port, Some(token), "not json");
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{body}"
+    );
+    let (status, body) = post(
+        port,
+        Some(token),
+        &pre(&fixture, "Bash", json!({"command": "git status"})),
+    );
+    assert_eq!((status, body.as_str()), (200, "{}"));
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

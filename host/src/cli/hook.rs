@@ -11,10 +11,9 @@ use clap::{Args, Subcommand};
 
 use janua::RuntimeConfig;
 use janua::claude::{
-    ClaudeHookEvent, ClaudeHookOptions, ClaudeScope, answer_claude_hook, claude_block,
-    install_claude_hook, parse_claude_hook, registered_claude_hooks,
+    ClaudeHandler, ClaudeHookEvent, ClaudeHookOptions, ClaudeHookServer, ClaudeScope, claude_block,
+    install_claude_hook, parse_claude_hook, registered_claude_hooks, respond_to_claude_hook,
 };
-use janua::config::{CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, claude_user_settings_path};
 
 /// Arguments of `janua hook`.
 #[derive(Debug, Args)]
@@ -31,6 +30,18 @@ enum HookCommand {
     Install(InstallArgs),
     /// Say whether Claude Code will run janua's hook, and try a decision through it.
     Doctor(DoctorArgs),
+    /// Answer Claude Code's `http` hooks from a warm process on loopback (token in JANUA_HOOK_TOKEN).
+    Serve(ServeArgs),
+}
+
+/// Arguments of `janua hook serve`.
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The loopback address to listen on, such as 127.0.0.1:8765.
+    #[arg(long, value_name = "ADDRESS")]
+    listen: std::net::SocketAddr,
+    #[command(flatten)]
+    claude: ClaudeArgs,
 }
 
 /// Which agent `install` and `doctor` are about; only Claude Code so far.
@@ -60,6 +71,10 @@ struct InstallArgs {
     /// Remove janua's hook instead.
     #[arg(long)]
     uninstall: bool,
+    /// Register an `http` hook posting to `janua hook serve` at this loopback address (token in
+    /// JANUA_HOOK_TOKEN) instead of a command hook.
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<std::net::SocketAddr>,
 }
 
 /// Arguments of `janua hook doctor`.
@@ -99,10 +114,6 @@ struct ClaudeArgs {
     sandbox_bash: bool,
 }
 
-/// Session janua's hook decisions are checked in unless `--session` names another: it never
-/// holds approvals, so what Claude Code's user approved stays Claude Code's.
-const HOOK_SESSION: &str = "claude-code-hook";
-
 /// Reads one event on stdin, decides it, prints Claude Code's answer.
 pub(crate) async fn run(
     args: HookArgs,
@@ -113,6 +124,7 @@ pub(crate) async fn run(
         HookCommand::Claude(claude) => claude,
         HookCommand::Install(install) => return run_install(&install, base),
         HookCommand::Doctor(_) => return run_doctor(base),
+        HookCommand::Serve(serve) => return run_serve(serve, base, explicit_cwd).await,
     };
     // A panic would exit 101, which Claude Code reads as a non-blocking error: the call would run.
     std::panic::set_hook(Box::new(|info| {
@@ -128,88 +140,90 @@ pub(crate) async fn run(
     if let Err(error) = std::io::stdin().read_to_string(&mut text) {
         return block(None, &format!("cannot read the hook input: {error}"));
     }
-    let request = match parse_claude_hook(&text) {
-        Ok(request) => request,
-        Err(error) => return block(None, &error.to_string()),
+    let base = match base {
+        Ok(base) => base,
+        Err(error) => {
+            let event = parse_claude_hook(&text).ok().map(|request| request.event);
+            return block(event.as_ref(), &format!("{error:#}"));
+        }
     };
-    if let ClaudeHookEvent::Other(name) = &request.event {
-        eprintln!("janua hook: the {name} event is not one janua decides; no answer");
-        return ExitCode::SUCCESS;
-    }
-    for note in &request.notes {
+    let options = match claude.options(explicit_cwd) {
+        Ok(options) => options,
+        Err(error) => return block(None, &format!("{error:#}")),
+    };
+    let reply = respond_to_claude_hook(&base, &text, &options).await;
+    for note in &reply.notes {
         eprintln!("janua hook: {note}");
     }
-    let config = match base {
-        Ok(config) => hook_config(config, &request, claude.authoritative, explicit_cwd),
-        Err(error) => return block(Some(&request.event), &format!("{error:#}")),
-    };
-    let workspace = config.workspace.clone();
-    let runtime = match janua::Runtime::new(config).await {
-        Ok(runtime) => runtime,
-        Err(error) => return block(Some(&request.event), &error.to_string()),
-    };
-    // Standard error of a hook that exits 0 goes to Claude Code's debug log.
-    for warning in runtime.warnings() {
-        eprintln!("janua hook: warning: {warning}");
-    }
-    if let Some(cwd) = &request.cwd {
-        // Relative paths in a command line are read from where Claude Code's shell is.
-        runtime.set_shell_directory(cwd);
-    }
-    let options = ClaudeHookOptions {
-        authoritative: claude.authoritative,
-        sandbox_prefix: if claude.sandbox_bash {
-            match sandbox_prefix(&workspace) {
-                Ok(prefix) => Some(prefix),
-                Err(error) => return block(Some(&request.event), &format!("{error:#}")),
-            }
-        } else {
-            None
-        },
-    };
-    let answer = answer_claude_hook(&runtime, &request, &options).await;
-    if let Some(output) = answer.output {
+    if let Some(output) = &reply.output {
         println!("{output}");
+    }
+    match reply.blocked {
+        Some(reason) => {
+            eprintln!("janua hook: {reason}");
+            ExitCode::from(2)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+impl ClaudeArgs {
+    fn options(&self, explicit_cwd: bool) -> anyhow::Result<ClaudeHookOptions> {
+        Ok(ClaudeHookOptions {
+            authoritative: self.authoritative,
+            sandbox_janua: if self.sandbox_bash {
+                Some(this_janua()?)
+            } else {
+                None
+            },
+            keep_workspace: explicit_cwd,
+        })
+    }
+}
+
+/// `janua hook serve`: binds, says where, answers until stopped.
+async fn run_serve(
+    args: ServeArgs,
+    base: anyhow::Result<RuntimeConfig>,
+    explicit_cwd: bool,
+) -> ExitCode {
+    let fail = |reason: String| {
+        eprintln!("janua hook serve: {reason}");
+        ExitCode::from(2)
+    };
+    let base = match base {
+        Ok(base) => base,
+        Err(error) => return fail(format!("{error:#}")),
+    };
+    let options = match args.claude.options(explicit_cwd) {
+        Ok(options) => options,
+        Err(error) => return fail(format!("{error:#}")),
+    };
+    let token = std::env::var(TOKEN_VARIABLE).unwrap_or_default();
+    let server = match ClaudeHookServer::bind(args.listen, token).await {
+        Ok(server) => server,
+        Err(error) => return fail(error.to_string()),
+    };
+    match server.local_addr() {
+        Ok(address) => eprintln!(
+            "janua hook serve: answering Claude Code's http hooks at http://{address}/claude (bearer token from {TOKEN_VARIABLE})"
+        ),
+        Err(error) => return fail(error.to_string()),
+    }
+    let stop = match super::shutdown_signal() {
+        Ok(stop) => stop,
+        Err(error) => return fail(error.to_string()),
+    };
+    tokio::select! {
+        () = server.serve(base, options) => {}
+        () = stop => {}
     }
     ExitCode::SUCCESS
 }
 
-/// The runtime a hook event is decided in: the project's directory, the event's mode, Claude
-/// Code's settings beside janua's, and nothing that starts a process.
-fn hook_config(
-    mut config: RuntimeConfig,
-    request: &janua::claude::ClaudeHookRequest,
-    authoritative: bool,
-    explicit_cwd: bool,
-) -> RuntimeConfig {
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| request.cwd.clone());
-    if let Some(project) = project.filter(|_| !explicit_cwd) {
-        config.workspace = project;
-    }
-    config.permission_mode = Some(request.mode);
-    config.claude_code = Some(ClaudeCodeSettings {
-        managed: Some(PathBuf::from(CLAUDE_MANAGED_SETTINGS)),
-        user: claude_user_settings_path(),
-        project: true,
-        // What the project's files allow only turns janua's answer from "ask" into "no answer"
-        // unless janua is authoritative; then janua's own workspace trust is needed.
-        trust_project: !authoritative,
-    });
-    config.project_mcp = false;
-    config.mcp_config_files.clear();
-    config.agent_command = None;
-    config.agent_tool = false;
-    config.checkpoints = false;
-    // Deciding runs no guest: no engine is made (docs/HOSTS.md, BENCHMARKS.md).
-    config.warm_engine = false;
-    if config.session_id.is_none() {
-        config.session_id = Some(HOOK_SESSION.to_owned());
-    }
-    config
-}
+/// The environment variable holding `janua hook serve`'s bearer token (and Claude Code's, for
+/// the `Authorization` header it sends).
+const TOKEN_VARIABLE: &str = janua::claude::HTTP_TOKEN_VARIABLE;
 
 /// Blocks the call: Claude Code's deny on stdout (what `PermissionRequest` honours), the reason on
 /// stderr, exit code 2 (what `PreToolUse` honours whatever stdout holds).
@@ -252,17 +266,6 @@ fn janua_command(flags: &[&str]) -> anyhow::Result<String> {
     Ok(command)
 }
 
-/// What a Bash command janua lets through is rewritten to run under (the command follows as
-/// one shell word).
-fn sandbox_prefix(project: &std::path::Path) -> anyhow::Result<String> {
-    let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-    Ok(format!(
-        "{} --cwd {} sandbox -- /bin/bash -c",
-        this_janua()?,
-        shell_word(&project.to_string_lossy())?
-    ))
-}
-
 fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitCode {
     let _ = args.agent.claude;
     let project = project_dir(&base);
@@ -286,7 +289,15 @@ fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitC
             return ExitCode::from(2);
         }
     };
-    match install_claude_hook(&path, &command, args.uninstall) {
+    let handler = match args.http {
+        Some(address) if !address.ip().is_loopback() => {
+            eprintln!("janua hook install: {address} is not a loopback address");
+            return ExitCode::from(2);
+        }
+        Some(address) => ClaudeHandler::Http(format!("http://{address}/claude")),
+        None => ClaudeHandler::Command(command),
+    };
+    match install_claude_hook(&path, &handler, args.uninstall) {
         Ok(change) if change.unchanged() => {
             println!(
                 "{}: already {}; unchanged",
@@ -406,8 +417,10 @@ fn run_doctor(base: anyhow::Result<RuntimeConfig>) -> ExitCode {
         ),
     }
     // A decision through the registered command, as Claude Code would run it.
+    // An `http` handler needs `janua hook serve` running; the self-test goes through a command.
     let command = commands
-        .first()
+        .iter()
+        .find(|command| !command.starts_with("http://"))
         .cloned()
         .or_else(|| janua_command(&[]).ok());
     if let Some(command) = command {

@@ -10,15 +10,17 @@
 //! the hooks of its settings files itself, and one of them is this one.
 
 mod install;
+mod serve;
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 pub use install::{
-    CLAUDE_HOOK_EVENTS, ClaudeScope, HookShapeError, SettingsChange, edit_claude_hooks,
-    install_claude_hook, registered_claude_hooks,
+    CLAUDE_HOOK_EVENTS, ClaudeHandler, ClaudeScope, HTTP_TOKEN_VARIABLE, HookShapeError,
+    SettingsChange, edit_claude_hooks, install_claude_hook, registered_claude_hooks,
 };
+pub use serve::{ClaudeHookServer, HookServeError};
 
 use crate::Runtime;
 use janua_permissions::{PermissionMode, RuleKind, Verdict};
@@ -150,17 +152,148 @@ pub struct ClaudeHookOptions {
     /// janua's allow is Claude Code's allow; otherwise Claude Code's own rules and prompts still
     /// decide what janua allows.
     pub authoritative: bool,
-    /// `--sandbox-bash`: the command prefix (`'…/janua' --cwd '…' sandbox -- /bin/bash -c`) a
-    /// Bash command janua lets through is rewritten to run under; a `PostToolUse` for a Bash
-    /// command without it is reported to the user and the model.
-    pub sandbox_prefix: Option<String>,
+    /// `--sandbox-bash`: this janua as a shell word. A Bash command janua lets through is
+    /// rewritten to run under `JANUA --cwd PROJECT sandbox -- /bin/bash -c`; a `PostToolUse` for
+    /// a Bash command without that prefix is reported to the user and the model.
+    pub sandbox_janua: Option<String>,
+    /// `--cwd` was given: the workspace stays the configured one, whatever the event says.
+    pub keep_workspace: bool,
+}
+
+/// Session janua's hook decisions are checked in unless `--session` names another: it never
+/// holds approvals, so what Claude Code's user approved stays Claude Code's.
+const HOOK_SESSION: &str = "claude-code-hook";
+
+/// What janua replies to one hook event.
+#[derive(Debug, Clone)]
+pub struct ClaudeHookReply {
+    /// Claude Code's hook JSON, if janua has something to say.
+    pub output: Option<Value>,
+    /// Why the call is blocked, when janua could not decide it (a command hook then exits 2).
+    pub blocked: Option<String>,
+    /// Notes and warnings for standard error (Claude Code's debug log).
+    pub notes: Vec<String>,
+}
+
+impl ClaudeHookReply {
+    fn block(event: Option<&ClaudeHookEvent>, reason: &str, notes: Vec<String>) -> Self {
+        let reason = format!("{reason}; the call is blocked");
+        Self {
+            output: claude_block(event, &reason),
+            blocked: Some(reason),
+            notes,
+        }
+    }
+}
+
+/// Reads one hook event `text` and replies to it, deciding in a runtime made from `base` for the
+/// event's project: Claude Code's settings beside janua's, the event's mode, nothing that starts
+/// a process, no WebAssembly engine. Whatever cannot be read or loaded is a block.
+pub async fn respond_to_claude_hook(
+    base: &crate::RuntimeConfig,
+    text: &str,
+    options: &ClaudeHookOptions,
+) -> ClaudeHookReply {
+    let request = match parse_claude_hook(text) {
+        Ok(request) => request,
+        Err(error) => return ClaudeHookReply::block(None, &error.to_string(), Vec::new()),
+    };
+    let mut notes = request.notes.clone();
+    if let ClaudeHookEvent::Other(name) = &request.event {
+        notes.push(format!(
+            "the {name} event is not one janua decides; no answer"
+        ));
+        return ClaudeHookReply {
+            output: None,
+            blocked: None,
+            notes,
+        };
+    }
+    let config = hook_config(base.clone(), &request, options);
+    let project =
+        std::fs::canonicalize(&config.workspace).unwrap_or_else(|_| config.workspace.clone());
+    let runtime = match Runtime::new(config).await {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            return ClaudeHookReply::block(Some(&request.event), &error.to_string(), notes);
+        }
+    };
+    notes.extend(
+        runtime
+            .warnings()
+            .iter()
+            .map(|warning| format!("warning: {warning}")),
+    );
+    if let Some(cwd) = &request.cwd {
+        // Relative paths in a command line are read from where Claude Code's shell is.
+        runtime.set_shell_directory(cwd);
+    }
+    let prefix = match &options.sandbox_janua {
+        None => None,
+        Some(janua) => match shlex::try_quote(&project.to_string_lossy()) {
+            Ok(project) => Some(format!("{janua} --cwd {project} sandbox -- /bin/bash -c")),
+            Err(_) => {
+                return ClaudeHookReply::block(
+                    Some(&request.event),
+                    "the project's path cannot be written as a shell word",
+                    notes,
+                );
+            }
+        },
+    };
+    let answer = answer_claude_hook(&runtime, &request, options, prefix.as_deref()).await;
+    ClaudeHookReply {
+        output: answer.output,
+        blocked: None,
+        notes,
+    }
+}
+
+/// The runtime a hook event is decided in: the project's directory (`$CLAUDE_PROJECT_DIR`, else
+/// the event's `cwd`, unless `--cwd` was given), the event's mode, Claude Code's settings beside
+/// janua's, and nothing that starts a process or makes the engine.
+fn hook_config(
+    mut config: crate::RuntimeConfig,
+    request: &ClaudeHookRequest,
+    options: &ClaudeHookOptions,
+) -> crate::RuntimeConfig {
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| request.cwd.clone());
+    if let Some(project) = project.filter(|_| !options.keep_workspace) {
+        config.workspace = project;
+    }
+    config.permission_mode = Some(request.mode);
+    config.claude_code = Some(crate::settings::ClaudeCodeSettings {
+        managed: Some(PathBuf::from(crate::settings::CLAUDE_MANAGED_SETTINGS)),
+        user: crate::settings::claude_user_settings_path(),
+        project: true,
+        // What the project's files allow only turns janua's answer from "ask" into "no answer"
+        // unless janua is authoritative; then janua's own workspace trust is needed.
+        trust_project: !options.authoritative,
+    });
+    config.project_mcp = false;
+    config.mcp_config_files.clear();
+    config.agent_command = None;
+    config.agent_tool = false;
+    config.checkpoints = false;
+    // Deciding runs no guest: no engine is made (docs/HOSTS.md, BENCHMARKS.md).
+    config.warm_engine = false;
+    if config.session_id.is_none() {
+        config.session_id = Some(HOOK_SESSION.to_owned());
+    }
+    config
 }
 
 /// Decides `request` in `runtime` (which must not run hooks: see the module docs).
+/// `sandbox_prefix` is what `--sandbox-bash` runs Bash commands under (see
+/// [`ClaudeHookOptions::sandbox_janua`]).
 pub async fn answer_claude_hook(
     runtime: &Runtime,
     request: &ClaudeHookRequest,
     options: &ClaudeHookOptions,
+    sandbox_prefix: Option<&str>,
 ) -> ClaudeHookAnswer {
     let nothing = ClaudeHookAnswer {
         output: None,
@@ -171,10 +304,7 @@ pub async fn answer_claude_hook(
         ClaudeHookEvent::Other(_) => return nothing,
         ClaudeHookEvent::PostToolUse => {
             return ClaudeHookAnswer {
-                output: options
-                    .sandbox_prefix
-                    .as_deref()
-                    .and_then(|prefix| unsandboxed_report(request, prefix)),
+                output: sandbox_prefix.and_then(|prefix| unsandboxed_report(request, prefix)),
                 ..nothing
             };
         }
@@ -210,7 +340,7 @@ pub async fn answer_claude_hook(
             )
         }
     };
-    let sandboxed = match (&options.sandbox_prefix, &request.event, verdict) {
+    let sandboxed = match (sandbox_prefix, &request.event, verdict) {
         (Some(prefix), ClaudeHookEvent::PreToolUse, Some(Verdict::Allow | Verdict::Ask))
             if request.call.name == "Bash" =>
         {

@@ -12,9 +12,17 @@ use crate::settings::SettingsError;
 pub const CLAUDE_HOOK_EVENTS: [&str; 3] = ["PreToolUse", "PermissionRequest", "PostToolUse"];
 
 /// What marks a handler as janua's: its command runs `… hook claude` (any path to janua, any
-/// flags after it).
+/// flags after it), or it posts to a `…/claude` URL with janua's token variable
+/// (`janua hook serve`).
 fn is_janua_handler(handler: &Value) -> bool {
-    handler["type"] == "command"
+    let http = handler["type"] == "http"
+        && handler["url"]
+            .as_str()
+            .is_some_and(|url| url.ends_with("/claude"))
+        && handler["allowedEnvVars"]
+            .as_array()
+            .is_some_and(|names| names.iter().any(|name| name == HTTP_TOKEN_VARIABLE));
+    http || handler["type"] == "command"
         && handler["command"].as_str().is_some_and(|command| {
             command
                 .split_whitespace()
@@ -23,6 +31,46 @@ fn is_janua_handler(handler: &Value) -> bool {
                 .any(|pair| pair == ["hook", "claude"])
                 && command.contains("janua")
         })
+}
+
+/// The environment variable janua's `http` handlers take their bearer token from.
+pub const HTTP_TOKEN_VARIABLE: &str = "JANUA_HOOK_TOKEN";
+
+/// What janua's handler does: run a command (`janua hook claude …`) or post to `janua hook
+/// serve` at a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaudeHandler {
+    /// A `command` handler running this shell command.
+    Command(String),
+    /// An `http` handler posting to this URL with the bearer token from
+    /// [`HTTP_TOKEN_VARIABLE`].
+    Http(String),
+}
+
+impl ClaudeHandler {
+    fn json(&self) -> Value {
+        match self {
+            ClaudeHandler::Command(command) => {
+                json!({ "type": "command", "command": command, "onFailure": "block" })
+            }
+            ClaudeHandler::Http(url) => json!({
+                "type": "http",
+                "url": url,
+                "headers": { "Authorization": format!("Bearer ${HTTP_TOKEN_VARIABLE}") },
+                "allowedEnvVars": [HTTP_TOKEN_VARIABLE],
+                "onFailure": "block",
+            }),
+        }
+    }
+
+    fn sandbox_bash(&self) -> bool {
+        match self {
+            ClaudeHandler::Command(command) => command
+                .split_whitespace()
+                .any(|word| word == "--sandbox-bash"),
+            ClaudeHandler::Http(_) => false,
+        }
+    }
 }
 
 /// Which Claude Code settings file the hook goes into.
@@ -75,20 +123,18 @@ pub struct HookShapeError {
     pub expected: &'static str,
 }
 
-/// Adds janua's handler running `command` for `PreToolUse` and `PermissionRequest` (and, when
+/// Adds janua's `handler` for `PreToolUse` and `PermissionRequest` (and, when
 /// `command` has `--sandbox-bash`, `PostToolUse` of Bash) to `settings` (a settings file's
 /// top-level object), replacing any earlier janua handler, or with `uninstall`
 /// removes every janua handler (and groups and events left empty). Other handlers, groups and
 /// keys are kept as they are. `Err` names what in the file has the wrong shape.
 pub fn edit_claude_hooks(
     settings: &mut Map<String, Value>,
-    command: &str,
+    handler: &ClaudeHandler,
     uninstall: bool,
 ) -> Result<(), HookShapeError> {
     // `--sandbox-bash` also checks, after each Bash call, that the command ran sandboxed.
-    let sandbox_bash = command
-        .split_whitespace()
-        .any(|word| word == "--sandbox-bash");
+    let sandbox_bash = handler.sandbox_bash();
     let shape = |key: String, expected| HookShapeError { key, expected };
     let hooks = settings
         .entry("hooks")
@@ -114,7 +160,7 @@ pub fn edit_claude_hooks(
         if !uninstall && (!post || sandbox_bash) {
             groups.push(json!({
                 "matcher": if post { "Bash" } else { "*" },
-                "hooks": [{ "type": "command", "command": command, "onFailure": "block" }],
+                "hooks": [handler.json()],
             }));
         }
         if groups.is_empty() {
@@ -127,12 +173,12 @@ pub fn edit_claude_hooks(
     Ok(())
 }
 
-/// Installs (or with `uninstall` removes) janua's hook running `command` in the settings file
+/// Installs (or with `uninstall` removes) janua's `handler` in the settings file
 /// `path`, written atomically and only if it changes. A file that is not a JSON object is an
 /// error and left untouched.
 pub fn install_claude_hook(
     path: &Path,
-    command: &str,
+    handler: &ClaudeHandler,
     uninstall: bool,
 ) -> Result<SettingsChange, SettingsError> {
     let error = |message: String| SettingsError {
@@ -149,7 +195,7 @@ pub fn install_claude_hook(
     let object = settings
         .as_object_mut()
         .ok_or_else(|| error("not a JSON object, nothing changed".to_owned()))?;
-    edit_claude_hooks(object, command, uninstall)
+    edit_claude_hooks(object, handler, uninstall)
         .map_err(|problem| error(format!("{problem}, nothing changed")))?;
     let after = serde_json::to_string_pretty(&settings).unwrap_or_default() + "\n";
     let change = SettingsChange {
@@ -177,8 +223,11 @@ pub fn registered_claude_hooks(text: &str) -> Vec<(String, String)> {
         for group in settings["hooks"][event].as_array().into_iter().flatten() {
             for handler in group["hooks"].as_array().into_iter().flatten() {
                 if is_janua_handler(handler) {
-                    let command = handler["command"].as_str().unwrap_or_default();
-                    found.push((event.to_owned(), command.to_owned()));
+                    let what = handler["command"]
+                        .as_str()
+                        .or_else(|| handler["url"].as_str())
+                        .unwrap_or_default();
+                    found.push((event.to_owned(), what.to_owned()));
                 }
             }
         }
@@ -189,6 +238,10 @@ pub fn registered_claude_hooks(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command(text: &str) -> ClaudeHandler {
+        ClaudeHandler::Command(text.to_owned())
+    }
 
     fn object(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
@@ -204,9 +257,9 @@ mod tests {
                 {"matcher": "*", "hooks": [{"type": "command", "command": "/old/janua hook claude"}]}
             ]}
         }));
-        edit_claude_hooks(&mut settings, "/usr/bin/janua hook claude", false).unwrap();
+        edit_claude_hooks(&mut settings, &command("/usr/bin/janua hook claude"), false).unwrap();
         let once = settings.clone();
-        edit_claude_hooks(&mut settings, "/usr/bin/janua hook claude", false).unwrap();
+        edit_claude_hooks(&mut settings, &command("/usr/bin/janua hook claude"), false).unwrap();
         assert_eq!(settings, once, "a second install changes nothing");
         let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2, "{pre:?}");
@@ -223,9 +276,9 @@ mod tests {
         assert_eq!(settings["model"], "opus");
         assert_eq!(settings["permissions"]["allow"][0], "Bash(npm test)");
 
-        edit_claude_hooks(&mut settings, "", true).unwrap();
+        edit_claude_hooks(&mut settings, &command(""), true).unwrap();
         assert_eq!(
-            Value::Object(settings),
+            Value::Object(settings.clone()),
             json!({
                 "model": "opus",
                 "permissions": {"allow": ["Bash(npm test)"]},
@@ -235,9 +288,22 @@ mod tests {
             })
         );
         let mut empty = Map::new();
-        edit_claude_hooks(&mut empty, "janua hook claude", false).unwrap();
-        edit_claude_hooks(&mut empty, "janua hook claude", true).unwrap();
+        edit_claude_hooks(&mut empty, &command("janua hook claude"), false).unwrap();
+        edit_claude_hooks(&mut empty, &command("janua hook claude"), true).unwrap();
         assert!(empty.is_empty(), "{empty:?}");
+        // An http handler replaces a command handler, and is removed as janua's.
+        let url = ClaudeHandler::Http("http://127.0.0.1:8765/claude".to_owned());
+        edit_claude_hooks(&mut settings, &command("janua hook claude"), false).unwrap();
+        edit_claude_hooks(&mut settings, &url, false).unwrap();
+        let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2, "{pre:?}");
+        assert_eq!(pre[1]["hooks"][0]["type"], "http");
+        assert_eq!(
+            pre[1]["hooks"][0]["headers"]["Authorization"],
+            "Bearer $JANUA_HOOK_TOKEN"
+        );
+        edit_claude_hooks(&mut settings, &url, true).unwrap();
+        assert_eq!(settings["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
     }
 
     #[test]
@@ -249,7 +315,7 @@ mod tests {
         ] {
             let mut settings = object(bad.clone());
             assert!(
-                edit_claude_hooks(&mut settings, "janua hook claude", false).is_err(),
+                edit_claude_hooks(&mut settings, &command("janua hook claude"), false).is_err(),
                 "{bad}"
             );
         }
