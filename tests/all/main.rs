@@ -5,6 +5,7 @@ mod architecture;
 mod bash;
 mod browser;
 mod cache;
+mod claude_code;
 mod claude_hook;
 mod cli;
 mod command_hooks;

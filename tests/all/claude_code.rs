@@ -1,0 +1,290 @@
+//! The real Claude Code CLI (pinned, from npm: `tests/claude/setup.sh`) with janua's hook, driven
+//! offline by a scripted Messages API stub (`tests/claude/stub.py`) that plays the model
+//! (issue 34, point 5). Every dangerous call from the fidelity table must never run, and the
+//! next request to the stub must carry janua's reason; a control run without the hook shows
+//! the same call does run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::support::{cache_dir, janua_bin};
+
+/// The installed CLI; installing it is part of the suite (it fails, never skips, without it).
+fn claude_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::var_os("JANUA_CLAUDE_CODE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("claude-code"));
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new("bash")
+            .arg(repo.join("tests/claude/setup.sh"))
+            .arg(&dir)
+            .status()
+            .expect("run tests/claude/setup.sh");
+        assert!(
+            status.success(),
+            "tests/claude/setup.sh {} failed: this suite needs the npm registry",
+            dir.display()
+        );
+        dir.join("npm/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+    })
+}
+
+/// The stub, serving the script in `dir/script.json` and logging requests to `dir/log.jsonl`.
+struct Stub {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Stub {
+    fn start(dir: &Path) -> Self {
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        std::fs::write(dir.join("script.json"), "[]").unwrap();
+        let port_file = dir.join("port");
+        let child = Command::new("python3")
+            .arg(repo.join("tests/claude/stub.py"))
+            .arg(dir.join("script.json"))
+            .arg(dir.join("log.jsonl"))
+            .arg(&port_file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the Messages API stub");
+        let started = std::time::Instant::now();
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "the stub did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        Self {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The model's next turn: one Bash call of `command`.
+    fn script_bash(&self, command: &str) {
+        let script = json!([{"tool_use": {"name": "Bash", "input": {"command": command, "description": "run it"}}}]);
+        std::fs::write(self.dir.join("script.json"), script.to_string()).unwrap();
+        let _ = std::fs::remove_file(self.dir.join("log.jsonl"));
+    }
+
+    /// Every `tool_result` Claude Code sent back to the model.
+    fn tool_results(&self) -> Vec<Value> {
+        let log = std::fs::read_to_string(self.dir.join("log.jsonl")).unwrap_or_default();
+        let mut results = Vec::new();
+        for line in log.lines() {
+            let request: Value = serde_json::from_str(line).unwrap();
+            for message in request["body"]["messages"].as_array().into_iter().flatten() {
+                for part in message["content"].as_array().into_iter().flatten() {
+                    if part["type"] == "tool_result" && !results.contains(part) {
+                        results.push(part.clone());
+                    }
+                }
+            }
+        }
+        results
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A project with a marker file and Claude Code's settings, as a user would have them.
+struct Case {
+    root: tempfile::TempDir,
+}
+
+impl Case {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["home/.keep", "config", "project/.claude"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        std::fs::write(root.path().join("home/.keep/marker"), "keep\n").unwrap();
+        // A repository, so `git status` succeeds and what follows it would run.
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(root.path().join("project"))
+            .status()
+            .expect("git init");
+        assert!(git.success());
+        std::fs::write(root.path().join("project/.env"), "API_KEY=TOPSECRET\n").unwrap();
+        std::fs::write(
+            root.path().join("project/.claude/settings.json"),
+            r#"{"permissions": {"deny": ["Read(./.env)", "Bash(curl *)"]}}"#,
+        )
+        .unwrap();
+        Self { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// Runs `claude -p` with `hook` (a command) registered for PreToolUse, or none; the
+    /// settings also allow every Bash command, so only a hook can stop one.
+    fn run_claude(&self, stub: &Stub, hook: Option<&str>) -> std::process::Output {
+        let mut settings = json!({"permissions": {"allow": ["Bash"]}});
+        if let Some(hook) = hook {
+            settings["hooks"] = json!({"PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": hook, "onFailure": "block", "timeout": 30}
+            ]}]});
+        }
+        let file = self.path("cli-settings.json");
+        std::fs::write(&file, settings.to_string()).unwrap();
+        Command::new(claude_bin())
+            .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+            .arg("--settings")
+            .arg(&file)
+            .current_dir(self.path("project"))
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("CLAUDE_CONFIG_DIR", self.path("config"))
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", stub.port),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            // janua's compiled components, so the hook's first call describes nothing.
+            .env("JANUA_CACHE_DIR", cache_dir())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run claude")
+    }
+}
+
+fn janua_hook() -> String {
+    format!("{} hook claude", janua_bin().display())
+}
+
+#[test]
+fn claude_code_never_runs_what_janua_refuses_and_tells_the_model_why() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    // (command, the file it would make (or, for a removal, the file it would take), a word of the
+    // reason the model reads)
+    let cases = [
+        ("{ cat .env; } > leaked", "project/leaked", "Read(./.env)"),
+        (
+            "FOO=1 curl -s https://example.com > fetched",
+            "project/fetched",
+            "Bash(curl *)",
+        ),
+        ("git status && touch touched", "project/touched", "janua: "),
+        (
+            "find . -maxdepth 0 -exec touch found \\;",
+            "project/found",
+            "janua: ",
+        ),
+        // HOME is the case's own directory: were the call to run, only it would go. Claude Code's
+        // own check refuses this one too, and its reason is the one the model reads.
+        ("rm -rf ~", "home/.keep/marker", "critical"),
+    ];
+    for (command, made, word) in cases {
+        let case = Case::new();
+        stub.script_bash(command);
+        let output = case.run_claude(&stub, Some(&janua_hook()));
+        assert!(output.status.success(), "{command}: {output:?}");
+        let removal = made.ends_with("marker");
+        assert_eq!(
+            case.path(made).exists(),
+            removal,
+            "{command:?} ran through Claude Code despite janua"
+        );
+        let results = stub.tool_results();
+        let result = results
+            .first()
+            .unwrap_or_else(|| panic!("{command:?}: no tool_result reached the model"));
+        assert_eq!(result["is_error"], true, "{result}");
+        let text = result["content"].to_string();
+        assert!(
+            text.contains(word) && (text.contains("janua: ") || word == "critical"),
+            "{command:?}: {text}"
+        );
+    }
+    // The control: without janua's hook, Claude Code runs such a command.
+    let case = Case::new();
+    stub.script_bash("git status && touch touched");
+    let output = case.run_claude(&stub, None);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        case.path("project/touched").exists(),
+        "the control did not run: the stub or the CLI is not doing what this suite assumes"
+    );
+}
+
+#[test]
+fn a_hook_that_cannot_run_blocks_the_call() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let broken = [
+        "/nonexistent/janua hook claude".to_owned(),
+        // Crashes: killed by a signal before it answers.
+        "kill -SEGV $$".to_owned(),
+    ];
+    for hook in &broken {
+        let case = Case::new();
+        stub.script_bash("touch ran");
+        let output = case.run_claude(&stub, Some(hook));
+        assert!(output.status.success(), "{hook}: {output:?}");
+        assert!(
+            !case.path("project/ran").exists(),
+            "with the hook {hook:?} failing, Claude Code ran the call"
+        );
+    }
+}
+
+#[test]
+fn sandbox_bash_runs_the_command_without_the_network() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let case = Case::new();
+    // Allowed by the project's settings, so janua lets it through, rewritten.
+    std::fs::write(
+        case.path("project/.claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash"]}}"#,
+    )
+    .unwrap();
+    stub.script_bash(&format!(
+        r#"python3 -c 'import socket; socket.create_connection(("127.0.0.1", {port}), 2); print("CONNECTED")'"#
+    ));
+    let output = case.run_claude(&stub, Some(&format!("{} --sandbox-bash", janua_hook())));
+    assert!(output.status.success(), "{output:?}");
+    // The command ran (its error is what the model reads) inside the sandbox's own network
+    // namespace, whose loopback is not the host's: outside it, the connection would succeed.
+    let results = stub.tool_results();
+    let text = results
+        .first()
+        .map(|result| result["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        (text.contains("Connection refused") || text.contains("unreachable"))
+            && !text.contains("CONNECTED"),
+        "{results:?}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "the command reached the host's loopback"
+    );
+}
