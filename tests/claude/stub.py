@@ -9,6 +9,7 @@ it answers "done". Every request body is appended to LOG as one JSON line. The c
 written to PORT_FILE. Only POST /v1/messages is served, streamed as server-sent events.
 """
 import json
+import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -47,6 +48,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def send_json(self, value):
+        reply = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
     def do_HEAD(self):
         self.send_response(200)
         self.send_header("Content-Length", "0")
@@ -58,12 +67,7 @@ class Handler(BaseHTTPRequestHandler):
         with open(LOG, "a") as log:
             log.write(json.dumps({"path": self.path, "body": body}) + "\n")
         if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
-            reply = json.dumps({"input_tokens": 10}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+            self.send_json({"input_tokens": 10})
             return
         assistants = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         # Read per request, so one stub serves every case of a test.
@@ -79,16 +83,11 @@ class Handler(BaseHTTPRequestHandler):
             content = ([{"type": "tool_use", "id": "toolu_stub_%d" % turn["index"],
                          "name": turn["tool_use"]["name"], "input": turn["tool_use"]["input"]}]
                        if "tool_use" in turn else [{"type": "text", "text": turn.get("text", "done")}])
-            reply = json.dumps({"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
-                                "content": content,
-                                "stop_reason": "tool_use" if "tool_use" in turn else "end_turn",
-                                "stop_sequence": None,
-                                "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+            self.send_json({"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
+                            "content": content,
+                            "stop_reason": "tool_use" if "tool_use" in turn else "end_turn",
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": 10, "output_tokens": 5}})
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -104,6 +103,5 @@ class Handler(BaseHTTPRequestHandler):
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(sys.argv[3] + ".tmp", "w") as port_file:
     port_file.write(str(server.server_address[1]))
-import os
 os.rename(sys.argv[3] + ".tmp", sys.argv[3])
 server.serve_forever()

@@ -59,24 +59,10 @@ impl ComponentCache {
     /// this user owns the directory and nobody else can write to it; otherwise it is disabled
     /// with a warning. Nothing of the engine is needed until compiled code is read or written.
     pub fn new(dir: Option<&Path>) -> Self {
-        let private = |dir: PathBuf| match private_dir(&dir) {
-            Ok(()) => Some(dir),
-            Err(reason) => {
-                tracing::warn!(
-                    "not caching compiled components in {}: {reason}",
-                    dir.display()
-                );
-                None
-            }
-        };
-        let root = dir.map(Path::to_path_buf).and_then(private);
-        let descriptions = root.as_ref().and_then(|root| {
-            let mut hasher = DefaultHasher::new();
-            "descriptions".hash(&mut hasher);
-            env!("CARGO_PKG_VERSION").hash(&mut hasher);
-            FORMAT.hash(&mut hasher);
-            private(root.join(format!("{:016x}", hasher.finish())))
-        });
+        let root = dir.map(Path::to_path_buf).and_then(usable);
+        let descriptions = root
+            .as_ref()
+            .and_then(|root| usable(entry_dir(root, "descriptions")));
         Self {
             root,
             engine_dir: std::sync::OnceLock::new(),
@@ -89,21 +75,7 @@ impl ComponentCache {
         self.engine_dir
             .get_or_init(|| {
                 let root = self.root.as_ref()?;
-                let mut hasher = DefaultHasher::new();
-                engine.precompile_compatibility_hash().hash(&mut hasher);
-                env!("CARGO_PKG_VERSION").hash(&mut hasher);
-                FORMAT.hash(&mut hasher);
-                let dir = root.join(format!("{:016x}", hasher.finish()));
-                match private_dir(&dir) {
-                    Ok(()) => Some(dir),
-                    Err(reason) => {
-                        tracing::warn!(
-                            "not caching compiled components in {}: {reason}",
-                            dir.display()
-                        );
-                        None
-                    }
-                }
+                usable(entry_dir(root, engine.precompile_compatibility_hash()))
             })
             .as_ref()
     }
@@ -230,6 +202,30 @@ impl ComponentCache {
             let _ = std::fs::remove_dir(&path);
         }
         Ok(removed)
+    }
+}
+
+/// `root/<hash of kind, janua's version and the layout>`: the directory of one kind of entry
+/// (the engine's compatibility for compiled code, `"descriptions"` for descriptions).
+fn entry_dir(root: &Path, kind: impl Hash) -> PathBuf {
+    let mut hasher = DefaultHasher::new();
+    kind.hash(&mut hasher);
+    env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    FORMAT.hash(&mut hasher);
+    root.join(format!("{:016x}", hasher.finish()))
+}
+
+/// `dir` when it is (made) private to this user, else `None` with a warning.
+fn usable(dir: PathBuf) -> Option<PathBuf> {
+    match private_dir(&dir) {
+        Ok(()) => Some(dir),
+        Err(reason) => {
+            tracing::warn!(
+                "not caching compiled components in {}: {reason}",
+                dir.display()
+            );
+            None
+        }
     }
 }
 
