@@ -26,6 +26,7 @@ mod parity;
 mod permissions;
 mod pipeline;
 mod plugin_authoring;
+mod python_package;
 mod read;
 mod redteam;
 mod registry;
