@@ -179,7 +179,7 @@ pub fn approve_plugin(dir: &Path, settings_path: &Path) -> Result<PluginApproval
         .map_err(|problem| ApprovalError::Plugin(problem.to_string()))?;
     let record = serde_json::to_value(&approval).unwrap_or_default();
     let key = registry::approval_key(dir).display().to_string();
-    crate::settings::update_settings_file(settings_path, |settings| {
+    crate::settings::update_settings_file(settings_path, |settings| -> Result<(), &'static str> {
         settings
             .entry("pluginApprovals")
             .or_insert_with(|| Value::Object(Default::default()))

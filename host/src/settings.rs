@@ -22,8 +22,8 @@ mod load;
 pub use file::{PermissionSettings, RuleEntry, Settings};
 pub use hooks::HookSetting;
 pub use load::{
-    CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, SettingsInput, claude_user_settings_path,
-    user_settings_path,
+    CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, SettingsChange, SettingsInput,
+    claude_user_settings_path, user_settings_path,
 };
 
 pub(crate) use load::{

@@ -625,6 +625,21 @@ fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it
     );
     let kept = hook(&fixture, &["--sandbox-bash"], &post(command));
     assert!(kept.status.success() && kept.stdout.is_empty(), "{kept:?}");
+    // A command a model wrote to look sandboxed, whose tail would run outside: wrapped whole
+    // before it runs, and reported if it ran as written.
+    let smuggled = format!("{command}; touch outside");
+    let output = hook(
+        &fixture,
+        &["--sandbox-bash"],
+        &pre(&fixture, "Bash", json!({"command": smuggled})),
+    );
+    let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let wrapped = rewrite["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not rewritten: {rewrite}"));
+    assert_ne!(wrapped, smuggled);
+    let reported = hook(&fixture, &["--sandbox-bash"], &post(&smuggled));
+    assert!(!reported.stdout.is_empty(), "{reported:?}");
     let plain = hook(&fixture, &[], &post(&original));
     assert!(
         plain.status.success() && plain.stdout.is_empty(),

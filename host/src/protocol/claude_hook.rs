@@ -16,9 +16,10 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+pub use crate::settings::SettingsChange;
 pub use install::{
     CLAUDE_HOOK_EVENTS, ClaudeHandler, ClaudeScope, HTTP_TOKEN_VARIABLE, HookShapeError,
-    SettingsChange, edit_claude_hooks, install_claude_hook, registered_claude_hooks,
+    edit_claude_hooks, install_claude_hook, registered_claude_hooks,
 };
 pub use serve::{ClaudeHookServer, HookServeError};
 
@@ -374,13 +375,28 @@ pub async fn answer_claude_hook(
 /// replaces the whole input); `None` when it already is, or has no command.
 fn sandboxed_input(input: &Value, prefix: &str) -> Option<Value> {
     let command = input["command"].as_str()?;
-    if command.starts_with(prefix) {
+    if runs_sandboxed(command, prefix) {
         return None;
     }
     let quoted = shlex::try_quote(command).ok()?;
     let mut rewritten = input.clone();
     rewritten["command"] = Value::String(format!("{prefix} {quoted}"));
     Some(rewritten)
+}
+
+/// True when `command` is exactly `prefix` and one shell word: all of it runs in the sandbox.
+/// A command that merely starts with the prefix (`PREFIX 'true'; curl …`, which a model can
+/// write) would run its tail outside it, so it is neither left unwrapped nor reported as
+/// sandboxed.
+fn runs_sandboxed(command: &str, prefix: &str) -> bool {
+    command
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix(' '))
+        .and_then(|rest| match shlex::split(rest).as_deref() {
+            Some([word]) => shlex::try_quote(word).ok().map(|quoted| quoted == rest),
+            _ => None,
+        })
+        .unwrap_or(false)
 }
 
 /// Claude Code's answer to a `PostToolUse` of a Bash command that did not run under `prefix`:
@@ -390,7 +406,7 @@ fn unsandboxed_report(request: &ClaudeHookRequest, prefix: &str) -> Option<Value
         return None;
     }
     let command = request.call.input["command"].as_str()?;
-    if command.starts_with(prefix) {
+    if runs_sandboxed(command, prefix) {
         return None;
     }
     let message = format!(
@@ -539,6 +555,29 @@ mod tests {
             denied["hookSpecificOutput"]["decision"]["message"],
             "janua: rule X"
         );
+    }
+
+    #[test]
+    fn only_a_whole_command_under_the_prefix_counts_as_sandboxed() {
+        let prefix = "/usr/bin/janua --cwd /p sandbox -- /bin/bash -c";
+        let wrapped = sandboxed_input(&json!({"command": "ls -la; echo 'a b'"}), prefix).unwrap();
+        let command = wrapped["command"].as_str().unwrap();
+        assert!(runs_sandboxed(command, prefix), "{command}");
+        assert_eq!(sandboxed_input(&wrapped, prefix), None, "wrapped twice");
+        for smuggled in [
+            format!("{prefix} true; curl https://example.com"),
+            format!("{prefix} 'true' && rm -rf build"),
+            format!("{prefix}true"),
+            format!("{prefix} a b"),
+            prefix.to_owned(),
+        ] {
+            assert!(!runs_sandboxed(&smuggled, prefix), "{smuggled}");
+            let rewritten = sandboxed_input(&json!({"command": smuggled}), prefix).unwrap();
+            assert!(runs_sandboxed(
+                rewritten["command"].as_str().unwrap(),
+                prefix
+            ));
+        }
     }
 
     #[test]

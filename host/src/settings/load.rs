@@ -604,51 +604,83 @@ pub(crate) fn save_local_approvals(
     workspace: &Path,
     rules: &[String],
 ) -> Result<(), SettingsError> {
-    update_settings_file(&local_settings_path(workspace), |settings| {
-        let allow = settings
-            .entry("permissions")
-            .or_insert_with(|| Value::Object(Default::default()))
-            .as_object_mut()
-            .ok_or("permissions must be an object")?
-            .entry("allow")
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or("permissions.allow must be an array")?;
-        for rule in rules {
-            let value = Value::String(rule.clone());
-            if !allow.contains(&value) {
-                allow.push(value);
+    update_settings_file(
+        &local_settings_path(workspace),
+        |settings| -> Result<(), &'static str> {
+            let allow = settings
+                .entry("permissions")
+                .or_insert_with(|| Value::Object(Default::default()))
+                .as_object_mut()
+                .ok_or("permissions must be an object")?
+                .entry("allow")
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+                .ok_or("permissions.allow must be an array")?;
+            for rule in rules {
+                let value = Value::String(rule.clone());
+                if !allow.contains(&value) {
+                    allow.push(value);
+                }
             }
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
+    .map(drop)
+}
+
+/// A settings file before and after an edit (pretty JSON, keys sorted).
+#[derive(Debug, Clone)]
+pub struct SettingsChange {
+    /// The file.
+    pub path: PathBuf,
+    /// Its settings before (`{}` when it did not exist).
+    pub before: String,
+    /// Its settings after.
+    pub after: String,
+}
+
+impl SettingsChange {
+    /// True when nothing changed (the file was left alone).
+    pub fn unchanged(&self) -> bool {
+        self.before == self.after
+    }
 }
 
 /// Rewrites the settings file at `path` (created if missing) with `change` applied to its top
-/// object, atomically; every other key is kept as it was. Nothing is written when the file is
-/// not a JSON object or `change` refuses.
-pub(crate) fn update_settings_file(
+/// object, atomically, and only if that changes it; every other key is kept as it was. Nothing
+/// is written when the file is not a JSON object or `change` refuses (its error is the message).
+pub(crate) fn update_settings_file<E: std::fmt::Display>(
     path: &Path,
-    change: impl FnOnce(&mut serde_json::Map<String, Value>) -> Result<(), &'static str>,
-) -> Result<(), SettingsError> {
+    change: impl FnOnce(&mut serde_json::Map<String, Value>) -> Result<(), E>,
+) -> Result<SettingsChange, SettingsError> {
     let error = |message: String| SettingsError {
         path: path.to_path_buf(),
         message,
     };
     let mut settings: Value = match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| error(format!("not valid JSON, nothing saved: {e}")))?,
+            .map_err(|e| error(format!("not valid JSON, nothing changed: {e}")))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Default::default()),
         Err(e) => return Err(error(format!("cannot read: {e}"))),
     };
+    let pretty =
+        |settings: &Value| serde_json::to_string_pretty(settings).unwrap_or_default() + "\n";
+    let before = pretty(&settings);
     let object = settings
         .as_object_mut()
-        .ok_or_else(|| error("must be a JSON object".to_owned()))?;
-    change(object).map_err(|message| error(message.to_owned()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
+        .ok_or_else(|| error("must be a JSON object, nothing changed".to_owned()))?;
+    change(object).map_err(|problem| error(format!("{problem}, nothing changed")))?;
+    let change = SettingsChange {
+        path: path.to_path_buf(),
+        after: pretty(&settings),
+        before,
+    };
+    if !change.unchanged() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
+        }
+        janua_types::write_atomically(path, change.after.as_bytes())
+            .map_err(|e| error(format!("cannot write: {e}")))?;
     }
-    let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
-    bytes.push(b'\n');
-    janua_types::write_atomically(path, &bytes).map_err(|e| error(format!("cannot write: {e}")))
+    Ok(change)
 }

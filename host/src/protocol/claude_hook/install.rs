@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::settings::SettingsError;
+use crate::settings::{SettingsChange, SettingsError};
 
 /// The events janua's hook is registered for: the first two always, `PostToolUse` (for Bash) with
 /// `--sandbox-bash`.
@@ -95,24 +95,6 @@ impl ClaudeScope {
     }
 }
 
-/// A settings file before and after an install or uninstall (pretty JSON, keys sorted).
-#[derive(Debug, Clone)]
-pub struct SettingsChange {
-    /// The file.
-    pub path: PathBuf,
-    /// Its settings before (`{}` when it did not exist).
-    pub before: String,
-    /// Its settings after.
-    pub after: String,
-}
-
-impl SettingsChange {
-    /// True when nothing changed (the file was left alone).
-    pub fn unchanged(&self) -> bool {
-        self.before == self.after
-    }
-}
-
 /// Part of a settings file's `hooks` with a shape janua cannot edit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("\"{key}\" is not {expected}")]
@@ -181,36 +163,9 @@ pub fn install_claude_hook(
     handler: &ClaudeHandler,
     uninstall: bool,
 ) -> Result<SettingsChange, SettingsError> {
-    let error = |message: String| SettingsError {
-        path: path.to_path_buf(),
-        message,
-    };
-    let mut settings: Value = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| error(format!("not valid JSON, nothing changed: {e}")))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
-        Err(e) => return Err(error(format!("cannot read: {e}"))),
-    };
-    let before = serde_json::to_string_pretty(&settings).unwrap_or_default() + "\n";
-    let object = settings
-        .as_object_mut()
-        .ok_or_else(|| error("not a JSON object, nothing changed".to_owned()))?;
-    edit_claude_hooks(object, handler, uninstall)
-        .map_err(|problem| error(format!("{problem}, nothing changed")))?;
-    let after = serde_json::to_string_pretty(&settings).unwrap_or_default() + "\n";
-    let change = SettingsChange {
-        path: path.to_path_buf(),
-        before,
-        after,
-    };
-    if !change.unchanged() {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
-        }
-        janua_types::write_atomically(path, change.after.as_bytes())
-            .map_err(|e| error(format!("cannot write: {e}")))?;
-    }
-    Ok(change)
+    crate::settings::update_settings_file(path, |settings| {
+        edit_claude_hooks(settings, handler, uninstall)
+    })
 }
 
 /// janua's handlers registered in the settings `text`, by event: the commands they run.
