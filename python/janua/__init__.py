@@ -16,14 +16,18 @@ asyncio.run(main())
 Every call goes through janua's whole pipeline (rules, hooks, sandbox, output limits); the
 `tool_result` blocks are exactly the ones `janua run` writes. A permission question goes to
 `can_use_tool`; with no callback it is a denial that names what would allow the call.
+`anthropic_tools()` and `openai_tools()` give the session's tools to the anthropic SDK's tool
+runner and to the OpenAI Agents SDK; `mcp_stdio()` to MCP clients.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import shutil
+import subprocess
 import sysconfig
 from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union
 
@@ -90,6 +94,7 @@ class Session:
         self._reader: Optional[asyncio.Task[None]] = None
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._write_lock = asyncio.Lock()
+        self._ids = itertools.count(1)
         self.init: dict[str, Any] = {}
 
     async def start(self) -> "Session":
@@ -214,6 +219,38 @@ class Session:
             await self._send({"type": "control_response", "response": response})
         except JanuaError:
             pass
+
+    def anthropic_tools(self) -> list[Any]:
+        """The session's tools for the anthropic SDK's async tool runner
+        (``AsyncAnthropic().beta.messages.tool_runner(tools=session.anthropic_tools(), ...)``): each
+        call runs through this session, and a janua error becomes an ``is_error`` tool_result."""
+        from ._adapters import anthropic_tools
+
+        return anthropic_tools(self, self._definitions("anthropic"))
+
+    def openai_tools(self) -> list[Any]:
+        """The session's tools as OpenAI Agents SDK ``FunctionTool`` objects
+        (``Agent(tools=session.openai_tools(), ...)``): each call runs through this session, the
+        model's call id becoming janua's tool_use id; the output is janua's tool_result content."""
+        from ._adapters import openai_tools
+
+        return openai_tools(self, self._definitions("openai"))
+
+    def _definitions(self, api: str) -> list[dict[str, Any]]:
+        """The tool definitions of this session's registry in an API's format (`janua tools`)."""
+        try:
+            listed = subprocess.run(
+                [*self._args, "tools", "--format", api], capture_output=True, text=True, check=False
+            )
+        except OSError as error:
+            raise JanuaError(f"cannot start {self._args[0]}: {error}") from error
+        if listed.returncode != 0:
+            raise JanuaError(f"janua tools --format {api} failed: {listed.stderr.strip()}")
+        return list(json.loads(listed.stdout))
+
+    def _fresh_id(self) -> str:
+        """A tool_use id for a call whose caller has none (unique within the session)."""
+        return f"janua_{next(self._ids)}"
 
     def mcp_stdio(self) -> dict[str, Any]:
         """The stdio MCP server parameters (command, args) serving this session's tools through

@@ -1,5 +1,5 @@
 //! The real Claude Code CLI (pinned, from npm: `tests/claude/setup.sh`) with janua's hook, driven
-//! offline by a scripted Messages API stub (`tests/claude/stub.py`) that plays the model
+//! offline by a scripted Messages API stub (`tests/model-api/stub.py`) that plays the model
 //! (issue 34, point 5). Every dangerous call from the fidelity table must never run, and the
 //! next request to the stub must carry janua's reason; a control run without the hook shows
 //! the same call does run.
@@ -47,7 +47,7 @@ impl Stub {
         std::fs::write(dir.join("script.json"), "[]").unwrap();
         let port_file = dir.join("port");
         let child = Command::new("python3")
-            .arg(repo.join("tests/claude/stub.py"))
+            .arg(repo.join("tests/model-api/stub.py"))
             .arg(dir.join("script.json"))
             .arg(dir.join("log.jsonl"))
             .arg(&port_file)
@@ -140,11 +140,20 @@ impl Case {
     /// Runs `claude -p` with `hook` (a command) registered for PreToolUse, or none; the
     /// settings also allow every Bash command, so only a hook can stop one.
     fn run_claude(&self, stub: &Stub, hook: Option<&str>) -> std::process::Output {
+        let handler = hook.map(|hook| command_hook(hook, 30));
+        self.run_claude_with(stub, handler, &[])
+    }
+
+    /// As `run_claude`, with any hook `handler` (its JSON registration) and extra environment.
+    fn run_claude_with(
+        &self,
+        stub: &Stub,
+        handler: Option<Value>,
+        env: &[(&str, &str)],
+    ) -> std::process::Output {
         let mut settings = json!({"permissions": {"allow": ["Bash"]}});
-        if let Some(hook) = hook {
-            settings["hooks"] = json!({"PreToolUse": [{"matcher": "*", "hooks": [
-                {"type": "command", "command": hook, "onFailure": "block", "timeout": 30}
-            ]}]});
+        if let Some(handler) = handler {
+            settings["hooks"] = json!({"PreToolUse": [{"matcher": "*", "hooks": [handler]}]});
         }
         let file = self.path("cli-settings.json");
         std::fs::write(&file, settings.to_string()).unwrap();
@@ -165,10 +174,16 @@ impl Case {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             // janua's compiled components, so the hook's first call describes nothing.
             .env("JANUA_CACHE_DIR", cache_dir())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .output()
             .expect("run claude")
     }
+}
+
+/// A command hook's registration, failing closed, given up after `timeout_secs`.
+fn command_hook(command: &str, timeout_secs: u32) -> Value {
+    json!({"type": "command", "command": command, "onFailure": "block", "timeout": timeout_secs})
 }
 
 fn janua_hook() -> String {
@@ -250,6 +265,24 @@ fn a_hook_that_cannot_run_blocks_the_call() {
             "with the hook {hook:?} failing, Claude Code ran the call"
         );
     }
+    // Hangs: Claude Code gives up at the registration's timeout, and `onFailure` blocks.
+    let case = Case::new();
+    stub.script_bash("touch ran");
+    let output = case.run_claude_with(&stub, Some(command_hook("exec sleep 600", 2)), &[]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !case.path("project/ran").exists(),
+        "with the hook hanging, Claude Code ran the call"
+    );
+    // The call was refused, not skipped: the model reads that it was blocked.
+    let results = stub.tool_results();
+    assert!(
+        results
+            .first()
+            .is_some_and(|result| result["is_error"] == true
+                && result["content"].to_string().contains("timed out")),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -286,5 +319,60 @@ fn sandbox_bash_runs_the_command_without_the_network() {
     assert!(
         listener.accept().is_err(),
         "the command reached the host's loopback"
+    );
+}
+
+#[test]
+fn the_http_hook_from_a_warm_janua_blocks_what_janua_refuses() {
+    use std::io::BufRead as _;
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let case = Case::new();
+    let token = "a-token-of-twenty-chars";
+    let mut server = Command::new(janua_bin())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["hook", "serve", "--listen", "127.0.0.1:0"])
+        .current_dir(case.path("project"))
+        .env("HOME", case.path("home"))
+        .env("XDG_CONFIG_HOME", case.path("config"))
+        .env("XDG_STATE_HOME", case.path("state"))
+        .env("JANUA_HOOK_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start janua hook serve");
+    let mut line = String::new();
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    // The registration `janua hook install --claude --http` writes.
+    let handler = json!({
+        "type": "http", "url": url, "onFailure": "block", "timeout": 30,
+        "headers": {"Authorization": "Bearer $JANUA_HOOK_TOKEN"},
+        "allowedEnvVars": ["JANUA_HOOK_TOKEN"],
+    });
+    stub.script_bash("{ cat .env; } > leaked");
+    let output = case.run_claude_with(&stub, Some(handler), &[("JANUA_HOOK_TOKEN", token)]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !case.path("project/leaked").exists(),
+        "the call ran despite janua's http hook"
+    );
+    let results = stub.tool_results();
+    let text = results
+        .first()
+        .map(|result| result["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        text.contains("janua: ") && text.contains("Read(./.env)"),
+        "{results:?}"
     );
 }

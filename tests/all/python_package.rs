@@ -1,5 +1,7 @@
 //! The `janua` Python package (`python/`): its pytest suite run against the real `janua` binary,
-//! with the Python and pytest the MCP suites install (`tests/mcp/setup.sh`).
+//! with the Python, pytest and agent SDKs (anthropic, openai-agents; pinned) the MCP suites'
+//! setup installs (`tests/mcp/setup.sh`). Their runners drive the package against the scripted
+//! model API stub on loopback (`tests/model-api/stub.py`); a missing SDK fails the suite.
 
 use std::process::Command;
 

@@ -2,7 +2,9 @@
 # Installs the external test tooling into DIR (idempotent, concurrency-safe):
 #   DIR/venv                      Python venv with the official MCP Python SDK, componentize-py
 #                                 (builds the Python guest, example-tools/python-line-count) and
-#                                 pytest (copied into a Bash sandbox test's workspace)
+#                                 pytest (copied into a Bash sandbox test's workspace; runs the
+#                                 janua Python package's suite), and the agent SDKs whose runners
+#                                 that suite drives: anthropic, openai-agents
 #   DIR/npm/node_modules/.bin/    mcp-server-everything, mcp-server-filesystem
 #   DIR/ready                     written last; holds the pinned versions
 # Usage: tests/mcp/setup.sh DIR
@@ -14,6 +16,8 @@ SERVER_EVERYTHING_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-e
 SERVER_FILESYSTEM_VERSION="2026.8.31"      # npm: @modelcontextprotocol/server-filesystem
 COMPONENTIZE_PY_VERSION="0.25.1"           # PyPI: componentize-py
 PYTEST_VERSION="8.3.5"                     # PyPI: pytest (the Bash sandbox's test-runner test)
+ANTHROPIC_VERSION="2.17.0"                 # PyPI: anthropic (its tool runner, python/tests)
+OPENAI_AGENTS_VERSION="0.24.0"             # PyPI: openai-agents (its Runner, python/tests)
 
 if [ $# -ne 1 ] || [ -z "$1" ]; then
     echo "usage: $0 DIR" >&2
@@ -25,6 +29,8 @@ PYTHON="${PYTHON:-python3}"
 MARKER="mcp==${MCP_PY_VERSION}
 componentize-py==${COMPONENTIZE_PY_VERSION}
 pytest==${PYTEST_VERSION}
+anthropic==${ANTHROPIC_VERSION}
+openai-agents==${OPENAI_AGENTS_VERSION}
 @modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
 @modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
 
@@ -68,9 +74,11 @@ if [ ! -x "$DIR/venv/bin/python" ]; then
 fi
 run "$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "mcp==${MCP_PY_VERSION}" "componentize-py==${COMPONENTIZE_PY_VERSION}" \
-    "pytest==${PYTEST_VERSION}"
+    "pytest==${PYTEST_VERSION}" "anthropic==${ANTHROPIC_VERSION}" \
+    "openai-agents==${OPENAI_AGENTS_VERSION}"
 [ -x "$DIR/venv/bin/componentize-py" ] || fail "missing $DIR/venv/bin/componentize-py"
 run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import ClientSession, StdioServerParameters"
+run "$DIR/venv/bin/python" -c "from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool, ToolError; from agents import FunctionTool, Runner"
 
 # Reference servers (own package.json so npm does not walk up to a parent project).
 mkdir -p "$DIR/npm"
