@@ -80,6 +80,14 @@ impl Stub {
         let _ = std::fs::remove_file(self.dir.join("log.jsonl"));
     }
 
+    /// The content of the first tool_result the model was sent, as JSON text ("" for none).
+    fn first_result_text(&self) -> String {
+        self.tool_results()
+            .first()
+            .map(|result| result["content"].to_string())
+            .unwrap_or_default()
+    }
+
     /// Every `tool_result` Claude Code sent back to the model.
     fn tool_results(&self) -> Vec<Value> {
         let log = std::fs::read_to_string(self.dir.join("log.jsonl")).unwrap_or_default();
@@ -306,15 +314,11 @@ fn sandbox_bash_runs_the_command_without_the_network() {
     assert!(output.status.success(), "{output:?}");
     // The command ran (its error is what the model reads) inside the sandbox's own network
     // namespace, whose loopback is not the host's: outside it, the connection would succeed.
-    let results = stub.tool_results();
-    let text = results
-        .first()
-        .map(|result| result["content"].to_string())
-        .unwrap_or_default();
+    let text = stub.first_result_text();
     assert!(
         (text.contains("Connection refused") || text.contains("unreachable"))
             && !text.contains("CONNECTED"),
-        "{results:?}"
+        "{text}"
     );
     assert!(
         listener.accept().is_err(),
@@ -366,13 +370,9 @@ fn the_http_hook_from_a_warm_janua_blocks_what_janua_refuses() {
         !case.path("project/leaked").exists(),
         "the call ran despite janua's http hook"
     );
-    let results = stub.tool_results();
-    let text = results
-        .first()
-        .map(|result| result["content"].to_string())
-        .unwrap_or_default();
+    let text = stub.first_result_text();
     assert!(
         text.contains("janua: ") && text.contains("Read(./.env)"),
-        "{results:?}"
+        "{text}"
     );
 }
