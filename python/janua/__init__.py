@@ -23,15 +23,15 @@ runner and to the OpenAI Agents SDK; `mcp_stdio()` to MCP clients.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import shutil
 import subprocess
 import sysconfig
+import uuid
 from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, Union
 
-__all__ = ["Session", "JanuaError", "PermissionAnswer", "find_janua"]
+__all__ = ["Session", "JanuaError", "RunStopped", "PermissionAnswer", "find_janua"]
 
 #: What a `can_use_tool` callback returns: True/False, or a dict such as
 #: ``{"behavior": "deny", "message": "..."}`` or ``{"behavior": "allow", "always": True}``.
@@ -43,6 +43,27 @@ CanUseTool = Callable[[str, Mapping[str, Any], str, Sequence[str]], Union[Permis
 
 class JanuaError(RuntimeError):
     """janua could not be started, or the session ended before a call was answered."""
+
+
+class RunStopped(BaseException):
+    """Raised by the SDK adapters' tools when a hook or monitor asked the agent loop to stop
+    (``continue: false``). A ``BaseException``, so the runners' ``except Exception``, which turns
+    a tool's failure into an error result for the model, lets it through and the run ends.
+    ``reason`` is janua's ``stop``; ``result`` the call's ``tool_result`` block."""
+
+    def __init__(self, reason: str, result: Mapping[str, Any]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.result = dict(result)
+
+
+#: How many event-loop turns the adapters wait for the other calls of the same model reply
+#: before sending them as one batch: an SDK starts a reply's calls as concurrent tasks, which
+#: reach their tools a turn or two apart.
+_GATHER_TURNS = 3
+
+#: How much of janua's standard error a session keeps for its error messages.
+_STDERR_TAIL = 16 << 10
 
 
 def find_janua() -> str:
@@ -61,7 +82,10 @@ def find_janua() -> str:
 
 
 class Session:
-    """One `janua run` session. Use it as an async context manager, or call `start`/`close`."""
+    """One `janua run` session. Use it as an async context manager, or call `start`/`close`.
+
+    ``extra_args`` are janua's own options (``--session``, ``--plugins``, …), ``run_args`` those of
+    ``janua run`` (``--batch-token-budget``, ``--max-concurrency``, …)."""
 
     def __init__(
         self,
@@ -74,6 +98,7 @@ class Session:
         can_use_tool: Optional[CanUseTool] = None,
         janua: Optional[str] = None,
         extra_args: Sequence[str] = (),
+        run_args: Sequence[str] = (),
     ) -> None:
         self.cwd = os.fspath(cwd)
         self._args = [janua or find_janua(), "--cwd", self.cwd]
@@ -89,19 +114,28 @@ class Session:
         for rule in disallowed_tools:
             self._args += ["--disallowedTools", rule]
         self._args += list(extra_args)
+        self._run_args = list(run_args)
         self._can_use_tool = can_use_tool
         self._process: Optional[asyncio.subprocess.Process] = None
         self._reader: Optional[asyncio.Task[None]] = None
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._waiting: dict[str, asyncio.Future[tuple[dict[str, Any], Optional[str]]]] = {}
+        self._answered: list[dict[str, Any]] = []
+        self._gathering: list[tuple[dict[str, Any], asyncio.Future[tuple[dict[str, Any], Optional[str]]]]] = []
         self._write_lock = asyncio.Lock()
-        self._ids = itertools.count(1)
+        self._stderr_tail = b""
+        self._stderr_reader: Optional[asyncio.Task[None]] = None
+        # Tasks nobody awaits, kept referenced until they end (the loop holds only weak ones).
+        self._background: set[asyncio.Task[None]] = set()
         self.init: dict[str, Any] = {}
+        #: Why the last batch asked the agent loop to stop (a hook's or monitor's
+        #: ``continue: false``), else None. The SDK adapters raise `RunStopped` instead.
+        self.stop_reason: Optional[str] = None
 
     async def start(self) -> "Session":
         """Starts `janua run` and waits for its `init` line (the registry, limits, warnings)."""
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *self._args, "run",
+                *self._args, "run", *self._run_args,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -109,13 +143,22 @@ class Session:
             )
         except OSError as error:
             raise JanuaError(f"cannot start {self._args[0]}: {error}") from error
+        # Drained all along into a bounded tail: asyncio would buffer it up to the 64 MiB read
+        # limit, then stop reading and stall janua on its next warning.
+        self._stderr_reader = asyncio.create_task(self._drain_stderr())
         line = await self._process.stdout.readline()  # type: ignore[union-attr]
         if not line:
-            stderr = await self._process.stderr.read()  # type: ignore[union-attr]
-            raise JanuaError(f"janua run ended before its init line: {stderr.decode(errors='replace').strip()}")
+            await self._stderr_reader
+            stderr = self._stderr_tail.decode(errors="replace").strip()
+            raise JanuaError(f"janua run ended before its init line: {stderr}")
         self.init = json.loads(line)
         self._reader = asyncio.create_task(self._read())
         return self
+
+    async def _drain_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        while chunk := await self._process.stderr.read(1 << 16):
+            self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL:]
 
     async def close(self) -> None:
         """Ends the session: janua finishes what it has, ends the session and exits."""
@@ -126,6 +169,8 @@ class Session:
         await self._process.wait()
         if self._reader is not None:
             await self._reader
+        if self._stderr_reader is not None:
+            await self._stderr_reader
         self._process = None
 
     async def __aenter__(self) -> "Session":
@@ -142,7 +187,15 @@ class Session:
 
     async def dispatch_batch(self, tool_uses: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Runs the blocks as one batch (concurrency-safe calls in parallel); their `tool_result`
-        blocks in the same order."""
+        blocks in the same order. `stop_reason` says whether the batch asked the loop to stop."""
+        answers = await self._dispatch_batch(tool_uses)
+        self.stop_reason = answers[0][1] if answers else None
+        return [block for block, _ in answers]
+
+    async def _dispatch_batch(
+        self, tool_uses: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], Optional[str]]]:
+        """`dispatch_batch`, each block with its batch's `stop`."""
         if self._process is None:
             raise JanuaError("the session is not started")
         loop = asyncio.get_running_loop()
@@ -153,7 +206,7 @@ class Session:
                      "input": tool_use.get("input", {})}
             if block["id"] in self._waiting:
                 raise JanuaError(f"tool_use id {block['id']!r} is already in flight")
-            future: asyncio.Future[dict[str, Any]] = loop.create_future()
+            future: asyncio.Future[tuple[dict[str, Any], Optional[str]]] = loop.create_future()
             self._waiting[block["id"]] = future
             futures.append(future)
             blocks.append(block)
@@ -165,6 +218,47 @@ class Session:
                 if self._waiting.pop(block["id"], None) is not None:
                     await asyncio.shield(self._send({"type": "cancel", "tool_use_id": block["id"]}))
             raise
+
+    async def _dispatch_gathered(self, tool_use: Mapping[str, Any]) -> dict[str, Any]:
+        """Runs the call in one batch with the others handed over within a few event-loop turns
+        (the SDK adapters: a runner starts a reply's calls as concurrent tasks, and janua's batch
+        is the reply). Raises `RunStopped` when the batch asked the loop to stop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[dict[str, Any], Optional[str]]] = loop.create_future()
+        call = dict(tool_use)
+        self._gathering.append((call, future))
+        if len(self._gathering) == 1:
+            self._spawn(self._send_gathered())
+        try:
+            block, stop = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if any(entry is call for entry, _ in self._gathering):
+                self._gathering = [(entry, waiting) for entry, waiting in self._gathering if entry is not call]
+            else:
+                await asyncio.shield(self._send({"type": "cancel", "tool_use_id": call["id"]}))
+            raise
+        if stop is not None:
+            raise RunStopped(stop, block)
+        return block
+
+    async def _send_gathered(self) -> None:
+        for _ in range(_GATHER_TURNS):
+            await asyncio.sleep(0)
+        gathered, self._gathering = self._gathering, []
+        if not gathered:
+            return
+        try:
+            answers = await self._dispatch_batch([call for call, _ in gathered])
+        except BaseException as error:  # every caller learns why; nothing is left waiting
+            for _, future in gathered:
+                if not future.done():
+                    future.set_exception(error if isinstance(error, Exception) else JanuaError(str(error)))
+            if not isinstance(error, Exception):
+                raise
+            return
+        for (_, future), answer in zip(gathered, answers):
+            if not future.done():
+                future.set_result(answer)
 
     async def _send(self, line: Mapping[str, Any]) -> None:
         process = self._process
@@ -183,16 +277,29 @@ class Session:
             message = json.loads(line)
             kind = message.get("type")
             if kind == "control_request":
-                asyncio.create_task(self._answer(message))
+                self._spawn(self._answer(message))
             elif kind == "user" and "parent_tool_use_id" not in message:
-                for block in message.get("message", {}).get("content", []):
-                    future = self._waiting.pop(block.get("tool_use_id"), None)
-                    if future is not None and not future.done():
-                        future.set_result(block)
+                # Answered with the `result` line right after it, which says whether to stop.
+                self._answered = list(message.get("message", {}).get("content", []))
+            elif kind == "result" and message.get("subtype") == "batch":
+                self._resolve(message.get("stop"))
+        self._resolve(None)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(JanuaError("janua run ended before answering the call"))
         self._waiting.clear()
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _resolve(self, stop: Optional[str]) -> None:
+        answered, self._answered = self._answered, []
+        for block in answered:
+            future = self._waiting.pop(block.get("tool_use_id"), None)
+            if future is not None and not future.done():
+                future.set_result((block, stop))
 
     async def _answer(self, message: Mapping[str, Any]) -> None:
         request = message.get("request", {})
@@ -248,9 +355,10 @@ class Session:
             raise JanuaError(f"janua tools --format {api} failed: {listed.stderr.strip()}")
         return list(json.loads(listed.stdout))
 
-    def _fresh_id(self) -> str:
-        """A tool_use id for a call whose caller has none (unique within the session)."""
-        return f"janua_{next(self._ids)}"
+    @staticmethod
+    def _fresh_id() -> str:
+        """A tool_use id for a call whose caller has none (unique, also across resumed sessions)."""
+        return f"janua_{uuid.uuid4().hex}"
 
     def mcp_stdio(self) -> dict[str, Any]:
         """The stdio MCP server parameters (command, args) serving this session's tools through

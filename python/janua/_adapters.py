@@ -26,7 +26,7 @@ def anthropic_tools(session: "Session", definitions: Sequence[Mapping[str, Any]]
         async def call(self, input: object) -> Any:
             # The runner passes only the input, so janua's block gets an id of the session's own;
             # the runner writes the model's id, janua's content and (on an error) is_error.
-            result = await session.dispatch(
+            result = await session._dispatch_gathered(
                 {"id": session._fresh_id(), "name": self._definition["name"], "input": input}
             )
             if result.get("is_error"):
@@ -62,7 +62,7 @@ def openai_tools(session: "Session", definitions: Sequence[Mapping[str, Any]]) -
                 tool_input: Any = json.loads(arguments) if arguments else {}
             except ValueError:
                 tool_input = arguments  # janua answers with its typed invalid_input error
-            result = await session.dispatch(
+            result = await session._dispatch_gathered(
                 {"id": context.tool_call_id or session._fresh_id(), "name": function["name"], "input": tool_input}
             )
             return output(result["content"])

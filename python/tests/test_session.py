@@ -105,3 +105,18 @@ def test_mcp_stdio_names_the_same_session(tmp_path):
     params = janua.Session(tmp_path, allowed_tools=["Read"]).mcp_stdio()
     assert params["command"] == os.environ["JANUA_BIN"]
     assert params["args"][-2:] == ["mcp", "serve"] and "--allowedTools" in params["args"]
+
+
+def test_a_batch_that_asks_to_stop_sets_stop_reason(tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    settings = {"hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "echo '{\"continue\": false, \"stopReason\": \"halt now\"}'"}]}]}}
+
+    async def main():
+        async with janua.Session(tmp_path, allowed_tools=["Read"], settings=settings) as session:
+            result = await session.dispatch({"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}})
+            return result, session.stop_reason
+
+    result, stop_reason = run(main())
+    assert "alpha" in json.dumps(result["content"])
+    assert stop_reason is not None and "halt now" in stop_reason

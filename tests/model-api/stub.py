@@ -7,13 +7,15 @@ Usage: stub.py SCRIPT LOG PORT_FILE
 
 SCRIPT is a file holding a JSON list of turns, read again for each request; turn N is what the
 "model" answers once the conversation holds N assistant messages: {"tool_use": {"name": ...,
-"input": {...}}} or {"text": "..."}. Past the script, and for side requests that offer no tools,
+"input": {...}}}, several calls at once as {"tool_uses": [{"name": ..., "input": ...}, ...]}, or
+{"text": "..."}. Past the script, and for side requests that offer no tools,
 it answers "done". Every request is appended to LOG as one JSON line {"path", "body"}. The chosen
 port is written to PORT_FILE.
 
 Served: POST /v1/messages (streamed as server-sent events when the request asks for a stream),
 /v1/messages/count_tokens, and POST /v1/chat/completions (unstreamed). A tool call's id is
-"toolu_stub_N" (Messages) or "call_stub_N" (Chat Completions) for turn N, and the Messages reply's
+"toolu_stub_N" (Messages) or "call_stub_N" (Chat Completions) for turn N ("..._N_K" for the K-th
+of several), and the Messages reply's
 id "msg_stub_N": a request continuing a server-side thread from it gets turn N+1.
 """
 import json
@@ -44,48 +46,56 @@ def next_turn(body):
     return {"text": "done", "index": index}
 
 
+def calls(turn, prefix):
+    """The turn's tool calls as (id, name, input)."""
+    if "tool_use" in turn:
+        return [("%s_%d" % (prefix, turn["index"]), turn["tool_use"]["name"], turn["tool_use"]["input"])]
+    return [("%s_%d_%d" % (prefix, turn["index"], k), call["name"], call["input"])
+            for k, call in enumerate(turn.get("tool_uses", []))]
+
+
 def message_events(turn, model):
     message = {"id": "msg_stub_%d" % turn["index"], "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": 10, "output_tokens": 1}}
     yield "message_start", {"type": "message_start", "message": message}
-    if "tool_use" in turn:
-        block = {"type": "tool_use", "id": "toolu_stub_%d" % turn["index"],
-                 "name": turn["tool_use"]["name"], "input": {}}
-        yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
-        yield "content_block_delta", {"type": "content_block_delta", "index": 0,
-                                      "delta": {"type": "input_json_delta",
-                                                "partial_json": json.dumps(turn["tool_use"]["input"])}}
+    tool_calls = calls(turn, "toolu_stub")
+    for index, (call_id, name, tool_input) in enumerate(tool_calls):
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+        yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                      "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool_input)}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    if tool_calls:
         stop = "tool_use"
     else:
         yield "content_block_start", {"type": "content_block_start", "index": 0,
                                       "content_block": {"type": "text", "text": ""}}
         yield "content_block_delta", {"type": "content_block_delta", "index": 0,
                                       "delta": {"type": "text_delta", "text": turn.get("text", "done")}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": 0}
         stop = "end_turn"
-    yield "content_block_stop", {"type": "content_block_stop", "index": 0}
     yield "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                             "usage": {"output_tokens": 5}}
     yield "message_stop", {"type": "message_stop"}
 
 
 def message(turn, model):
-    if "tool_use" in turn:
-        content = [{"type": "tool_use", "id": "toolu_stub_%d" % turn["index"],
-                    "name": turn["tool_use"]["name"], "input": turn["tool_use"]["input"]}]
-    else:
+    content = [{"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+               for call_id, name, tool_input in calls(turn, "toolu_stub")]
+    stop = "tool_use" if content else "end_turn"
+    if not content:
         content = [{"type": "text", "text": turn.get("text", "done")}]
     return {"id": "msg_stub_%d" % turn["index"], "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if "tool_use" in turn else "end_turn",
+            "content": content, "stop_reason": stop,
             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
 
 
 def chat_completion(turn, model):
-    if "tool_use" in turn:
-        reply = {"role": "assistant", "content": None,
-                 "tool_calls": [{"id": "call_stub_%d" % turn["index"], "type": "function",
-                                 "function": {"name": turn["tool_use"]["name"],
-                                              "arguments": json.dumps(turn["tool_use"]["input"])}}]}
+    tool_calls = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(tool_input)}}
+                  for call_id, name, tool_input in calls(turn, "call_stub")]
+    if tool_calls:
+        reply = {"role": "assistant", "content": None, "tool_calls": tool_calls}
         finish = "tool_calls"
     else:
         reply = {"role": "assistant", "content": turn.get("text", "done")}
