@@ -21,55 +21,18 @@ ANTHROPIC_VERSION="2.17.0"                 # PyPI: anthropic (its tool runner, p
 OPENAI_AGENTS_VERSION="0.24.0"             # PyPI: openai-agents (its Runner, python/tests)
 MATURIN_VERSION="1.9.4"                    # PyPI: maturin (python/check-wheel.sh)
 
-if [ $# -ne 1 ] || [ -z "$1" ]; then
-    echo "usage: $0 DIR" >&2
-    exit 2
-fi
-DIR="$1"
 PYTHON="${PYTHON:-python3}"
 
-MARKER="mcp==${MCP_PY_VERSION}
+# shellcheck source=tests/setup-lib.sh
+. "$(dirname "$0")/../setup-lib.sh"
+setup_begin tests/mcp/setup.sh "mcp==${MCP_PY_VERSION}
 componentize-py==${COMPONENTIZE_PY_VERSION}
 pytest==${PYTEST_VERSION}
 anthropic==${ANTHROPIC_VERSION}
 openai-agents==${OPENAI_AGENTS_VERSION}
 maturin==${MATURIN_VERSION}
 @modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
-@modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}"
-
-is_ready() { [ -f "$DIR/ready" ] && [ "$(cat "$DIR/ready")" = "$MARKER" ]; }
-
-# Fast path: no lock, no output.
-if is_ready; then
-    exit 0
-fi
-
-fail() {
-    echo "tests/mcp/setup.sh: FAILED: $*" >&2
-    exit 1
-}
-
-mkdir -p "$DIR" || fail "cannot create $DIR"
-DIR="$(cd "$DIR" && pwd)"
-
-exec 9>"$DIR/.lock"
-flock 9 || fail "cannot lock $DIR/.lock"
-
-# Another process may have finished the install while we waited for the lock.
-if is_ready; then
-    exit 0
-fi
-rm -f "$DIR/ready"
-
-LOG="$DIR/setup.log"
-: >"$LOG"
-# Runs a command quietly; on failure shows its output and aborts.
-run() {
-    if ! "$@" >>"$LOG" 2>&1; then
-        cat "$LOG" >&2
-        fail "command failed: $*  (log: $LOG)"
-    fi
-}
+@modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}" "$@"
 
 # Python SDK.
 if [ ! -x "$DIR/venv/bin/python" ]; then
@@ -97,6 +60,4 @@ for bin in mcp-server-everything mcp-server-filesystem; do
     [ -x "$DIR/npm/node_modules/.bin/$bin" ] || fail "missing $DIR/npm/node_modules/.bin/$bin"
 done
 
-# Marker last, atomically.
-printf '%s' "$MARKER" >"$DIR/ready.tmp"
-mv -f "$DIR/ready.tmp" "$DIR/ready"
+setup_done
