@@ -23,6 +23,7 @@ runner and to the OpenAI Agents SDK; `mcp_stdio()` to MCP clients.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import shutil
@@ -297,7 +298,7 @@ class Session:
     def _resolve(self, stop: Optional[str]) -> None:
         answered, self._answered = self._answered, []
         for block in answered:
-            future = self._waiting.pop(block.get("tool_use_id"), None)
+            future = self._waiting.pop(str(block.get("tool_use_id")), None)
             if future is not None and not future.done():
                 future.set_result((block, stop))
 
@@ -314,9 +315,8 @@ class Session:
             }
         else:
             try:
-                answer = self._can_use_tool(tool, request.get("input", {}), reason, suggestions)
-                if asyncio.iscoroutine(answer) or isinstance(answer, asyncio.Future):
-                    answer = await answer
+                given = self._can_use_tool(tool, request.get("input", {}), reason, suggestions)
+                answer = await given if inspect.isawaitable(given) else given
             except Exception as error:  # the callback's failure is a denial, never an allow
                 answer = {"behavior": "deny", "message": f"the can_use_tool callback failed: {error}"}
         if isinstance(answer, bool):

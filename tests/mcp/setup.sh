@@ -5,7 +5,8 @@
 #                                 pytest (copied into a Bash sandbox test's workspace; runs the
 #                                 janua Python package's suite), and the agent SDKs whose runners
 #                                 that suite drives: anthropic, openai-agents; maturin, which
-#                                 builds the package's wheel (python/check-wheel.sh)
+#                                 builds the package's wheel (python/check-wheel.sh); mypy,
+#                                 which type-checks the package
 #   DIR/npm/node_modules/.bin/    mcp-server-everything, mcp-server-filesystem
 #   DIR/ready                     written last; holds the pinned versions
 # Usage: tests/mcp/setup.sh DIR
@@ -20,6 +21,7 @@ PYTEST_VERSION="8.3.5"                     # PyPI: pytest (the Bash sandbox's te
 ANTHROPIC_VERSION="2.17.0"                 # PyPI: anthropic (its tool runner, python/tests)
 OPENAI_AGENTS_VERSION="0.24.0"             # PyPI: openai-agents (its Runner, python/tests)
 MATURIN_VERSION="1.9.4"                    # PyPI: maturin (python/check-wheel.sh)
+MYPY_VERSION="2.4.1"                       # PyPI: mypy (tests/all/python_package.rs)
 
 PYTHON="${PYTHON:-python3}"
 
@@ -31,6 +33,7 @@ pytest==${PYTEST_VERSION}
 anthropic==${ANTHROPIC_VERSION}
 openai-agents==${OPENAI_AGENTS_VERSION}
 maturin==${MATURIN_VERSION}
+mypy==${MYPY_VERSION}
 @modelcontextprotocol/server-everything@${SERVER_EVERYTHING_VERSION}
 @modelcontextprotocol/server-filesystem@${SERVER_FILESYSTEM_VERSION}" "$@"
 
@@ -41,9 +44,11 @@ fi
 run "$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "mcp==${MCP_PY_VERSION}" "componentize-py==${COMPONENTIZE_PY_VERSION}" \
     "pytest==${PYTEST_VERSION}" "anthropic==${ANTHROPIC_VERSION}" \
-    "openai-agents==${OPENAI_AGENTS_VERSION}" "maturin==${MATURIN_VERSION}"
+    "openai-agents==${OPENAI_AGENTS_VERSION}" "maturin==${MATURIN_VERSION}" \
+    "mypy==${MYPY_VERSION}"
 [ -x "$DIR/venv/bin/componentize-py" ] || fail "missing $DIR/venv/bin/componentize-py"
 [ -x "$DIR/venv/bin/maturin" ] || fail "missing $DIR/venv/bin/maturin"
+[ -x "$DIR/venv/bin/mypy" ] || fail "missing $DIR/venv/bin/mypy"
 run "$DIR/venv/bin/python" -c "import mcp, mcp.client.stdio; from mcp import ClientSession, StdioServerParameters"
 run "$DIR/venv/bin/python" -c "from anthropic.lib.tools import BetaAsyncBuiltinFunctionTool, ToolError; from agents import FunctionTool, Runner"
 
