@@ -200,24 +200,28 @@ class Session:
         if self._process is None:
             raise JanuaError("the session is not started")
         loop = asyncio.get_running_loop()
-        futures = []
-        blocks = []
-        for tool_use in tool_uses:
-            block = {"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"],
-                     "input": tool_use.get("input", {})}
-            if block["id"] in self._waiting:
-                raise JanuaError(f"tool_use id {block['id']!r} is already in flight")
-            future: asyncio.Future[tuple[dict[str, Any], Optional[str]]] = loop.create_future()
-            self._waiting[block["id"]] = future
-            futures.append(future)
-            blocks.append(block)
-        await self._send({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
+        blocks = [{"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"],
+                   "input": tool_use.get("input", {})} for tool_use in tool_uses]
+        ids = [block["id"] for block in blocks]
+        # Results are matched by id: a repeated one would leave a call unanswered.
+        repeated = sorted({str(i) for i in ids if ids.count(i) > 1 or i in self._waiting})
+        if repeated:
+            raise JanuaError(f"tool_use ids must be unique among the calls in flight: {repeated}")
+        futures: list[asyncio.Future[tuple[dict[str, Any], Optional[str]]]] = []
+        for block in blocks:
+            futures.append(loop.create_future())
+            self._waiting[block["id"]] = futures[-1]
         try:
+            await self._send({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
             return list(await asyncio.gather(*futures))
         except asyncio.CancelledError:
             for block in blocks:
                 if self._waiting.pop(block["id"], None) is not None:
                     await asyncio.shield(self._send({"type": "cancel", "tool_use_id": block["id"]}))
+            raise
+        except JanuaError:
+            for block in blocks:
+                self._waiting.pop(block["id"], None)
             raise
 
     async def _dispatch_gathered(self, tool_use: Mapping[str, Any]) -> dict[str, Any]:

@@ -120,3 +120,17 @@ def test_a_batch_that_asks_to_stop_sets_stop_reason(tmp_path):
     result, stop_reason = run(main())
     assert "alpha" in json.dumps(result["content"])
     assert stop_reason is not None and "halt now" in stop_reason
+
+
+def test_a_repeated_id_is_an_error_not_a_call_left_unanswered(tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    read = {"id": "same", "name": "Read", "input": {"file_path": "notes.txt"}}
+
+    async def main():
+        async with janua.Session(tmp_path, allowed_tools=["Read"]) as session:
+            with pytest.raises(janua.JanuaError, match="unique"):
+                await asyncio.wait_for(session.dispatch_batch([read, read]), 30)
+            # The session goes on, and the id is free again.
+            return await asyncio.wait_for(session.dispatch(read), 30)
+
+    assert "alpha" in json.dumps(run(main())["content"])
