@@ -82,6 +82,15 @@ def find_janua() -> str:
     return found
 
 
+def _tool_use_block(tool_use: Union[Mapping[str, Any], Any]) -> dict[str, Any]:
+    """The `tool_use` line janua reads, from a mapping or an SDK's block object."""
+    if isinstance(tool_use, Mapping):
+        call_id, name, tool_input = tool_use["id"], tool_use["name"], tool_use.get("input", {})
+    else:
+        call_id, name, tool_input = tool_use.id, tool_use.name, tool_use.input
+    return {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+
+
 class Session:
     """One `janua run` session. Use it as an async context manager, or call `start`/`close`.
 
@@ -180,28 +189,30 @@ class Session:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def dispatch(self, tool_use: Mapping[str, Any]) -> dict[str, Any]:
-        """Runs one `tool_use` block; returns its `tool_result` block. Cancelling the awaiting task
-        cancels the call in janua."""
+    async def dispatch(self, tool_use: Union[Mapping[str, Any], Any]) -> dict[str, Any]:
+        """Runs one `tool_use` block (a mapping, or an SDK's block object with ``id``, ``name`` and
+        ``input``); returns its `tool_result` block. Cancelling the awaiting task cancels the call
+        in janua."""
         [result] = await self.dispatch_batch([tool_use])
         return result
 
-    async def dispatch_batch(self, tool_uses: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Runs the blocks as one batch (concurrency-safe calls in parallel); their `tool_result`
-        blocks in the same order. `stop_reason` says whether the batch asked the loop to stop."""
+    async def dispatch_batch(self, tool_uses: Sequence[Union[Mapping[str, Any], Any]]) -> list[dict[str, Any]]:
+        """Runs the blocks as one batch (concurrency-safe calls in parallel), as `janua run` runs a
+        reply's calls; their `tool_result` blocks in the same order. A model reply's ``tool_use``
+        blocks as an SDK returns them will do. `stop_reason` says whether the batch asked the loop
+        to stop."""
         answers = await self._dispatch_batch(tool_uses)
         self.stop_reason = answers[0][1] if answers else None
         return [block for block, _ in answers]
 
     async def _dispatch_batch(
-        self, tool_uses: Sequence[Mapping[str, Any]]
+        self, tool_uses: Sequence[Union[Mapping[str, Any], Any]]
     ) -> list[tuple[dict[str, Any], Optional[str]]]:
         """`dispatch_batch`, each block with its batch's `stop`."""
         if self._process is None:
             raise JanuaError("the session is not started")
         loop = asyncio.get_running_loop()
-        blocks = [{"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"],
-                   "input": tool_use.get("input", {})} for tool_use in tool_uses]
+        blocks = [_tool_use_block(tool_use) for tool_use in tool_uses]
         ids = [block["id"] for block in blocks]
         # Results are matched by id: a repeated one would leave a call unanswered.
         repeated = sorted({str(i) for i in ids if ids.count(i) > 1 or i in self._waiting})
@@ -337,7 +348,7 @@ class Session:
         call runs through this session, and a janua error becomes an ``is_error`` tool_result."""
         from ._adapters import anthropic_tools
 
-        return anthropic_tools(self, self._definitions("anthropic"))
+        return anthropic_tools(self, self.tool_definitions("anthropic"))
 
     def openai_tools(self) -> list[Any]:
         """The session's tools as OpenAI Agents SDK ``FunctionTool`` objects
@@ -345,10 +356,12 @@ class Session:
         model's call id becoming janua's tool_use id; the output is janua's tool_result content."""
         from ._adapters import openai_tools
 
-        return openai_tools(self, self._definitions("openai"))
+        return openai_tools(self, self.tool_definitions("openai"))
 
-    def _definitions(self, api: str) -> list[dict[str, Any]]:
-        """The tool definitions of this session's registry in an API's format (`janua tools`)."""
+    def tool_definitions(self, api: str) -> list[dict[str, Any]]:
+        """The session's tool definitions in an API's format (``janua tools --format API``):
+        ``"anthropic"`` (the Messages API's ``tools``), ``"openai"`` (function tools) or ``"mcp"``.
+        For a loop of one's own: pass them to the model, then the reply to `dispatch_batch`."""
         try:
             listed = subprocess.run(
                 [*self._args, "tools", "--format", api], capture_output=True, text=True, check=False

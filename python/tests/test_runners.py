@@ -185,15 +185,21 @@ def test_the_openai_agents_runner_sends_janua_runs_tool_results(model_api, works
     assert sent[2]["content"].startswith("invalid_input:")
 
 
-def test_a_replys_calls_reach_janua_as_one_batch(model_api, workspace):
-    # Each result alone fits a 1,000-token batch budget; together they do not, so in one batch
-    # (as `janua run` gets a reply) the second is saved to a file.
-    line = "x" * 99 + "\n"
+# Two reads whose results each fit a 1,000-token batch budget, but not together: in one batch
+# (as `janua run` gets a reply) the second is saved to a file.
+TWO_READS = [("Read", {"file_path": "one.txt"}), ("Read", {"file_path": "two.txt"})]
+BUDGET = ["--batch-token-budget", "1000"]
+
+
+def two_reads(model_api, workspace):
     for name in ("one.txt", "two.txt"):
-        (workspace / name).write_text(line * 24)
-    calls = [("Read", {"file_path": "one.txt"}), ("Read", {"file_path": "two.txt"})]
-    model_api.script([{"tool_uses": [{"name": name, "input": tool_input} for name, tool_input in calls]}])
-    budget = ["--batch-token-budget", "1000"]
+        (workspace / name).write_text(("x" * 99 + "\n") * 24)
+    model_api.script([{"tool_uses": [{"name": name, "input": tool_input} for name, tool_input in TWO_READS]}])
+
+
+def test_a_replys_calls_reach_janua_as_one_batch(model_api, workspace):
+    two_reads(model_api, workspace)
+    calls, budget = TWO_READS, BUDGET
 
     async def main():
         async with session(workspace, "batched", run_args=budget) as janua_session:
@@ -207,6 +213,29 @@ def test_a_replys_calls_reach_janua_as_one_batch(model_api, workspace):
     expected = janua_run_results(workspace, ids, calls, batched=True, run_args=budget)
     assert sent[0]["content"] == expected[ids[0]]["content"] and "x" * 99 in sent[0]["content"]
     for text in (sent[1]["content"], expected[ids[1]]["content"]):
+        assert "saved to" in text and "x" * 99 not in text, text
+
+
+def test_a_messages_api_reply_dispatched_whole_is_janua_runs_batch(model_api, workspace):
+    # A loop of one's own on the Messages API: the reply's tool_use blocks, as the SDK returns
+    # them, go to janua as one batch.
+    two_reads(model_api, workspace)
+
+    async def main():
+        async with session(workspace, "reply", run_args=BUDGET) as janua_session:
+            client = anthropic.AsyncAnthropic(base_url=model_api.url, api_key="stub", max_retries=0)
+            reply = await client.messages.create(
+                model="claude-stub", max_tokens=256, tools=janua_session.tool_definitions("anthropic"),
+                messages=[{"role": "user", "content": "Read both."}],
+            )
+            return await janua_session.dispatch_batch([block for block in reply.content if block.type == "tool_use"])
+
+    results = asyncio.run(main())
+    ids = ["toolu_stub_0_0", "toolu_stub_0_1"]
+    expected = janua_run_results(workspace, ids, TWO_READS, batched=True, run_args=BUDGET)
+    assert [result["tool_use_id"] for result in results] == ids
+    assert results[0] == expected[ids[0]] and "x" * 99 in results[0]["content"]
+    for text in (results[1]["content"], expected[ids[1]]["content"]):
         assert "saved to" in text and "x" * 99 not in text, text
 
 
