@@ -256,7 +256,9 @@ impl Cli {
                 }
                 Command::Check(args) => {
                     let input = args.read_input()?;
-                    let runtime = self.global.runtime().await?;
+                    let mut config = self.global.config()?;
+                    config.commands_confined = Some(args.confined());
+                    let runtime = self.global.runtime_from(config).await?;
                     Ok(check::run(&runtime, args, input).await)
                 }
                 Command::Doctor(args) => Ok(doctor::run(&args)),
@@ -312,7 +314,12 @@ impl GlobalArgs {
     }
 
     async fn runtime(&self) -> anyhow::Result<Runtime> {
-        let mut runtime = Runtime::new(self.config()?).await?;
+        self.runtime_from(self.config()?).await
+    }
+
+    /// [`GlobalArgs::runtime`] from a configuration the command adjusted.
+    async fn runtime_from(&self, config: RuntimeConfig) -> anyhow::Result<Runtime> {
+        let mut runtime = Runtime::new(config).await?;
         for warning in runtime.warnings() {
             eprintln!("janua: warning: {warning}");
         }

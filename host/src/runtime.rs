@@ -79,6 +79,12 @@ pub struct RuntimeConfig {
     /// How child processes are confined (`--unsandboxed-process` chooses
     /// [`ProcessSandbox::Unsandboxed`]).
     pub process_sandbox: ProcessSandbox,
+    /// Whether the Bash commands the decision judges run inside janua's kernel view, which holds
+    /// them to the Read and Edit deny rules it can enforce and to the protected paths (the
+    /// decision then need not refuse what only the view could stop). `None` (the default): they
+    /// do exactly when this runtime runs them itself under [`ProcessSandbox::Required`]. A hook
+    /// in front of another agent's shell sets `Some(false)`, `--sandbox-bash` `Some(true)`.
+    pub commands_confined: Option<bool>,
     /// Output bytes one command may print before it is killed (default 64 MiB).
     pub process_output_cap: u64,
     /// Outgoing HTTP: size cap, timeout, proxies and the hosts that may be private. Settings
@@ -137,6 +143,7 @@ impl RuntimeConfig {
             cache_dir: default_cache_dir(),
             checkpoints: true,
             process_sandbox: ProcessSandbox::Required,
+            commands_confined: None,
             process_output_cap: DEFAULT_OUTPUT_CAP,
             net: NetSettings::default(),
             mcp_config_files: Vec::new(),
@@ -328,7 +335,10 @@ impl Runtime {
                 "--save-approvals writes to .janua/settings.local.json, whose allow rules apply only once this workspace is trusted (--trust-workspace or trustedWorkspaces)".to_owned(),
             );
         }
-        let policy = loaded.policy;
+        let mut policy = loaded.policy;
+        policy.commands_confined = config
+            .commands_confined
+            .unwrap_or(config.process_sandbox == ProcessSandbox::Required);
         let mut aliases = config.aliases.clone();
         for (from, to) in loaded.aliases {
             aliases.push(format!("{from}={to}").parse()?);

@@ -1067,7 +1067,8 @@ fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
 
     let fixture = prepare();
     let ws = fixture.workspace();
-    let text = bash_through_janua(&fixture, &denied, "bash attack.sh 2>&1");
+    // Through its input: janua cannot read the script, so only the kernel view holds the rules.
+    let text = bash_through_janua(&fixture, &denied, "bash < attack.sh 2>&1");
     assert_eq!(
         std::fs::read_to_string(ws.join("src/main.rs")).unwrap(),
         "fn main() {}\n",
@@ -1088,9 +1089,10 @@ fn programs_links_and_directory_tricks_change_no_denied_or_protected_file() {
 
     let fixture = prepare();
     let ws = fixture.workspace();
-    let mut unsandboxed = vec!["--unsandboxed-process"];
-    unsandboxed.extend(denied);
-    let text = bash_through_janua(&fixture, &unsandboxed, "bash attack.sh 2>&1");
+    // Without the view the decision alone holds the deny rules (it cannot read what bash reads
+    // from its input, so it refuses the line): the control shows the attack works without them.
+    let unsandboxed = ["--unsandboxed-process"];
+    let text = bash_through_janua(&fixture, &unsandboxed, "bash < attack.sh 2>&1");
     // `find` emptied src/, then `sed` and `cp` wrote into it.
     assert!(!ws.join("src/lib.rs").exists(), "{text}");
     assert_eq!(
@@ -1154,7 +1156,7 @@ fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read
         fixture
     };
     let fixture = prepare();
-    let text = bash_through_janua(&fixture, &[], "bash attack.sh 2>&1");
+    let text = bash_through_janua(&fixture, &[], "bash < attack.sh 2>&1");
     assert!(!text.contains("planted"), "{text}");
     for target in targets {
         let path = fixture.workspace().join(target);
@@ -1162,7 +1164,11 @@ fn protected_paths_of_submodules_nested_repositories_and_subdirectories_are_read
         assert!(!content.contains("evil"), "{target}: {text}");
     }
     let fixture = prepare();
-    let text = bash_through_janua(&fixture, &["--unsandboxed-process"], "bash attack.sh 2>&1");
+    let text = bash_through_janua(
+        &fixture,
+        &["--unsandboxed-process"],
+        "bash < attack.sh 2>&1",
+    );
     for target in targets {
         assert!(text.contains(&format!("planted {target}")), "{text}");
     }
@@ -1197,7 +1203,7 @@ fn protected_and_denied_symbolic_links_are_enforced_through_their_targets() {
     let denied = ["--disallowedTools", "Read(.env)"];
     let fixture = prepare();
     let ws = fixture.workspace();
-    let text = bash_through_janua(&fixture, &denied, "bash attack.sh 2>&1");
+    let text = bash_through_janua(&fixture, &denied, "bash < attack.sh 2>&1");
     assert!(!text.contains("hunter2"), "{text}");
     assert!(!text.contains("wrote-through"), "{text}");
     assert!(!text.contains("renamed-parent"), "{text}");
@@ -1213,9 +1219,10 @@ fn protected_and_denied_symbolic_links_are_enforced_through_their_targets() {
 
     let fixture = prepare();
     let ws = fixture.workspace();
-    let mut unsandboxed = vec!["--unsandboxed-process"];
-    unsandboxed.extend(denied);
-    let text = bash_through_janua(&fixture, &unsandboxed, "bash attack.sh 2>&1");
+    // Without the view the decision alone holds the deny rules (it cannot read what bash reads
+    // from its input, so it refuses the line): the control shows the attack works without them.
+    let unsandboxed = ["--unsandboxed-process"];
+    let text = bash_through_janua(&fixture, &unsandboxed, "bash < attack.sh 2>&1");
     assert!(text.contains("hunter2"), "{text}");
     assert!(text.contains("wrote-through"), "{text}");
     assert!(ws.join(".janua/settings.local.json").exists(), "{text}");
@@ -1233,7 +1240,7 @@ async fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
         && echo '*.bin filter=lfs' > .gitattributes && echo made";
     let made = |fixture: &Fixture, args: &[&str]| {
         fixture.write("make.sh", script);
-        bash_through_janua(fixture, args, "bash make.sh")
+        bash_through_janua(fixture, args, "bash < make.sh")
     };
     let fixture = Fixture::new();
     let ws = fixture.workspace();
@@ -1272,7 +1279,7 @@ async fn protected_paths_a_command_creates_are_set_aside_when_it_ends() {
     let started = call(
         &runtime,
         "Bash",
-        json!({"command": "bash plant.sh", "run_in_background": true}),
+        json!({"command": "bash < plant.sh", "run_in_background": true}),
     )
     .await;
     let task = started.outcome.structured.clone().unwrap()["backgroundTaskId"]

@@ -758,3 +758,57 @@ fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// Where janua's analysis ends, the hook still answers: the padded, substituted and code-string
+/// commands of the project's deny rules are denied (never "no answer"), and in
+/// `bypassPermissions`, which accepts every ask unasked, an ask only a person may answer is a
+/// denial.
+#[test]
+fn the_hook_answers_at_the_limits_of_analysis_and_never_leaves_an_ask_to_bypass() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let padded = format!(
+        "echo {} >/dev/null; curl https://x.test",
+        "x".repeat(10_001)
+    );
+    let cases = [
+        (padded.as_str(), "deny", "Bash(curl *)"),
+        (
+            "sh -c \"$(echo curl) https://x.test\"",
+            "deny",
+            "Bash(curl *)",
+        ),
+        (
+            "python3 -c \"print(open('.env').read())\"",
+            "deny",
+            "could match",
+        ),
+        ("grep -r SECRET .", "deny", "Read(./.env)"),
+    ];
+    for (command, expected, named) in cases {
+        let output = hook(
+            &fixture,
+            &[],
+            &pre(&fixture, "Bash", json!({ "command": command })),
+        );
+        let (decision, reason) = answer(&output).expect("an answer");
+        let shown = &command[command.len().saturating_sub(60)..];
+        assert_eq!(decision, expected, "{shown}: {reason}");
+        assert!(reason.contains(named), "{shown}: {reason}");
+    }
+    let bypass = |command: &str| {
+        let event = event(
+            &fixture,
+            "PreToolUse",
+            "Bash",
+            json!({ "command": command }),
+            "bypassPermissions",
+        );
+        answer(&hook(&fixture, &[], &event)).expect("an answer")
+    };
+    for command in ["echo x > .git/hooks/pre-commit", "rm -rf ~"] {
+        let (decision, reason) = bypass(command);
+        assert_eq!(decision, "deny", "{command}: {reason}");
+        assert!(reason.contains("bypassPermissions"), "{command}: {reason}");
+    }
+}

@@ -16,6 +16,7 @@ mod files;
 mod grants;
 mod hook_plugins;
 mod hooks;
+mod limits;
 mod mcp_client;
 mod mcp_hostile;
 mod mcp_server;

@@ -1,5 +1,6 @@
 //! One sequencer (issue 30, point 8): every row of the decision tables (`critical.tsv`,
-//! `read_only.tsv`, `edit_commands.tsv`, `fail_closed.tsv`, `directories.tsv`), every Bash row of
+//! `read_only.tsv`, `edit_commands.tsv`, `fail_closed.tsv`, `directories.tsv`, `limits.tsv`,
+//! each on the surface its mode names), every Bash row of
 //! the matcher table (`vectors.tsv`) and every row of the hook `if` table (`conditions.tsv`) goes
 //! through `Runtime::check` and then through a real call of the built-in tool, and both must reach
 //! the same decision, decided by the same rule for the same reason. The tables' own expectations
@@ -37,6 +38,10 @@ const DECISION_TABLES: &[(&str, &str)] = &[
         "directories.tsv",
         include_str!("../../crates/permissions/src/directories.tsv"),
     ),
+    (
+        "limits.tsv",
+        include_str!("../../crates/permissions/src/limits.tsv"),
+    ),
 ];
 
 /// One call to decide twice.
@@ -45,8 +50,10 @@ struct Row {
     mode: PermissionMode,
     /// The session shell's directory, relative to the workspace.
     directory: String,
-    /// `(kind, rule)`: `allow`, `ask` or `deny`.
-    rule: Option<(String, String)>,
+    /// `(kind, rule)` pairs: `allow`, `ask` or `deny`.
+    rules: Vec<(String, String)>,
+    /// The command runs inside janua's kernel view (`+confined`), or the decision alone holds.
+    confined: bool,
     tool: String,
     input: Value,
 }
@@ -96,13 +103,20 @@ fn decision_rows(places: &Places) -> Vec<Row> {
                 [mode, directory, rule, command, _, _, _] => (mode, directory, rule, command),
                 _ => panic!("{file}:{}: malformed row", index + 1),
             };
+            let (mode, confined) = match mode.strip_suffix("+confined") {
+                Some(mode) => (mode, true),
+                None => (mode, false),
+            };
             rows.push(Row {
                 at: format!("{file}:{}", index + 1),
                 mode: mode.parse().expect("a mode"),
                 directory: directory.to_owned(),
-                rule: rule
-                    .split_once(':')
-                    .map(|(kind, text)| (kind.to_owned(), places.localize(text, "/ws/project"))),
+                rules: rule
+                    .split(" ;; ")
+                    .filter_map(|rule| rule.split_once(':'))
+                    .map(|(kind, text)| (kind.to_owned(), places.localize(text, "/ws/project")))
+                    .collect(),
+                confined,
                 tool: "Bash".to_owned(),
                 input: json!({ "command": places.localize(command, "/ws/project") }),
             });
@@ -136,7 +150,8 @@ fn vector_rows(places: &Places) -> Vec<Row> {
             at: format!("vectors.tsv:{}", index + 1),
             mode: PermissionMode::Default,
             directory: ".".to_owned(),
-            rule: Some((kind.to_owned(), places.localize(&unescape(rule), "/ws"))),
+            rules: vec![(kind.to_owned(), places.localize(&unescape(rule), "/ws"))],
+            confined: true,
             tool: "Bash".to_owned(),
             input: json!({ "command": places.localize(&unescape(input), "/ws") }),
         });
@@ -156,11 +171,17 @@ async fn runtime_for(
     let mut permissions = json!({
         "additionalDirectories": [places.extra.to_string_lossy()],
     });
-    if let Some((kind, rule)) = &row.rule {
-        permissions[kind.as_str()] = json!([rule]);
+    for (kind, rule) in &row.rules {
+        let list = permissions[kind.as_str()]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        permissions[kind.as_str()] =
+            json!(list.into_iter().chain([json!(rule)]).collect::<Vec<_>>());
     }
     let mut config = fixture.config();
     config.permission_mode = Some(row.mode);
+    config.commands_confined = Some(row.confined);
     config.session_id = Some(session.to_owned());
     config.settings_json = vec![json!({ "permissions": permissions }).to_string()];
     config
@@ -304,7 +325,8 @@ async fn check_and_a_real_call_run_the_same_conditional_hooks() {
             at: format!("conditions.tsv:{}", index + 1),
             mode: PermissionMode::Default,
             directory: ".".to_owned(),
-            rule: Some(("allow".to_owned(), tool.to_owned())),
+            rules: vec![("allow".to_owned(), tool.to_owned())],
+            confined: true,
             tool: tool.to_owned(),
             input: json!({ field: places.localize(value, "/ws") }),
         };

@@ -421,7 +421,7 @@ pub fn exact_only(words: &[ShellWord]) -> Option<String> {
              approves it"
         ));
     }
-    if let Some(why) = runs_other_programs(base, args) {
+    if let Some(why) = super::programs::exact_only(words) {
         return Some(format!(
             "{why}, so only an exact rule for the whole command approves it"
         ));
@@ -448,71 +448,6 @@ pub fn exact_only(words: &[ShellWord]) -> Option<String> {
          only an exact rule for the whole command approves it"
             .to_owned()
     })
-}
-
-/// Why options or a script of an otherwise ordinary program make it run another program or
-/// touch files it does not name (issue 30, point 9): `sed` scripts beyond printing and plain
-/// substitution, `sort --compress-program`, `git -c` and `git grep --open-files-in-pager`, an
-/// `awk` program that runs commands, pipes or redirects.
-fn runs_other_programs(base: &str, args: &[ShellWord]) -> Option<String> {
-    match base {
-        "sed" => {
-            let safe = super::sed::sed_scripts(args)
-                .is_some_and(|(scripts, _)| scripts.iter().all(|s| super::sed::safe_script(s)));
-            (!safe || !args.iter().all(|arg| arg.literal)).then(|| {
-                "this `sed` script can run a command or write or read another file (e, w, r, ...)"
-                    .to_owned()
-            })
-        }
-        "sort" => args
-            .iter()
-            .any(|arg| arg.text.starts_with("--compress-program"))
-            .then(|| "`sort --compress-program` runs another program".to_owned()),
-        "git" => {
-            let globals = args.iter().take_while(|arg| arg.text.starts_with('-'));
-            if globals
-                .clone()
-                .any(|arg| arg.text.starts_with("-c") || arg.text.starts_with("--config-env"))
-            {
-                return Some("`git -c` sets configuration that can run programs".to_owned());
-            }
-            let subcommand = args.iter().find(|arg| !arg.text.starts_with('-'))?;
-            (subcommand.text == "grep"
-                && args.iter().any(|arg| {
-                    arg.text == "-O"
-                        || arg.text.starts_with("-O")
-                        || arg.text.starts_with("--open-files-in-pager")
-                }))
-            .then(|| "`git grep --open-files-in-pager` runs a program".to_owned())
-        }
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            let mut words = args.iter();
-            let program = loop {
-                let word = words.next()?;
-                match word.text.as_str() {
-                    "-F" | "-v" => {
-                        words.next();
-                    }
-                    text if text.starts_with("-f") || text.starts_with("--file") => {
-                        return Some("`awk -f` runs a program file".to_owned());
-                    }
-                    text if text.starts_with('-') => {}
-                    _ => break word,
-                }
-            };
-            let text = program.text.as_str();
-            (!program.literal
-                || text.contains("system")
-                || text.contains("getline")
-                || text.contains('|')
-                || text.contains('>'))
-            .then(|| {
-                "this `awk` program can run commands or write files (system, getline, |, >)"
-                    .to_owned()
-            })
-        }
-        _ => None,
-    }
 }
 
 /// The commands `find -exec`, `-execdir`, `-ok` and `-okdir` run: the words after the action up
@@ -572,9 +507,14 @@ pub fn deny_forms(sub: &Subcommand) -> Vec<Vec<ShellWord>> {
         if base == "find" {
             pending.extend(find_exec_commands(&words[1..]));
         }
-        if EXEC_WRAPPERS.contains(&base) || STRIPPED_WRAPPERS.contains(&base) {
+        let wrapped = if EXEC_WRAPPERS.contains(&base) || STRIPPED_WRAPPERS.contains(&base) {
+            Some(1)
+        } else {
+            super::programs::wrapper_start(&words)
+        };
+        if let Some(start) = wrapped {
             // Options of these wrappers vary; every later non-flag word may start the command.
-            for (at, word) in words.iter().enumerate().skip(1) {
+            for (at, word) in words.iter().enumerate().skip(start) {
                 if forms.len() + pending.len() >= 64 {
                     break;
                 }

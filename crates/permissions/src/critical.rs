@@ -37,9 +37,7 @@ pub struct CriticalRemoval {
 pub fn critical_removal(command: &CommandTarget, roots: &Roots<'_>) -> Option<CriticalRemoval> {
     let bases = command.run_directories();
     command
-        .forms
-        .iter()
-        .flat_map(|forms| &forms.deny)
+        .deny_forms()
         .filter(|form| {
             let program = form.words.first().map_or("", |word| word.text.as_str());
             matches!(program.rsplit('/').next(), Some("rm" | "rmdir"))

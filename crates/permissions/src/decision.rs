@@ -1,11 +1,15 @@
 //! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
-//! ask rule or hook ask -> critical-path removal (asks) -> protected-path write (asks) ->
+//! a deny rule an unknown part could break (`fail_closed.rs`) -> ask rule -> critical-path
+//! removal (asks) -> protected-path write (asks) -> an ask rule or protected path an unknown part
+//! could break (asks) -> hook ask (the asks before it no hook, rule or mode approves) ->
 //! built-in read-only Bash command (allows) -> mode (acceptEdits: also its filesystem commands) -> allow rules or hook allow ->
 //! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
 //! never overrides a deny or ask rule. Every decision records what decided it.
 
 use serde::Serialize;
 use serde_json::Value;
+
+mod fail_closed;
 
 use super::Policy;
 use super::critical::{Roots, critical_removal};
@@ -14,7 +18,8 @@ use super::matching::{CallView, allowing, blocking};
 use super::mode::PermissionMode;
 use super::protected::is_protected;
 use super::read_only::{ReadOnly, read_only};
-use super::rules::{Family, Rule, RuleKind};
+use super::rules::{Rule, RuleKind};
+use super::target::CommandTarget;
 use super::target::{PathCandidates, Target};
 use janua_types::{CapabilityClass, ToolSpec};
 
@@ -83,6 +88,12 @@ pub enum DecidedBy {
         /// The path.
         path: String,
     },
+    /// A part of a command janua cannot analyze before it runs, which an ask rule or a protected
+    /// path could match: only a person's answer approves it.
+    BeyondAnalysis {
+        /// The part, in words.
+        part: String,
+    },
     /// An `rm`/`rmdir` of a critical path, which no rule, hook or mode approves.
     CriticalPath {
         /// The operand as written.
@@ -119,11 +130,23 @@ impl DecidedBy {
             DecidedBy::Prompter => "prompter",
             DecidedBy::ProtectedPath { .. }
             | DecidedBy::CriticalPath { .. }
+            | DecidedBy::BeyondAnalysis { .. }
             | DecidedBy::ReadOnlyInWorkspace
             | DecidedBy::ReadOnlyCommand
             | DecidedBy::DefaultAsk
             | DecidedBy::NoPrompter => "default",
         }
+    }
+
+    /// True for an ask no allow rule, mode or hook may turn into allow: a protected path, a
+    /// critical removal, a part beyond analysis that a rule or protected path could match.
+    pub fn needs_a_person(&self) -> bool {
+        matches!(
+            self,
+            DecidedBy::ProtectedPath { .. }
+                | DecidedBy::CriticalPath { .. }
+                | DecidedBy::BeyondAnalysis { .. }
+        )
     }
 
     /// The rule that decided, if a rule did.
@@ -298,6 +321,13 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             format!("{name} is denied by the rule {text} ({source})")
         });
     }
+    let command: Option<&CommandTarget> = match input.target {
+        Target::Command(command) => Some(command),
+        _ => None,
+    };
+    if let Some(decision) = command.and_then(|command| fail_closed::deny(input, command)) {
+        return decision;
+    }
     if let Some(rule) = blocking(policy.rules_for(RuleKind::Ask, name), &call) {
         let (text, source, scope) = rule_fields(rule);
         let reason = format!("the rule {text} ({source}) asks before {name} runs this");
@@ -309,39 +339,6 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 scope,
             },
             reason,
-        );
-    }
-    if let Target::Command(command) = input.target
-        && let Some(why) = &command.parsed.dynamic
-        && [RuleKind::Deny, RuleKind::Ask]
-            .into_iter()
-            .flat_map(|kind| policy.rules_for(kind, name))
-            .any(|rule| !rule.is_bare() && rule.family().is_none())
-    {
-        // Fail closed on doubt: a program only known when it runs could be any program, so no
-        // deny or ask rule can be checked against it.
-        return Decision::new(
-            Verdict::Ask,
-            DecidedBy::DefaultAsk,
-            format!(
-                "{name} may run any program ({why}), so its deny and ask rules cannot be checked before it runs"
-            ),
-        );
-    }
-    if let Target::Command(command) = input.target
-        && let Some(decision) = unplaceable_files(name, command, policy)
-    {
-        return decision;
-    }
-    if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {
-        return Decision::new(
-            Verdict::Ask,
-            DecidedBy::Hook {
-                hook: vote.hook.clone(),
-            },
-            vote.reason
-                .clone()
-                .unwrap_or_else(|| format!("the PreToolUse hook {} asks for approval", vote.hook)),
         );
     }
     if let Target::Command(command) = input.target
@@ -375,6 +372,20 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             format!(
                 "{shown} is a protected path: writes to it always ask, whatever rule or mode would allow them"
             ),
+        );
+    }
+    if let Some(decision) = command.and_then(|command| fail_closed::ask(input, command)) {
+        return decision;
+    }
+    if let Some(vote) = input.vote.filter(|vote| vote.kind == VoteKind::Ask) {
+        return Decision::new(
+            Verdict::Ask,
+            DecidedBy::Hook {
+                hook: vote.hook.clone(),
+            },
+            vote.reason
+                .clone()
+                .unwrap_or_else(|| format!("the PreToolUse hook {} asks for approval", vote.hook)),
         );
     }
     if name == "Bash"
@@ -416,18 +427,6 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
             );
         }
         PermissionMode::BypassPermissions => {
-            if let Target::Command(command) = input.target
-                && let Some(target) = &command.unresolved_write
-            {
-                // A write whose target is unknown until it runs might be a protected path.
-                return Decision::new(
-                    Verdict::Ask,
-                    DecidedBy::DefaultAsk,
-                    format!(
-                        "{name} writes to {target}, which cannot be checked against protected paths before it runs"
-                    ),
-                );
-            }
             return mode_decided(
                 Verdict::Allow,
                 "bypassPermissions mode allows everything no deny or ask rule stops".to_owned(),
@@ -533,6 +532,10 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
                 "changes directory out of the workspace, so no pattern rule allows what runs there"
                     .to_owned()
             }
+            _ if let Some(write) = uncovered_write(command, policy, &write_ok) => format!(
+                "writes to {}, which no Edit allow rule covers",
+                write.lexical.display()
+            ),
             _ => match command.forms.iter().find_map(|forms| forms.exact_only.as_ref()) {
                 Some(exact_only) => format!("runs a command no allow rule covers: {exact_only}"),
                 None => "runs a command no allow rule covers".to_owned(),
@@ -552,53 +555,22 @@ fn decide_in_order(input: &DecisionInput<'_>) -> Decision {
     )
 }
 
-/// Asks when a command reads (or a program changes) files named by a pattern, an expansion or a
-/// relative name in a directory only known when it runs, while Read (or Edit) deny or ask rules
-/// exist that could not be checked against them.
-fn unplaceable_files(
-    name: &str,
-    command: &super::target::CommandTarget,
+/// The first file `command` redirects into that neither `write_ok` nor an Edit allow rule covers.
+fn uncovered_write<'c>(
+    command: &'c CommandTarget,
     policy: &Policy,
-) -> Option<Decision> {
-    let cases = [
-        (&command.unresolved_read, Family::Read, "reads", "Read"),
-        (
-            &command.unresolved_program_write,
-            Family::Edit,
-            "changes",
-            "Edit",
-        ),
-    ];
-    cases
-        .into_iter()
-        .find_map(|(unresolved, family, verb, rules)| {
-            let pattern = unresolved.as_ref()?;
-            [RuleKind::Deny, RuleKind::Ask]
-                .into_iter()
-                .flat_map(|kind| policy.rules(kind))
-                .any(|rule| rule.family() == Some(family) && !rule.is_bare())
-                .then(|| {
-                    Decision::new(
-                        Verdict::Ask,
-                        DecidedBy::DefaultAsk,
-                        format!(
-                            "{name} {verb} files named by {pattern}, which {rules} deny and ask rules cannot check before it runs"
-                        ),
-                    )
-                })
+    write_ok: &dyn Fn(&PathCandidates) -> bool,
+) -> Option<&'c PathCandidates> {
+    policy.with_allow_rules(|rules| {
+        command.writes.iter().find(|write| {
+            !write_ok(write) && super::matching::allowing_write(rules, write).is_none()
         })
+    })
 }
 
-/// The first protected path the call would write, if any. A file a program changes that is
-/// named by an expansion or pattern which could reach a hidden path (`$DIR/.git/config`,
-/// `.gi?/config`) counts as protected: it cannot be checked before it runs.
+/// The first protected path the call would write, if any. (A file only known when it runs that
+/// could be one is decided in `fail_closed.rs`.)
 fn protected_write(input: &DecisionInput<'_>) -> Option<std::path::PathBuf> {
-    if let Target::Command(command) = input.target
-        && let Some(text) = &command.unresolved_program_write
-        && (text.starts_with('.') || text.contains("/.") || text.contains(['$', '`', '~']))
-    {
-        return Some(std::path::PathBuf::from(text));
-    }
     let writes: Vec<&PathCandidates> = match input.target {
         Target::Path(path) if input.tool.class == CapabilityClass::Write => vec![path],
         Target::Command(command) => command

@@ -1,7 +1,8 @@
 //! The runner of the decision tables (`critical.tsv`, `read_only.tsv`): each row is one Bash call
 //! through the whole decision, kept as data so a failure names its file and line.
 //!
-//! Columns, separated by tabs: mode, a rule (`kind:text`, or `-`), the command, the expected
+//! Columns, separated by tabs: mode (with `+confined`: the command runs inside janua's kernel
+//! view), rules (`kind:text`, several separated by ` ;; `, or `-`), the command, the expected
 //! verdict (`allow`, `ask`, `deny`), the expected `decided_by` kind (`critical_path`,
 //! `read_only_command`, `deny_rule`, `mode`, ...) and the source the row follows. A table may add
 //! a second column, the session shell's directory relative to the workspace (where an earlier
@@ -51,10 +52,15 @@ pub fn run(file: &str, text: &str, at_least: usize) {
             home: Some("/home/u".into()),
         });
         policy.additional_dirs = vec!["/srv/shared/extra".into()];
-        policy.mode = mode
+        let (mode_name, confined) = match mode.strip_suffix("+confined") {
+            Some(name) => (name, true),
+            None => (mode, false),
+        };
+        policy.commands_confined = confined;
+        policy.mode = mode_name
             .parse::<PermissionMode>()
             .unwrap_or_else(|_| panic!("{file}:{at}: unknown mode {mode:?}"));
-        if let Some((kind, text)) = rule.split_once(':') {
+        for (kind, text) in rule.split(" ;; ").filter_map(|rule| rule.split_once(':')) {
             let kind = match kind {
                 "allow" => RuleKind::Allow,
                 "ask" => RuleKind::Ask,

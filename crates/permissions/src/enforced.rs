@@ -47,6 +47,21 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// True when the kernel view holds a child to `rule`, a Read or Edit deny rule whose every
+    /// glob a mount expresses: a command run inside the view cannot break it.
+    pub fn kernel_enforces(&self, rule: &super::Rule) -> bool {
+        rule.kind() == RuleKind::Deny
+            && rule.family().is_some()
+            && rule.path_pattern().is_some_and(|pattern| {
+                pattern
+                    .globs()
+                    .iter()
+                    .all(|glob| reach(glob.glob()).is_some())
+            })
+    }
+}
+
 /// The shape of one absolute glob: a literal path, `literal/**`, or `literal/**/name`.
 fn reach(glob: &str) -> Option<Reach> {
     let literal = |text: &str| !text.contains(['*', '?', '[', ']', '{', '}', '\\']);

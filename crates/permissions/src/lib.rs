@@ -30,6 +30,7 @@ mod mode;
 mod path_index;
 mod path_pattern;
 pub mod paths;
+mod programs;
 mod prompter;
 #[cfg(test)]
 mod properties;
@@ -39,6 +40,7 @@ mod rules;
 mod sed;
 mod shell;
 mod target;
+mod unknown;
 #[cfg(test)]
 mod vectors;
 
@@ -49,6 +51,7 @@ pub use decision::{DecidedBy, Decision, HookVote, Verdict, VoteKind};
 pub use mode::{PermissionMode, UnknownMode};
 pub use prompter::{NoPrompter, PermissionRequest, PromptAnswer, Prompter, TtyPrompter};
 pub use rules::{Rule, RuleContext, RuleError, RuleKind, RuleSource, split_rule_list};
+pub use unknown::{Scope, Unknown};
 
 pub use decision::{DecisionInput, decide};
 pub use prompter::suggest_rule;
@@ -108,6 +111,11 @@ pub struct Policy {
     pub mode: PermissionMode,
     /// Directories besides the workspace that count as inside it.
     pub additional_dirs: Vec<PathBuf>,
+    /// True when Bash commands run inside janua's kernel view (janua's own Bash, `--sandbox-bash`,
+    /// `janua sandbox`), which holds them to the Read and Edit deny rules it can enforce and to
+    /// the protected paths. Default false: the decision alone must keep every rule (a hook in
+    /// front of another agent's shell), the strictest reading.
+    pub commands_confined: bool,
     context: RuleContext,
 }
 
@@ -133,6 +141,7 @@ impl Policy {
             relevant: RwLock::default(),
             mode: PermissionMode::Default,
             additional_dirs: Vec::new(),
+            commands_confined: false,
             context,
         }
     }
@@ -275,6 +284,7 @@ impl Policy {
             relevant: RwLock::default(),
             mode,
             additional_dirs: self.additional_dirs.clone(),
+            commands_confined: self.commands_confined,
             context: self.context.clone(),
         }
     }

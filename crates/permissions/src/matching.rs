@@ -82,17 +82,14 @@ pub fn allowing<'r>(
                 }
             }
             if command.unresolved_write.is_some() {
-                return None;
+                // A file only known when it runs: only a bare Edit allow covers every file.
+                used.push(*rules.iter().find(|rule| bare_edit(rule))?);
             }
             for write in &command.writes {
                 if write_ok(write) {
                     continue;
                 }
-                let rule = rules.iter().find(|rule| {
-                    rule.family() == Some(Family::Edit)
-                        && value(rule).is_some_and(|value| allows_path(value, write, call.hits))
-                })?;
-                used.push(*rule);
+                used.push(allowing_write_in(rules, write, call.hits)?);
             }
             Some(used)
         }
@@ -105,6 +102,29 @@ pub fn allowing<'r>(
             .find(|rule| allows_other(rule, call))
             .map(|rule| vec![*rule]),
     }
+}
+
+/// True for a bare `Edit` allow: it allows every edit, so every file a command redirects into.
+fn bare_edit(rule: &Rule) -> bool {
+    rule.is_bare() && rule.family() == Some(Family::Edit)
+}
+
+/// The allow rule that covers a command's redirect into `write`: a bare Edit allow, or an Edit
+/// rule whose path matches every spelling.
+pub fn allowing_write<'r>(rules: &[&'r Rule], write: &PathCandidates) -> Option<&'r Rule> {
+    allowing_write_in(rules, write, None)
+}
+
+fn allowing_write_in<'r>(
+    rules: &[&'r Rule],
+    write: &PathCandidates,
+    hits: Option<&PathHits<'_>>,
+) -> Option<&'r Rule> {
+    rules.iter().copied().find(|rule| {
+        bare_edit(rule)
+            || (rule.family() == Some(Family::Edit)
+                && value(rule).is_some_and(|value| allows_path(value, write, hits)))
+    })
 }
 
 fn value(rule: &Rule) -> Option<&ValueSpecifier> {
@@ -173,11 +193,7 @@ fn blocks(rule: &Rule, call: &CallView<'_>) -> bool {
                 return false;
             };
             let raw_match = matches!(pattern, CommandPattern::Text { pattern } if text_matches(pattern, &command.raw));
-            raw_match
-                || command
-                    .forms
-                    .iter()
-                    .any(|forms| forms.deny.iter().any(|form| pattern.matches_form(form)))
+            raw_match || command.deny_forms().any(|form| pattern.matches_form(form))
         }
         Target::Path(path) => {
             rule.family().is_none()

@@ -117,6 +117,53 @@ impl PathPattern {
     pub fn matches(&self, path: &Path) -> bool {
         self.matchers.iter().any(|matcher| matcher.is_match(path))
     }
+
+    /// True when the pattern could match `dir` or some path below it: what a program that
+    /// reads or changes a whole tree (`grep -r dir`, `rm -r dir`) could reach. Answered from the
+    /// globs' segments, never from the disk: a file that does not exist yet may be made there.
+    pub fn could_match_under(&self, dir: &Path) -> bool {
+        if self.matches(dir) {
+            return true;
+        }
+        let dir: Vec<String> = dir
+            .components()
+            .filter_map(|part| match part {
+                std::path::Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let dir: Vec<&str> = dir.iter().map(String::as_str).collect();
+        self.globs.iter().any(|glob| {
+            let segments: Vec<&str> = glob
+                .glob()
+                .split('/')
+                .filter(|segment| !segment.is_empty())
+                .collect();
+            reaches_below(&segments, &dir)
+        })
+    }
+}
+
+/// True when the glob `segments` can match a path that starts with all of `dir` and goes on
+/// below it. `**` takes any number of segments; any other segment is matched as a glob of its
+/// own (a segment that does not compile counts as matching: doubt reaches further, never less).
+fn reaches_below(segments: &[&str], dir: &[&str]) -> bool {
+    let Some((first, rest)) = segments.split_first() else {
+        return false;
+    };
+    let Some((head, below)) = dir.split_first() else {
+        // All of `dir` is matched: any segment left can match something under it.
+        return true;
+    };
+    if *first == "**" {
+        return rest.is_empty() || reaches_below(rest, dir) || reaches_below(segments, below);
+    }
+    let matched = GlobBuilder::new(first)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_or(true, |glob| glob.compile_matcher().is_match(head));
+    matched && reaches_below(rest, below)
 }
 
 /// Splits a rule path into segments, dropping empty and `.` segments and applying `..` to
@@ -252,6 +299,40 @@ mod tests {
                 check(specifier, broad, path),
                 expected,
                 "{specifier} (broad {broad}) vs {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_that_could_match_below_a_directory() {
+        let anchors = Anchors {
+            cwd: Path::new("/ws"),
+            home: None,
+            scope_root: Path::new("/ws"),
+        };
+        let cases = [
+            ("./.env", "/ws", true),
+            ("./.env", "/ws/src", false),
+            ("./.env", "/ws/.env", true),
+            (".env", "/ws/src", true),
+            (".env", "/elsewhere", false),
+            ("./secrets/**", "/ws/secrets", true),
+            ("./secrets/**", "/ws/secrets/a", true),
+            ("./secrets/**", "/ws", true),
+            ("./secrets/**", "/ws/src", false),
+            ("src/*.key", "/ws/src", true),
+            ("src/*.key", "/ws/src/sub", false),
+            ("src/*.key", "/ws/other", false),
+            ("//**/.ssh/**", "/home", true),
+            ("./a/*/c", "/ws/a/b", true),
+            ("./a/*/c", "/ws/a/b/d", false),
+        ];
+        for (specifier, dir, expected) in cases {
+            let pattern = PathPattern::compile(specifier, true, &anchors).unwrap();
+            assert_eq!(
+                pattern.could_match_under(Path::new(dir)),
+                expected,
+                "{specifier} under {dir}"
             );
         }
     }

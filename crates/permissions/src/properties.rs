@@ -151,3 +151,104 @@ proptest! {
         prop_assert_eq!(once, host.trim_end_matches('.').to_ascii_lowercase());
     }
 }
+
+/// One way to run a command line `C` so that its words are hidden from a reader: padding past
+/// the length limit, code strings, substitutions, wrappers, interpreters and options that run a
+/// program, in any nesting.
+fn disguised(command: String) -> impl Strategy<Value = String> {
+    let quoted = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
+    let q = quoted(&command);
+    let python = quoted(&format!("import os; os.system({})", json!(command)));
+    let perl = quoted(&format!("system({})", json!(command)));
+    let node = quoted(&format!(
+        "require('child_process').execSync({})",
+        json!(command)
+    ));
+    let options = vec![
+        format!("echo {} >/dev/null; {command}", "x".repeat(10_001)),
+        format!("bash -c {q}"),
+        format!("sh -c \"$(echo {q})\""),
+        format!("eval {q}"),
+        format!("eval \"$(printf %s {q})\""),
+        format!("timeout 5 {command}"),
+        format!("nice env {command}"),
+        format!("sudo -u nobody {command}"),
+        format!("strace -f -o /dev/null {command}"),
+        format!("valgrind -q {command}"),
+        format!("python3 -c {python}"),
+        format!("perl -e {perl}"),
+        format!("node -e {node}"),
+        format!("tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec={q} x"),
+        format!("tar xf a.tar --to-command {q}"),
+        format!("find . -maxdepth 0 -exec sh -c {q} \\;"),
+        format!("git -c core.pager={q} log"),
+        format!("ssh -o ProxyCommand={q} host"),
+        format!("rsync -e {q} a b:"),
+        format!("echo x | xargs sh -c {q}"),
+        format!("bash <<'EOF'\n{command}\nEOF"),
+        format!("echo {q} | sh"),
+        format!("echo \"$({command})\""),
+        format!("( {command} )"),
+        format!("if true; then {command}; fi"),
+        format!("source <(echo {q})"),
+        format!("env PAGER={q} git -p help"),
+        format!("awk 'BEGIN {{system({})}}'", json!(command)),
+    ];
+    proptest::sample::select(options)
+}
+
+/// The denied command in a spelling that hides its program.
+fn core(program: &'static str, rest: &'static str) -> impl Strategy<Value = String> {
+    let options = vec![
+        format!("{program} {rest}"),
+        format!("$(echo {program}) {rest}"),
+        format!("\"{program}\" {rest}"),
+        format!("x={program}; $x {rest}"),
+        format!("command {program} {rest}"),
+    ];
+    proptest::sample::select(options)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever hides a denied command — padding, nesting, quoting, substitutions, wrappers,
+    /// code strings, options that run a program, in up to three layers — it is never allowed,
+    /// under a bare `Bash` allow, in any mode, on either surface.
+    #[test]
+    fn a_deny_rule_holds_whatever_hides_the_command(
+        (rule, command) in prop_oneof![
+            Just(("Bash(rm *)", "rm", "-rf victim")),
+            Just(("Bash(curl *)", "curl", "-s http://x.test")),
+            Just(("Bash(git push *)", "git", "push origin main")),
+        ]
+        .prop_flat_map(|(rule, program, rest)| (Just(rule), core(program, rest)))
+        .prop_flat_map(|(rule, core)| (Just(rule), disguised(core)))
+        .prop_flat_map(|(rule, once)| (Just(rule), prop_oneof![Just(once.clone()), disguised(once)]))
+        .prop_flat_map(|(rule, twice)| (Just(rule), prop_oneof![Just(twice.clone()), disguised(twice)])),
+        mode in proptest::sample::select(vec![
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::BypassPermissions,
+            PermissionMode::DontAsk,
+        ]),
+        confined in any::<bool>(),
+    ) {
+        let mut policy = Policy::new(context());
+        for (text, kind) in [("Bash", RuleKind::Allow), (rule, RuleKind::Deny)] {
+            policy.add(Rule::parse(text, kind, RuleSource::CommandLine, policy.context()).unwrap());
+        }
+        policy.mode = mode;
+        policy.commands_confined = confined;
+        let decision = policy.evaluate(&bash_spec(), &json!({ "command": command }));
+        prop_assert_ne!(
+            decision.verdict,
+            Verdict::Allow,
+            "{} allowed under deny {} in {:?}: {}",
+            command,
+            rule,
+            mode,
+            decision.reason
+        );
+    }
+}

@@ -7,7 +7,8 @@
 //! error-recovering parse would need every `ERROR` node hunted down to fail closed.
 //!
 //! Everything the walker does not fully understand marks the command `opaque`: an opaque command is
-//! never allowed by a pattern rule (it asks), while deny and ask rules still see every part found.
+//! never allowed by a pattern rule, and what it could run is unknown (`unknown.rs`): a deny rule
+//! that could match it denies it, while deny and ask rules still see every part found.
 
 use brush_parser::ast;
 
@@ -52,11 +53,10 @@ const MAX_UNCLOSED_BRACKETS: usize = 6;
 pub struct ShellCommand {
     /// Every simple command, including those inside substitutions and compound commands.
     pub subcommands: Vec<Subcommand>,
-    /// Why a pattern rule may not allow this command line, if it may not.
+    /// Why a pattern rule may not allow this command line, if it may not: the line is not fully
+    /// known (past a limit, unparsable, a program or code string built when it runs), so it may
+    /// run any program.
     pub opaque: Option<String>,
-    /// Why the line may run a program only known when it runs (a computed program word,
-    /// `source`, `BASH_ENV`): deny and ask rules cannot be checked against it.
-    pub dynamic: Option<String>,
 }
 
 /// One simple command: `VAR=x program args... >redirects`.
@@ -128,7 +128,6 @@ pub fn split(command: &str) -> ShellCommand {
 struct Walker {
     subcommands: Vec<Subcommand>,
     opaque: Option<String>,
-    dynamic: Option<String>,
     /// The source text being walked, innermost last (AST locations index into it).
     sources: Vec<String>,
 }
@@ -136,7 +135,6 @@ struct Walker {
 impl Walker {
     fn finish(self) -> ShellCommand {
         ShellCommand {
-            dynamic: self.dynamic,
             subcommands: self.subcommands,
             opaque: self.opaque,
         }
@@ -713,16 +711,15 @@ impl Walker {
         }
     }
 
-    /// Notes a program only known when it runs (see [`ShellCommand::dynamic`]); such a line is
-    /// opaque too, so no pattern rule allows it.
+    /// Notes a program only known when it runs: the line is opaque.
     fn dynamic(&mut self, why: String) {
-        self.opaque(why.clone());
-        self.dynamic.get_or_insert(why);
+        self.opaque(why);
     }
 
     /// Programs that run what is only known when they run: a program word built by an expansion
-    /// (`$(echo rm) x`, `r${U}m`, `$c`), behind the wrappers allow rules look through; `source`
-    /// and `.`, which run a file's commands; `BASH_ENV` or `ENV` set for a shell.
+    /// (`$(echo rm) x`, `r${U}m`, `$c`), behind the wrappers allow rules look through; `BASH_ENV`
+    /// or `ENV` set for a shell. (`source FILE` and `sh FILE` are read from disk where the line's
+    /// files are placed: `programs.rs`.)
     fn dynamic_program(&mut self, sub: &Subcommand) {
         let mut words = &sub.words[..];
         while let Some(rest) = super::bash::strip_one_wrapper(words) {
@@ -736,9 +733,6 @@ impl Walker {
                 "the program word {} is only known when it runs",
                 program.text
             ));
-        } else if matches!(program.text.as_str(), "source" | ".") {
-            let file = words.get(1).map_or("", |word| word.text.as_str());
-            self.dynamic(format!("{} runs the commands of {file}", program.text));
         } else if let Some(name) = sub
             .assignments
             .iter()

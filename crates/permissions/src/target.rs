@@ -1,15 +1,18 @@
 //! What a call presents to rules: a split command line, a path (as spelled and as the filesystem
 //! resolves it), a URL's host, or the tool's rule-field value. This is the one place the decision
-//! touches the disk, and only to resolve symlinks.
+//! touches the disk: to resolve symlinks, and to read the shell scripts a command line runs
+//! (`sh FILE`, `source FILE`, `./FILE`), which are read like a code string.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use super::bash::SubcommandForms;
+use super::bash::{Form, SubcommandForms};
 use super::paths::normalize;
+use super::programs::{self, Found};
 use super::rules::{Family, is_shell_tool, is_url_tool};
-use super::shell::{self, ShellCommand, ShellWord};
+use super::shell::{self, MAX_COMMAND_CHARS, ShellCommand, ShellWord, Subcommand};
+use super::unknown::{Scope, Unknown};
 use janua_types::url_host;
 
 /// What rules are matched against for one call.
@@ -39,6 +42,11 @@ pub struct CommandTarget {
     pub parsed: ShellCommand,
     /// Each subcommand's forms, in the order of `parsed.subcommands`.
     pub forms: Vec<SubcommandForms>,
+    /// The forms of the subcommands of the shell scripts the line runs (`sh FILE`, `./FILE`):
+    /// deny and ask rules see them; allow rules judge the line as written, as for any program.
+    pub script_forms: Vec<SubcommandForms>,
+    /// The parts whose effect is not known before the line runs (`unknown.rs`).
+    pub unknown: Vec<Unknown>,
     /// The command line as given, trimmed: deny patterns also see what the parser could not
     /// split.
     pub raw: String,
@@ -247,54 +255,272 @@ impl CommandTarget {
             .collect()
     }
 
+    /// Every form deny and ask rules see: the line's and its scripts'.
+    pub fn deny_forms(&self) -> impl Iterator<Item = &Form> {
+        self.forms
+            .iter()
+            .chain(&self.script_forms)
+            .flat_map(|forms| &forms.deny)
+    }
+
     fn new(command: &str, cwd: &Path, home: Option<&Path>) -> Self {
         let parsed = shell::split(command);
-        let forms: Vec<SubcommandForms> = parsed
-            .subcommands
-            .iter()
-            .map(SubcommandForms::new)
-            .collect();
-        let mut files = Files::new(cwd, home);
-        for (sub, sub_forms) in parsed.subcommands.iter().zip(&forms) {
-            if sets_cd_search(sub) {
-                files.cd_searches = true;
-            }
-            for redirect in &sub.redirects {
-                if redirect.write {
-                    files.write(&redirect.target);
-                } else {
-                    files.read(&redirect.target);
-                }
-            }
-            // A program told to run elsewhere (`git -C DIR`, `env -C DIR`, `make -C`, `tar -C`):
-            // its relative names are read from a directory only known for certain when it runs.
-            let elsewhere = sub_forms
-                .deny
-                .iter()
-                .find_map(|form| files.program_directory(&form.words));
-            let resumed = elsewhere.map(|destination| {
-                files.cd_targets.push(destination);
-                files.current.take()
-            });
-            // Every spelling deny rules see: behind wrappers (`command cat .env`), past
-            // `sudo`, by base name.
-            let mut destination = None;
-            for form in &sub_forms.deny {
-                if let Some(cd) = files.program(&form.words) {
-                    destination.get_or_insert(cd);
-                }
-            }
-            if let Some(current) = resumed {
-                files.current = current;
-            }
-            if let Some(cd) = destination {
-                files.change_directory(cd);
+        let mut reader = Reader {
+            files: Files::new(cwd, home),
+            forms: Vec::new(),
+            script_forms: Vec::new(),
+            subcommands: Vec::new(),
+            opaque: parsed.opaque.clone(),
+            unknown: Vec::new(),
+            scripts: Vec::new(),
+        };
+        reader.line(parsed, 0, false);
+        reader.finish(command, cwd)
+    }
+}
+
+/// How deeply scripts that run scripts (and option values that run command lines) are followed.
+const MAX_NESTED_DEPTH: usize = 4;
+
+/// How many scripts one command line may run before the rest is unknown.
+const MAX_SCRIPTS: usize = 16;
+
+/// Reads a command line, the command lines its programs' options run and the scripts it runs,
+/// in the order they run, placing the files each subcommand names.
+struct Reader<'a> {
+    files: Files<'a>,
+    forms: Vec<SubcommandForms>,
+    script_forms: Vec<SubcommandForms>,
+    subcommands: Vec<Subcommand>,
+    opaque: Option<String>,
+    unknown: Vec<Unknown>,
+    /// The scripts read (or looked for), by path: a line that changes one cannot trust what was
+    /// read.
+    scripts: Vec<PathBuf>,
+}
+
+impl Reader<'_> {
+    fn unknown(&mut self, part: Unknown) {
+        if self.unknown.len() < 32 && !self.unknown.contains(&part) {
+            self.unknown.push(part);
+        }
+    }
+
+    /// Reads the subcommands of `parsed`; `in_script` when they come from a script file.
+    fn line(&mut self, parsed: ShellCommand, depth: usize, in_script: bool) {
+        if let Some(why) = &parsed.opaque {
+            let what = if in_script {
+                format!("a script it runs: {why}")
+            } else {
+                why.clone()
+            };
+            self.unknown(Unknown::anything(what));
+        }
+        for sub in parsed.subcommands {
+            self.subcommand(sub, depth, in_script);
+        }
+    }
+
+    fn subcommand(&mut self, sub: Subcommand, depth: usize, in_script: bool) {
+        let sub_forms = SubcommandForms::new(&sub);
+        if sets_cd_search(&sub) {
+            self.files.cd_searches = true;
+        }
+        for redirect in &sub.redirects {
+            if redirect.write {
+                self.files.write(&redirect.target);
+            } else {
+                self.files.read(&redirect.target);
             }
         }
-        Self {
-            forms,
+        // A program told to run elsewhere (`git -C DIR`, `env -C DIR`, `make -C`, `tar -C`):
+        // its relative names are read from a directory only known for certain when it runs.
+        let elsewhere = sub_forms
+            .deny
+            .iter()
+            .find_map(|form| self.files.program_directory(&form.words));
+        self.files.launched = self.files.current.clone();
+        let resumed = elsewhere.map(|destination| {
+            self.files.cd_targets.push(destination);
+            self.files.current.take()
+        });
+        // Every spelling deny rules see: behind wrappers (`command cat .env`), past `sudo`, by
+        // base name.
+        let mut destination = None;
+        let mut found: Vec<Found> = Vec::new();
+        for form in &sub_forms.deny {
+            if let Some(cd) = self.files.program(&form.words) {
+                destination.get_or_insert(cd);
+            }
+            for effect in programs::examine(&sub, &form.words) {
+                if !found.contains(&effect) {
+                    found.push(effect);
+                }
+            }
+        }
+        if let Some(word) = hidden_program(&sub.words) {
+            self.unknown(Unknown::anything(format!(
+                "the program word {} is only known when it runs",
+                word.text
+            )));
+        }
+        for effect in found {
+            self.found(effect, depth, in_script);
+        }
+        if let Some(current) = resumed {
+            self.files.current = current;
+        }
+        if let Some(cd) = destination {
+            self.files.change_directory(cd);
+        }
+        if in_script {
+            self.script_forms.push(sub_forms);
+        } else {
+            self.forms.push(sub_forms);
+            self.subcommands.push(sub);
+        }
+    }
+
+    /// Applies what a program does beyond its words.
+    fn found(&mut self, effect: Found, depth: usize, in_script: bool) {
+        match effect {
+            Found::Runs {
+                text: Some(text), ..
+            } if depth < MAX_NESTED_DEPTH => {
+                self.line(shell::split(&text), depth + 1, in_script);
+            }
+            Found::Runs { what, .. } => {
+                self.unknown(Unknown::anything(format!(
+                    "{what} runs a command line janua cannot read"
+                )));
+            }
+            Found::Unknown(what) => self.unknown(Unknown::anything(what)),
+            Found::Reads(word) => self.files.read(&word),
+            Found::Writes(word) => self.files.add(&word, Access::ProgramWrite),
+            Found::Script(word) => {
+                self.files.read(&word);
+                self.script(&word, depth);
+            }
+            Found::PathProgram(word) => self.path_program(&word, depth),
+        }
+    }
+
+    /// The file a script word names, resolved where the subcommand runs.
+    fn place(&self, word: &ShellWord) -> Option<PathBuf> {
+        if !word.literal || word.glob || word.tilde {
+            return None;
+        }
+        let base = if word.text.starts_with('/') {
+            self.files.start.to_path_buf()
+        } else {
+            self.files.current.clone()?
+        };
+        Some(PathCandidates::new(&word.text, &base, self.files.home).physical)
+    }
+
+    /// Reads the shell script `word` names as if its text were given with `-c`.
+    fn script(&mut self, word: &ShellWord, depth: usize) {
+        let Some(path) = self.place(word) else {
+            self.unknown(Unknown::anything(format!(
+                "the script {} is only known when it runs",
+                word.text
+            )));
+            return;
+        };
+        self.scripts.push(path.clone());
+        if depth >= MAX_NESTED_DEPTH || self.scripts.len() > MAX_SCRIPTS {
+            self.unknown(Unknown::anything(format!(
+                "the script {} runs past the depth janua follows",
+                word.text
+            )));
+            return;
+        }
+        match read_script(&path) {
+            Ok(text) => {
+                let current = self.files.current.clone();
+                let moves = self.files.cd_targets.len();
+                self.line(shell::split(&text), depth + 1, true);
+                // A `cd` inside a script leaves `sh FILE`'s shell; `source` keeps it, and where
+                // it went is not followed.
+                self.files.current = if self.files.cd_targets.len() == moves {
+                    current
+                } else {
+                    None
+                };
+            }
+            Err(why) => self.unknown(Unknown::anything(format!(
+                "the script {} cannot be read ({why})",
+                word.text
+            ))),
+        }
+    }
+
+    /// A program named by a path: a shell script is read, a script of another interpreter is
+    /// unknown, a binary is a program like any other.
+    fn path_program(&mut self, word: &ShellWord, depth: usize) {
+        let Some(path) = self.place(word) else {
+            return;
+        };
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.is_file() => {}
+            Ok(_) => return,
+            Err(_) => {
+                // Not there (yet): a line that makes it is caught in `finish`.
+                self.scripts.push(path);
+                return;
+            }
+        }
+        let Ok(head) = read_head(&path) else {
+            self.unknown(Unknown::anything(format!("{} cannot be read", word.text)));
+            return;
+        };
+        if head.starts_with(b"\x7fELF") || head.contains(&0) {
+            return;
+        }
+        match shebang_interpreter(&head) {
+            Some(interpreter) if !programs::is_script_shell(&interpreter) => {
+                self.unknown(Unknown::anything(format!(
+                    "{} is a {interpreter} script",
+                    word.text
+                )));
+            }
+            _ => self.script(word, depth),
+        }
+    }
+
+    fn finish(mut self, command: &str, cwd: &Path) -> CommandTarget {
+        let changed = self.scripts.iter().find(|script| {
+            self.files
+                .writes
+                .iter()
+                .chain(&self.files.program_writes)
+                .any(|write| write.physical == **script || write.lexical == **script)
+        });
+        if let Some(script) = changed {
+            let what = format!("the line changes {} before running it", script.display());
+            self.unknown(Unknown::anything(what));
+        } else if !self.scripts.is_empty()
+            && (self.files.unresolved_write.is_some()
+                || self.files.unresolved_program_write.is_some())
+        {
+            self.unknown(Unknown::anything(
+                "the line writes to a file only known when it runs, which could be a script it runs",
+            ));
+        }
+        let file_parts = std::mem::take(&mut self.files.unknown);
+        for part in file_parts {
+            self.unknown(part);
+        }
+        let files = self.files;
+        CommandTarget {
+            parsed: ShellCommand {
+                subcommands: self.subcommands,
+                opaque: self.opaque,
+            },
+            forms: self.forms,
+            script_forms: self.script_forms,
+            unknown: self.unknown,
             raw: command.trim().to_owned(),
-            parsed,
             writes: files.writes,
             program_writes: files.program_writes,
             cd_targets: files.cd_targets,
@@ -305,6 +531,93 @@ impl CommandTarget {
             start: cwd.to_path_buf(),
         }
     }
+}
+
+/// The program word of `words` when it is only known when it runs, looking through every
+/// wrapper that runs its operands. Behind a wrapper whose options are not all known (`sudo`,
+/// `strace`, ...) any operand built when it runs could be the program.
+fn hidden_program(words: &[ShellWord]) -> Option<&ShellWord> {
+    let mut words = words;
+    while let Some(rest) = super::bash::strip_one_wrapper(words) {
+        words = rest;
+    }
+    let (program, args) = words.split_first()?;
+    if !program.literal {
+        return Some(program);
+    }
+    let base = programs::base_name(program);
+    let start = if super::bash::EXEC_WRAPPERS.contains(&base) {
+        1
+    } else {
+        programs::wrapper_start(words)?
+    };
+    let assignment = |text: &str| {
+        text.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    args.iter()
+        .skip(start - 1)
+        .find(|word| !word.literal && !word.text.starts_with('-') && !assignment(&word.text))
+        .or_else(|| {
+            let at = args
+                .iter()
+                .skip(start - 1)
+                .position(|word| !word.text.starts_with('-') && !assignment(&word.text))?;
+            hidden_program(&args[start - 1 + at..])
+        })
+}
+
+/// The first bytes of a file, enough for a shebang line or a binary's magic number.
+fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let mut head = Vec::with_capacity(256);
+    file.take(256).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The base name of the interpreter a `#!` line names (`/usr/bin/env -S bash -e` gives `bash`).
+fn shebang_interpreter(head: &[u8]) -> Option<String> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let name = first.rsplit('/').next().unwrap_or_default();
+    if name == "env" {
+        return words
+            .find(|word| !word.starts_with('-') && !word.contains('='))
+            .map(|word| word.rsplit('/').next().unwrap_or_default().to_owned());
+    }
+    Some(name.to_owned())
+}
+
+/// Why a script's text could not be read.
+#[derive(Debug, thiserror::Error)]
+enum ScriptUnreadable {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("longer than {MAX_COMMAND_CHARS} characters")]
+    TooLong,
+}
+
+/// A script's text: a regular file of valid UTF-8 within the length a command line may have.
+fn read_script(path: &Path) -> Result<String, ScriptUnreadable> {
+    let metadata = std::fs::metadata(path)?;
+    if !metadata.is_file() {
+        return Err(ScriptUnreadable::NotAFile);
+    }
+    if metadata.len() > (MAX_COMMAND_CHARS * 4) as u64 {
+        return Err(ScriptUnreadable::TooLong);
+    }
+    let text = std::fs::read_to_string(path)?;
+    if text.chars().count() > MAX_COMMAND_CHARS {
+        return Err(ScriptUnreadable::TooLong);
+    }
+    Ok(text)
 }
 
 /// True when `sub` sets `CDPATH` or turns on `cdable_vars`: a later `cd NAME` may then go to a
@@ -386,6 +699,57 @@ fn directory_option(base: &str, args: &[ShellWord]) -> Option<Option<ShellWord>>
     found
 }
 
+/// What a `git` subcommand changes in the work tree: the paths `rm` and `mv` name, the paths
+/// `checkout`/`restore` name (the whole tree when `checkout` switches branches), the whole tree
+/// for `clean` and `reset --hard`.
+fn git_changes(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
+    let mut words = args.iter();
+    // Global options, some with a value, come before the subcommand.
+    let subcommand = loop {
+        let Some(word) = words.next() else {
+            return Vec::new();
+        };
+        match word.text.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => {
+                words.next();
+            }
+            text if text.starts_with('-') => {}
+            _ => break word.text.as_str(),
+        }
+    };
+    let rest: Vec<&ShellWord> = words.collect();
+    let after_dashes: Option<Vec<ShellWord>> = rest
+        .iter()
+        .position(|word| word.text == "--")
+        .map(|at| rest[at + 1..].iter().map(|word| (*word).clone()).collect());
+    let operands: Vec<ShellWord> = rest
+        .iter()
+        .filter(|word| !word.text.starts_with('-'))
+        .map(|word| (*word).clone())
+        .collect();
+    match subcommand {
+        "rm" | "mv" => operands,
+        "restore" => after_dashes.unwrap_or(operands),
+        "checkout" => {
+            if let Some(paths) = after_dashes {
+                paths
+            } else if rest
+                .iter()
+                .any(|word| matches!(word.text.as_str(), "-b" | "-B" | "--orphan"))
+            {
+                Vec::new()
+            } else if operands.len() > 1 {
+                operands[1..].to_vec()
+            } else {
+                vec![here.clone()]
+            }
+        }
+        "clean" => vec![here.clone()],
+        "reset" if rest.iter().any(|word| word.text == "--hard") => vec![here.clone()],
+        _ => Vec::new(),
+    }
+}
+
 /// The files a command line reads and writes, resolved against the directory each subcommand
 /// runs in (a `cd` moves it; an unknown `cd` makes later relative paths unresolved).
 struct Files<'a> {
@@ -402,6 +766,10 @@ struct Files<'a> {
     unresolved_program_write: Option<String>,
     /// `CDPATH` or `cdable_vars` is in effect: `cd NAME` may go somewhere else than `./NAME`.
     cd_searches: bool,
+    /// Files named by a pattern or expansion, and directories a program walks.
+    unknown: Vec<Unknown>,
+    /// Where the current subcommand was started (before a `-C DIR` of its own moved it).
+    launched: Option<PathBuf>,
 }
 
 enum Access {
@@ -424,6 +792,8 @@ impl<'a> Files<'a> {
             unresolved_read: None,
             unresolved_program_write: None,
             cd_searches: false,
+            unknown: Vec::new(),
+            launched: Some(start.to_path_buf()),
         }
     }
 
@@ -441,6 +811,11 @@ impl<'a> Files<'a> {
     /// Records `word` in every spelling: relative paths against the starting directory and the
     /// current one (a subshell's `cd` may or may not still apply).
     fn add(&mut self, word: &ShellWord, access: Access) {
+        self.add_walked(word, access, false);
+    }
+
+    /// [`Files::add`]; `walked` when the program walks what the word names (`rm -r *`).
+    fn add_walked(&mut self, word: &ShellWord, access: Access, walked: bool) {
         let absolute = word.text.starts_with('/') || word.tilde;
         // A redirect to `~...` asks, as in Claude Code; elsewhere `~` expands with $HOME.
         let unresolved = !word.literal
@@ -454,6 +829,31 @@ impl<'a> Files<'a> {
                 Access::ProgramWrite => &mut self.unresolved_program_write,
             };
             slot.get_or_insert_with(|| word.text.clone());
+            // A pattern below a plain directory (`src/*.rs`) reaches only below it.
+            let scope = match (
+                &self.current,
+                word.literal && !word.tilde && !word.text.is_empty(),
+            ) {
+                (Some(current), true) => {
+                    let directory = super::read_only::glob_directory(word);
+                    Scope::Under(self.spellings(directory, current, absolute))
+                }
+                _ => Scope::Anywhere,
+            };
+            // bash expands a glob to names starting with a dot only when its last part does.
+            let last = word.text.rsplit('/').next().unwrap_or_default();
+            let dot_names = walked || last.starts_with('.') || !matches!(scope, Scope::Under(_));
+            let shown = if word.text.is_empty() {
+                "a file only known when it runs".to_owned()
+            } else {
+                format!("{}, only known when it runs", word.text)
+            };
+            self.unknown.push(match access {
+                Access::Read => Unknown::reads(format!("reads {shown}"), scope, dot_names),
+                Access::Write | Access::ProgramWrite => {
+                    Unknown::writes(format!("writes {shown}"), scope, dot_names)
+                }
+            });
             return;
         }
         let mut bases = vec![self.start.to_path_buf()];
@@ -474,6 +874,67 @@ impl<'a> Files<'a> {
                 list.push(candidates);
             }
         }
+    }
+
+    /// Every spelling of `text` read from the directories a relative name may be read from.
+    fn spellings(&self, text: &str, current: &Path, absolute: bool) -> Vec<PathBuf> {
+        let mut bases = vec![self.start.to_path_buf()];
+        if current != self.start && !absolute {
+            bases.push(current.to_path_buf());
+        }
+        let mut found = Vec::new();
+        for base in bases {
+            let candidates = PathCandidates::new(text, &base, self.home);
+            for spelling in candidates.all() {
+                if !found.iter().any(|known: &PathBuf| known == spelling) {
+                    found.push(spelling.to_path_buf());
+                }
+            }
+        }
+        found
+    }
+
+    /// A directory a program walks whole (`grep -r src`, `rm -r build`): the exact path for the
+    /// rules that name it, and a part reaching everything below it.
+    fn tree(&mut self, word: &ShellWord, access: Access, program: &str) {
+        self.tree_from(word, access, program, self.current.clone());
+    }
+
+    /// [`Files::tree`] for a directory named relative to `from`.
+    fn tree_from(
+        &mut self,
+        word: &ShellWord,
+        access: Access,
+        program: &str,
+        from: Option<PathBuf>,
+    ) {
+        let absolute = word.text.starts_with('/') || word.tilde;
+        let placed = word.literal && !word.glob && !(word.tilde && self.home.is_none());
+        let Some(current) = from.filter(|_| placed) else {
+            self.add_walked(word, access, true);
+            return;
+        };
+        let (verb, writes) = match access {
+            Access::Read => ("reads", false),
+            Access::Write | Access::ProgramWrite => ("changes", true),
+        };
+        let scope = Scope::Under(self.spellings(&word.text, &current, absolute));
+        let what = format!("{program} {verb} everything under {}", word.text);
+        if self.current.is_none() {
+            // Placed from where the program started (its own `-C DIR`), not where it runs.
+            self.unknown.push(if writes {
+                Unknown::writes(what, scope, true)
+            } else {
+                Unknown::reads(what, scope, true)
+            });
+            return;
+        }
+        self.unknown.push(if writes {
+            Unknown::writes(what, scope, true)
+        } else {
+            Unknown::reads(what, scope, true)
+        });
+        self.add(word, access);
     }
 
     /// Reads what one spelling of a subcommand reads and changes; returns where a `cd` goes.
@@ -502,9 +963,6 @@ impl<'a> Files<'a> {
                     || (word.text.starts_with("-e") && !word.text.starts_with("--"))
             });
             let skip = usize::from(!explicit_pattern);
-            for word in operands.iter().skip(skip) {
-                self.read(word);
-            }
             let recursive = base == "rg"
                 || args.iter().any(|word| {
                     word.text == "--recursive"
@@ -512,16 +970,35 @@ impl<'a> Files<'a> {
                             && word.text.starts_with('-')
                             && word.text.contains(['r', 'R']))
                 });
+            let dot = ShellWord {
+                text: ".".to_owned(),
+                literal: true,
+                ..ShellWord::default()
+            };
+            let searched: Vec<&ShellWord> = operands.iter().skip(skip).copied().collect();
             if recursive {
-                // A directory search reads every file below it.
-                self.unresolved_read
-                    .get_or_insert_with(|| format!("a recursive {base}"));
+                // A directory search reads every file below each directory it names (its
+                // working directory when it names none).
+                let searched = if searched.is_empty() {
+                    vec![&dot]
+                } else {
+                    searched
+                };
+                for word in searched {
+                    self.tree(word, Access::Read, base);
+                }
+            } else {
+                for word in searched {
+                    self.read(word);
+                }
             }
         }
+        self.trees(base, args, &operands);
         let mut changed: Vec<&ShellWord> = match base {
             "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
             | "chmod" | "chown" => operands.clone(),
-            "cp" | "mv" | "ln" | "install" | "rsync" => {
+            "mv" => operands.clone(),
+            "cp" | "ln" | "install" | "rsync" => {
                 let mut targets = valued("-t");
                 targets.extend(
                     args.iter()
@@ -599,6 +1076,127 @@ impl<'a> Files<'a> {
             Some(_) => None,
         };
         Some(destination)
+    }
+
+    /// The directories programs change or read whole: `rm -r`, `mv`, `cp -r`'s destination,
+    /// `chmod -R`, `find DIR -delete`, `git rm/mv/checkout/restore/clean/reset --hard`, `tar -x`,
+    /// `unzip`, `patch`, `rsync`'s destination, `tar -c`'s and `cp -r`'s sources, `zip -r`.
+    fn trees(&mut self, base: &str, args: &[ShellWord], operands: &[&ShellWord]) {
+        let flag = |short: char, long: &str| {
+            args.iter().any(|word| {
+                word.text == long
+                    || (!word.text.starts_with("--")
+                        && word.text.starts_with('-')
+                        && word.text.contains(short))
+            })
+        };
+        let here = ShellWord {
+            text: ".".to_owned(),
+            literal: true,
+            ..ShellWord::default()
+        };
+        let valued = |names: &[&str]| -> Option<ShellWord> {
+            args.iter().enumerate().find_map(|(at, word)| {
+                names.iter().find_map(|name| {
+                    if word.text == *name {
+                        args.get(at + 1).cloned()
+                    } else {
+                        word.text
+                            .strip_prefix(&format!("{name}="))
+                            .map(|value| ShellWord {
+                                text: value.to_owned(),
+                                ..word.clone()
+                            })
+                    }
+                })
+            })
+        };
+        let recursive = flag('r', "--recursive") || flag('R', "--recursive");
+        let (changed, read): (Vec<ShellWord>, Vec<ShellWord>) = match base {
+            "rm" | "chmod" | "chown" | "chgrp" | "shred" if recursive => (
+                operands.iter().map(|word| (*word).clone()).collect(),
+                Vec::new(),
+            ),
+            "mv" => (
+                operands.iter().map(|word| (*word).clone()).collect(),
+                Vec::new(),
+            ),
+            "cp" | "rsync" if recursive || base == "rsync" || flag('a', "--archive") => {
+                let (last, sources) = operands
+                    .split_last()
+                    .map_or((None, &[][..]), |(l, s)| (Some(l), s));
+                (
+                    last.map(|word| (*word).clone()).into_iter().collect(),
+                    sources.iter().map(|word| (*word).clone()).collect(),
+                )
+            }
+            "find" if args.iter().any(|word| word.text == "-delete") => (
+                args.iter()
+                    .take_while(|word| {
+                        !word.text.starts_with('-') && word.text != "(" && word.text != "!"
+                    })
+                    .cloned()
+                    .collect(),
+                Vec::new(),
+            ),
+            "git" => (git_changes(args, &here), Vec::new()),
+            "tar" => {
+                let extracts = args.first().is_some_and(|word| {
+                    word.text == "--extract"
+                        || (!word.text.starts_with("--") && word.text.contains('x'))
+                }) || flag('x', "--extract");
+                let creates = args
+                    .first()
+                    .is_some_and(|word| !word.text.starts_with("--") && word.text.contains('c'))
+                    || flag('c', "--create");
+                let directory = valued(&["-C", "--directory"]).unwrap_or_else(|| here.clone());
+                if extracts {
+                    (vec![directory], Vec::new())
+                } else if creates {
+                    let archive = valued(&["-f", "--file"]);
+                    // `tar cvf a.tar src`: the first word is the option bundle.
+                    let old_style = args.first().filter(|word| !word.text.starts_with('-'));
+                    let sources = operands
+                        .iter()
+                        .filter(|word| archive.as_ref().is_none_or(|a| a.text != word.text))
+                        .filter(|word| old_style.is_none_or(|first| !std::ptr::eq(first, **word)))
+                        .map(|word| (*word).clone())
+                        .collect();
+                    (Vec::new(), sources)
+                } else {
+                    (Vec::new(), Vec::new())
+                }
+            }
+            "unzip" => (
+                vec![valued(&["-d"]).unwrap_or_else(|| here.clone())],
+                Vec::new(),
+            ),
+            "patch" if valued(&["-o", "--output"]).is_none() => (
+                vec![valued(&["-d", "--directory"]).unwrap_or_else(|| here.clone())],
+                Vec::new(),
+            ),
+            "zip" if recursive => (
+                Vec::new(),
+                operands
+                    .iter()
+                    .skip(1)
+                    .map(|word| (*word).clone())
+                    .collect(),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
+        // `tar -C DIR`, `unzip -d DIR`, `patch -d DIR` name their directory from where they start.
+        let from = if matches!(base, "tar" | "unzip" | "patch") {
+            self.launched.clone()
+        } else {
+            self.current.clone()
+        };
+        for word in &changed {
+            self.tree_from(word, Access::ProgramWrite, base, from.clone());
+        }
+        for word in &read {
+            self.tree(word, Access::Read, base);
+        }
     }
 
     /// Where a program told to run in another directory runs (`git -C DIR`, ...): `Some(None)`

@@ -18,9 +18,28 @@ pub(crate) struct CheckArgs {
     /// Do not run PreToolUse hooks (they vote in the decision otherwise).
     #[arg(long = "no-hooks")]
     no_hooks: bool,
+    /// Where the command would run: `hook` (another agent's shell, the decision alone keeps every
+    /// rule: the strictest) or `confined` (janua's own Bash, `--sandbox-bash`, `janua sandbox`:
+    /// the kernel view holds the Read and Edit deny rules it enforces).
+    #[arg(long, value_enum, default_value_t = Surface::Hook)]
+    surface: Surface,
+}
+
+/// The surface `janua check` answers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Surface {
+    /// A hook in front of another agent's shell.
+    Hook,
+    /// Inside janua's kernel view.
+    Confined,
 }
 
 impl CheckArgs {
+    /// True when the command would run inside janua's kernel view.
+    pub(crate) fn confined(&self) -> bool {
+        self.surface == Surface::Confined
+    }
+
     /// The raw input text.
     pub(crate) fn read_input(&self) -> anyhow::Result<String> {
         super::call::read_input_arg(self.input.as_deref())
@@ -55,6 +74,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CheckArgs, input: String) -> Ex
             .as_ref()
             .map(|failure| json!({ "kind": failure.kind.as_str(), "message": failure.message }))
     });
+    let surface = if args.confined() { "confined" } else { "hook" };
     let mut printed = match &report.decision {
         Some(decision) => json!({
             "decision": decision.verdict,
@@ -62,6 +82,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CheckArgs, input: String) -> Ex
             "rule": decision.decided_by.rule(),
             "source": decision.decided_by.source_label(),
             "tool": report.tool,
+            "surface": surface,
         }),
         None => json!({
             "decision": Value::Null,
@@ -69,6 +90,7 @@ pub(crate) async fn run(runtime: &Runtime, args: CheckArgs, input: String) -> Ex
             "rule": Value::Null,
             "source": Value::Null,
             "tool": report.tool,
+            "surface": surface,
         }),
     };
     if let Some(error) = stage_error {

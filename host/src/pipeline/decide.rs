@@ -181,11 +181,9 @@ pub(crate) async fn settle(
             })
         });
         let suggestions = suggest_rule(&tool.spec.name, &target);
-        // A write to a protected path or a critical removal needs a human: no hook answers it.
-        let hooks_may_answer = !matches!(
-            decided.decision.decided_by,
-            DecidedBy::ProtectedPath { .. } | DecidedBy::CriticalPath { .. }
-        );
+        // A write to a protected path, a critical removal or a part janua cannot analyze that a
+        // rule could match needs a human: no hook answers it.
+        let hooks_may_answer = !decided.decision.decided_by.needs_a_person();
         let answered = if hooks_may_answer {
             request_hooks(services, base, tool, &mut decided, &suggestions).await
         } else {
@@ -368,14 +366,8 @@ async fn request_hooks(
         let (again, _) = evaluate(&services.decide_context(), tool, &decided.input, None);
         match (&again.verdict, &again.decided_by) {
             (Verdict::Deny, _) => return Some(again),
-            (
-                Verdict::Ask,
-                DecidedBy::AskRule { .. }
-                | DecidedBy::ProtectedPath { .. }
-                | DecidedBy::CriticalPath { .. },
-            ) => {
-                return None;
-            }
+            (Verdict::Ask, DecidedBy::AskRule { .. }) => return None,
+            (Verdict::Ask, by) if by.needs_a_person() => return None,
             _ => {}
         }
     }
@@ -579,6 +571,10 @@ fn ask(
                 }
                 (DecidedBy::CriticalPath { .. }, _) => {
                     "removing a critical path needs a human answer; no rule, hook or mode allows it"
+                        .to_owned()
+                }
+                (DecidedBy::BeyondAnalysis { .. }, _) => {
+                    "what janua cannot analyze, where a rule could match it, needs a human answer; no rule, hook or mode allows it"
                         .to_owned()
                 }
                 (_, Some(rule)) if rule != name => format!(

@@ -266,6 +266,8 @@ fn hook_config(
         config.workspace = project;
     }
     config.permission_mode = Some(request.mode);
+    // Claude Code runs the command, not janua: only `--sandbox-bash` puts it in janua's view.
+    config.commands_confined = Some(options.sandbox_janua.is_some());
     config.claude_code = Some(crate::settings::ClaudeCodeSettings {
         managed: Some(PathBuf::from(crate::settings::CLAUDE_MANAGED_SETTINGS)),
         user: crate::settings::claude_user_settings_path(),
@@ -328,6 +330,21 @@ pub async fn answer_claude_hook(
         // asks, but never allows what it could not read.
         Some(decision) if decision.verdict == Verdict::Allow && report.stage_error.is_some() => {
             (None, String::new())
+        }
+        // Claude Code's bypassPermissions accepts every ask: an ask only a person may answer
+        // (a protected path, a critical removal, what janua cannot analyze) becomes a denial.
+        Some(decision)
+            if decision.verdict == Verdict::Ask
+                && decision.decided_by.needs_a_person()
+                && request.mode == PermissionMode::BypassPermissions =>
+        {
+            (
+                Some(Verdict::Deny),
+                format!(
+                    "{} (Claude Code's bypassPermissions mode would accept the question unasked, so janua denies it)",
+                    decision.reason
+                ),
+            )
         }
         Some(decision) => (Some(decision.verdict), decision.reason),
         None => {

@@ -350,3 +350,10 @@ fn fail_closed_table() {
 fn directories_table() {
     crate::decision_table::run("directories.tsv", include_str!("../directories.tsv"), 30);
 }
+
+/// The limits of analysis: where the engine cannot see, a deny rule still holds and no question
+/// is asked that no rule needed.
+#[test]
+fn limits_of_analysis_table() {
+    crate::decision_table::run("limits.tsv", include_str!("../limits.tsv"), 50);
+}
