@@ -25,6 +25,8 @@ enum Effect {
     Writes,
     /// The option's value names a file the program reads.
     Reads,
+    /// Runs the words after its host operand as a command line on that host (this one too).
+    Remote,
 }
 
 /// One row of `programs.tsv`.
@@ -55,6 +57,7 @@ fn parse_table(text: &'static str) -> Vec<Row> {
                 "code" => Effect::Code,
                 "writes" => Effect::Writes,
                 "reads" => Effect::Reads,
+                "remote" => Effect::Remote,
                 _ => return None,
             };
             fields.next()?;
@@ -211,8 +214,11 @@ pub fn wrapper_start(words: &[ShellWord]) -> Option<usize> {
 pub fn exact_only(words: &[ShellWord]) -> Option<String> {
     let (program, args) = words.split_first()?;
     let base = base_name(program);
-    if let Some(row) = rows(base).find(|row| row.effect == Effect::Wrapper && row.option == "*") {
-        return Some(format!("`{}` runs the command it is given", row.program));
+    if wrapper_start(words).is_some() {
+        return Some(format!("`{base}` runs the command it is given"));
+    }
+    if remote_command(base, args).is_some() {
+        return Some(format!("`{base}` runs the command it is given on a host"));
     }
     for found in examine_options(base, args) {
         if let Found::Runs { what, .. } = found {
@@ -259,6 +265,11 @@ pub fn examine(sub: &Subcommand, words: &[ShellWord]) -> Vec<Found> {
     if program.literal && program.text.contains('/') {
         found.push(Found::PathProgram(program.clone()));
     }
+    if base == "chroot" && args.iter().filter(|word| !word.text.starts_with('-')).count() < 2 {
+        found.push(Found::Unknown(
+            "chroot without a command runs a shell on its input".to_owned(),
+        ));
+    }
     if matches!(base, "source" | ".") {
         match args.first() {
             Some(file) => found.push(Found::Script(file.clone())),
@@ -294,10 +305,59 @@ pub fn examine(sub: &Subcommand, words: &[ShellWord]) -> Vec<Found> {
         )));
     }
     found.extend(examine_options(base, args));
+    if let Some(command) = remote_command(base, args) {
+        let readable = command.iter().all(|word| word.literal);
+        found.push(Found::Runs {
+            what: format!("`{base}` with a command"),
+            text: readable.then(|| super::shell::join(command)),
+        });
+    }
     if let Some(why) = sed_runs(base, args).or_else(|| awk_runs(base, args)) {
         found.push(Found::Unknown(why));
     }
     found
+}
+
+/// The command words of `ssh HOST COMMAND...` (or `mosh`), which run on the host named: this
+/// one for `localhost`, and any host could be this one.
+fn remote_command<'w>(base: &str, args: &'w [ShellWord]) -> Option<&'w [ShellWord]> {
+    if !rows(base).any(|row| row.effect == Effect::Remote) {
+        return None;
+    }
+    // ssh's options that take a value; mosh's are all `--name=value`.
+    const VALUED: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+    // OpenSSH reads options before and after the host; `--` ends them.
+    let mut host = None;
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        let text = word.text.as_str();
+        at += 1;
+        if text == "--" {
+            if host.is_none() {
+                host = args.get(at).map(|_| at);
+                at += 1;
+            }
+            break;
+        }
+        match text.strip_prefix('-') {
+            Some(flags) if !flags.is_empty() => {
+                if !text.starts_with("--")
+                    && flags.len() == 1
+                    && flags.chars().all(|flag| VALUED.contains(flag))
+                {
+                    at += 1;
+                }
+            }
+            _ if host.is_none() => host = Some(at - 1),
+            _ => {
+                at -= 1;
+                break;
+            }
+        }
+    }
+    host?;
+    let command = args.get(at..)?;
+    (!command.is_empty()).then_some(command)
 }
 
 /// True when an interpreter is only asked for its version or help, or to run a module by name
@@ -317,7 +377,11 @@ fn info_only(args: &[ShellWord]) -> bool {
 fn examine_options(base: &str, args: &[ShellWord]) -> Vec<Found> {
     let mut found = Vec::new();
     for row in rows(base) {
-        if matches!(row.effect, Effect::Wrapper | Effect::Interpreter) || row.option == "*" {
+        if matches!(
+            row.effect,
+            Effect::Wrapper | Effect::Interpreter | Effect::Remote
+        ) || row.option == "*"
+        {
             continue;
         }
         for value in option_values(row.option, args) {
@@ -365,7 +429,7 @@ fn examine_options(base: &str, args: &[ShellWord]) -> Vec<Found> {
                         Found::Reads(word)
                     });
                 }
-                Effect::Wrapper | Effect::Interpreter => {}
+                Effect::Wrapper | Effect::Interpreter | Effect::Remote => {}
             }
         }
     }
@@ -614,6 +678,25 @@ mod tests {
         assert_eq!(wrapper_start(&words("npm exec rm x")), Some(2));
         assert_eq!(wrapper_start(&words("npm test")), None);
         assert!(exact_only(&words("valgrind rm x")).is_some());
+        assert!(exact_only(&words("npm exec rm x")).is_some());
+        assert_eq!(exact_only(&words("npm test")), None);
+        for (command, runs) in [
+            ("ssh localhost rm x", Some("rm x")),
+            ("ssh -p 22 -i key -o BatchMode=yes host ls -la", Some("ls -la")),
+            ("ssh -tt user@host -- uptime", Some("uptime")),
+        ] {
+            let found = found(command);
+            assert!(
+                found.contains(&Found::Runs {
+                    what: "`ssh` with a command".to_owned(),
+                    text: runs.map(str::to_owned),
+                }),
+                "{command}: {found:?}"
+            );
+            assert!(exact_only(&words(command)).is_some(), "{command}");
+        }
+        assert!(found("ssh host").is_empty());
+        assert_eq!(exact_only(&words("ssh -p 22 host")), None);
         let writes = found("curl -o out.html https://x");
         assert!(matches!(&writes[..], [Found::Writes(word)] if word.text == "out.html"));
         let reads = found("dd if=.env of=/dev/null");

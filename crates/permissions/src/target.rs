@@ -191,6 +191,20 @@ const FILE_READERS: &[&str] = &[
 ];
 const PATTERN_FIRST_READERS: &[&str] = &["grep", "egrep", "fgrep", "rg", "sed", "awk"];
 
+/// Programs whose operands are never files they read (builtins, messages, numbers, processes),
+/// or which the lists above or `trees` already read. Every other program may read a file any of
+/// its words names (`base32 .env`, `jq . .env`, `openvpn --config .env`, `as @.env`): Read deny
+/// and ask rules see those words as reads.
+const NO_FILE_OPERANDS: &[&str] = &[
+    "echo", "printf", "seq", "sleep", "kill", "pkill", "killall", "true", "false", "test", "[",
+    "expr", "basename", "dirname", "id", "whoami", "which", "type", "hash", "alias", "unalias",
+    "export", "declare", "typeset", "local", "readonly", "read", "set", "unset", "shift", "exit",
+    "return", "trap", "wait", "jobs", "bg", "fg", "umask", "ulimit", "yes", "tput", "stty", "cd",
+    "pushd", "popd", "mkdir", "touch", "rm", "rmdir", "unlink", "chmod", "chown", "chgrp", "ln",
+    "mv", "tee", "truncate", "shred", "timeout", "nice", "nohup", "time", "command", "builtin",
+    "exec", "sudo", "env", "xargs", "eval", "source", ".",
+];
+
 impl Target {
     /// The target of a call to `tool` whose rule field is `field` (read from `input`), with
     /// relative names read from `cwd`.
@@ -894,6 +908,34 @@ impl<'a> Files<'a> {
         found
     }
 
+    /// The file a word may name, read only when it can be placed (a word built when it runs is
+    /// not a file read here: `echo $X` reads nothing): an operand, an option's value
+    /// (`--config=F`, a word after a flag), `@F` (a response file), `file://F`.
+    fn named_read(&mut self, word: &ShellWord) {
+        if !word.literal || word.glob || (word.tilde && self.home.is_none()) {
+            return;
+        }
+        let text = word.text.as_str();
+        let text = match text.strip_prefix("--") {
+            Some(option) => match option.split_once('=') {
+                Some((_, value)) => value,
+                None => return,
+            },
+            None if text.starts_with('-') => return,
+            None => text.split_once('=').map_or(text, |(_, value)| value),
+        };
+        let text = text.strip_prefix('@').unwrap_or(text);
+        let text = text.strip_prefix("file://").unwrap_or(text);
+        if text.is_empty() || (!text.starts_with('/') && self.current.is_none()) {
+            return;
+        }
+        let named = ShellWord {
+            text: text.to_owned(),
+            ..word.clone()
+        };
+        self.add(&named, Access::Read);
+    }
+
     /// A directory a program walks whole (`grep -r src`, `rm -r build`): the exact path for the
     /// rules that name it, and a part reaching everything below it.
     fn tree(&mut self, word: &ShellWord, access: Access, program: &str) {
@@ -994,6 +1036,14 @@ impl<'a> Files<'a> {
             }
         }
         self.trees(base, args, &operands);
+        if !FILE_READERS.contains(&base)
+            && !PATTERN_FIRST_READERS.contains(&base)
+            && !NO_FILE_OPERANDS.contains(&base)
+        {
+            for word in args {
+                self.named_read(word);
+            }
+        }
         let mut changed: Vec<&ShellWord> = match base {
             "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
             | "chmod" | "chown" => operands.clone(),
