@@ -265,7 +265,13 @@ pub fn examine(sub: &Subcommand, words: &[ShellWord]) -> Vec<Found> {
     if program.literal && program.text.contains('/') {
         found.push(Found::PathProgram(program.clone()));
     }
-    if base == "chroot" && args.iter().filter(|word| !word.text.starts_with('-')).count() < 2 {
+    if base == "chroot"
+        && args
+            .iter()
+            .filter(|word| !word.text.starts_with('-'))
+            .count()
+            < 2
+    {
         found.push(Found::Unknown(
             "chroot without a command runs a shell on its input".to_owned(),
         ));
@@ -682,7 +688,10 @@ mod tests {
         assert_eq!(exact_only(&words("npm test")), None);
         for (command, runs) in [
             ("ssh localhost rm x", Some("rm x")),
-            ("ssh -p 22 -i key -o BatchMode=yes host ls -la", Some("ls -la")),
+            (
+                "ssh -p 22 -i key -o BatchMode=yes host ls -la",
+                Some("ls -la"),
+            ),
             ("ssh -tt user@host -- uptime", Some("uptime")),
         ] {
             let found = found(command);
