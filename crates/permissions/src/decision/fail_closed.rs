@@ -27,7 +27,7 @@ pub(super) fn deny(input: &DecisionInput<'_>, command: &CommandTarget) -> Option
     let name = &input.tool.name;
     let confined = confined(input);
     command.unknown.iter().find_map(|part| {
-        let rule = breakable(input.policy, RuleKind::Deny, name, part, confined)?;
+        let rule = breakable(input, RuleKind::Deny, part, confined)?;
         Some(denied_by(rule, |text, source| {
             format!(
                 "{name} {}: janua cannot analyze that before it runs, and the deny rule {text} ({source}) could match it",
@@ -44,7 +44,7 @@ pub(super) fn ask(input: &DecisionInput<'_>, command: &CommandTarget) -> Option<
     let policy = input.policy;
     let confined = confined(input);
     command.unknown.iter().find_map(|part| {
-        let why = if let Some(rule) = breakable(policy, RuleKind::Ask, name, part, confined) {
+        let why = if let Some(rule) = breakable(input, RuleKind::Ask, part, confined) {
             format!("the ask rule {} ({})", rule.text(), rule.source())
         } else if !confined
             && !part.runs
@@ -72,41 +72,50 @@ fn confined(input: &DecisionInput<'_>) -> bool {
     input.policy.commands_confined && input.tool.name == "Bash"
 }
 
-/// The first rule of `kind` that the unknown `part` could break.
+/// The first rule of `kind` that the unknown `part` could break: a Bash rule naming commands
+/// for a part that may run anything (looked at first: it names what runs), else a Read or Edit
+/// rule whose paths it could reach and the kernel view does not hold.
 fn breakable<'p>(
-    policy: &'p Policy,
+    input: &DecisionInput<'p>,
     kind: RuleKind,
-    tool: &str,
     part: &Unknown,
     confined: bool,
 ) -> Option<&'p Rule> {
-    // Bash rules first: they name what a part that may run anything runs.
-    let command_rule = policy.rules_for(kind, tool).find(|rule| {
-        rule.family().is_none() && part.runs && rule.matches_name(tool) && names_commands(rule)
-    });
-    command_rule.or_else(|| {
-        policy.rules_for(kind, tool).find(|rule| {
-            match rule.family() {
-                None => part.runs && rule.matches_name(tool) && names_commands(rule),
-                Some(family) => {
-                    let scopes: &[&Scope] = match family {
-                        // A Read deny also refuses writing the file; an Edit deny only changes.
-                        Family::Read => &[&part.reads, &part.writes],
-                        Family::Edit => &[&part.writes],
-                    };
-                    let kernel_holds =
-                        confined && kind == RuleKind::Deny && policy.kernel_enforces(rule);
-                    !kernel_holds && scopes.iter().any(|scope| reaches(rule, scope))
-                }
-            }
-        })
-    })
+    let policy = input.policy;
+    let tool = input.tool.name.as_str();
+    let schema = &input.tool.input_schema;
+    let command_rule = |rule: &Rule| {
+        rule.family().is_none()
+            && part.runs
+            && rule.matches_name(tool)
+            && names_commands(rule, schema)
+    };
+    let path_rule = |rule: &Rule| {
+        let scopes: &[&Scope] = match rule.family() {
+            None => return false,
+            // A Read deny also refuses writing the file; an Edit deny only changes.
+            Some(Family::Read) => &[&part.reads, &part.writes],
+            Some(Family::Edit) => &[&part.writes],
+        };
+        let kernel_holds = confined && kind == RuleKind::Deny && policy.kernel_enforces(rule);
+        !kernel_holds && scopes.iter().any(|scope| reaches(rule, scope))
+    };
+    policy
+        .rules_for(kind, tool)
+        .find(|rule| command_rule(rule))
+        .or_else(|| policy.rules_for(kind, tool).find(|rule| path_rule(rule)))
 }
 
 /// True for a Bash rule that names commands (not the bare tool, which the registry removes, nor a
-/// rule on another parameter).
-fn names_commands(rule: &Rule) -> bool {
-    matches!(&rule.specifier, Specifier::Value(value) if value.command.is_some() && value.param.is_none())
+/// rule on another parameter of the tool: `Bash(run_in_background:true)`).
+fn names_commands(rule: &Rule, schema: &serde_json::Value) -> bool {
+    let Specifier::Value(value) = &rule.specifier else {
+        return false;
+    };
+    let other_parameter = value.param.as_ref().is_some_and(|(name, _)| {
+        name != "command" && schema["properties"].get(name.as_str()).is_some()
+    });
+    value.command.is_some() && !other_parameter
 }
 
 /// True when a path rule could match a file within `scope`.
