@@ -254,6 +254,67 @@ fn claude_code_never_runs_what_janua_refuses_and_tells_the_model_why() {
     );
 }
 
+/// Where janua's analysis ends, the real Claude Code still runs nothing a deny rule names: a
+/// command padded past the length limit, a substitution inside a code string, an interpreter's
+/// code string, a search of the whole workspace. The control: a substitution in an argument,
+/// which breaks no rule, runs (a read-only command, so janua allows it without a rule).
+#[test]
+fn claude_code_runs_nothing_a_deny_rule_names_past_the_limits_of_analysis() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let padded = format!(
+        "echo {} >/dev/null; curl -s https://example.com > fetched",
+        "x".repeat(10_001)
+    );
+    // (command, the file it would make, a word of the reason the model reads)
+    let cases = [
+        (padded.as_str(), "project/fetched", "Bash(curl *)"),
+        (
+            "sh -c \"$(echo curl) -s https://example.com > fetched\"",
+            "project/fetched",
+            "Bash(curl *)",
+        ),
+        (
+            "python3 -c \"open('leaked', 'w').write(open('.env').read())\"",
+            "project/leaked",
+            "could match",
+        ),
+        ("grep -r API_KEY . > leaked", "project/leaked", "Read(./.env)"),
+    ];
+    for (command, made, word) in cases {
+        let shown = &command[command.len().saturating_sub(60)..];
+        let case = Case::new();
+        stub.script_bash(command);
+        let output = case.run_claude(&stub, Some(&janua_hook()));
+        assert!(output.status.success(), "{shown}: {output:?}");
+        assert!(
+            !case.path(made).exists(),
+            "{shown:?} ran through Claude Code despite janua"
+        );
+        let results = stub.tool_results();
+        let result = results
+            .first()
+            .unwrap_or_else(|| panic!("{shown:?}: no tool_result reached the model"));
+        assert_eq!(result["is_error"], true, "{result}");
+        let text = result["content"].to_string();
+        assert!(
+            text.contains(word) && text.contains("janua: "),
+            "{shown:?}: {text}"
+        );
+    }
+    let case = Case::new();
+    stub.script_bash("echo $(echo made-by-the-control)");
+    let output = case.run_claude(&stub, Some(&janua_hook()));
+    assert!(output.status.success(), "{output:?}");
+    let results = stub.tool_results();
+    let result = results.first().expect("a tool_result");
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(
+        result["content"].to_string().contains("made-by-the-control"),
+        "the control did not run: {result}"
+    );
+}
+
 #[test]
 fn a_hook_that_cannot_run_blocks_the_call() {
     let stub_dir = tempfile::tempdir().unwrap();
