@@ -279,7 +279,11 @@ fn claude_code_runs_nothing_a_deny_rule_names_past_the_limits_of_analysis() {
             "project/leaked",
             "could match",
         ),
-        ("grep -r API_KEY . > leaked", "project/leaked", "Read(./.env)"),
+        (
+            "grep -r API_KEY . > leaked",
+            "project/leaked",
+            "Read(./.env)",
+        ),
     ];
     for (command, made, word) in cases {
         let shown = &command[command.len().saturating_sub(60)..];
@@ -310,7 +314,9 @@ fn claude_code_runs_nothing_a_deny_rule_names_past_the_limits_of_analysis() {
     let result = results.first().expect("a tool_result");
     assert_eq!(result["is_error"], false, "{result}");
     assert!(
-        result["content"].to_string().contains("made-by-the-control"),
+        result["content"]
+            .to_string()
+            .contains("made-by-the-control"),
         "the control did not run: {result}"
     );
 }
