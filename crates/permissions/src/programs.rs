@@ -234,19 +234,22 @@ pub fn exact_only(words: &[ShellWord]) -> Option<String> {
     None
 }
 
-/// What the subcommand `sub`, in one spelling `words` (its deny form: wrappers peeled), does
-/// beyond its words.
-pub fn examine(sub: &Subcommand, words: &[ShellWord]) -> Vec<Found> {
-    let mut found = Vec::new();
-    if let Some(name) = sub
+/// What the assignments of `sub` change: a variable a program runs as a command, or `PATH`
+/// (which makes any later name any program), set for the command or for the rest of the line.
+pub fn assigned(sub: &Subcommand) -> Option<Found> {
+    let name = sub
         .assignments
         .iter()
-        .find(|name| COMMAND_VARIABLES.contains(&name.as_str()))
-    {
-        found.push(Found::Unknown(format!(
-            "{name} set for the command changes what it runs"
-        )));
-    }
+        .find(|name| COMMAND_VARIABLES.contains(&name.as_str()))?;
+    Some(Found::Unknown(format!(
+        "{name} set on the line changes what runs"
+    )))
+}
+
+/// What one spelling `words` of a subcommand (its deny form: wrappers peeled) does beyond its
+/// words.
+pub fn examine(words: &[ShellWord]) -> Vec<Found> {
+    let mut found = Vec::new();
     let Some((program, args)) = words.split_first() else {
         return found;
     };
@@ -264,6 +267,9 @@ pub fn examine(sub: &Subcommand, words: &[ShellWord]) -> Vec<Found> {
     }
     if program.literal && program.text.contains('/') {
         found.push(Found::PathProgram(program.clone()));
+    }
+    if base == "git" {
+        found.extend(git_config_file(args));
     }
     if base == "chroot"
         && args
@@ -364,6 +370,28 @@ fn remote_command<'w>(base: &str, args: &'w [ShellWord]) -> Option<&'w [ShellWor
     host?;
     let command = args.get(at..)?;
     (!command.is_empty()).then_some(command)
+}
+
+/// `git config -f FILE` (`--file`) reads and writes FILE.
+fn git_config_file(args: &[ShellWord]) -> Vec<Found> {
+    let Some(at) = args.iter().position(|word| word.text == "config") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (index, word) in args.iter().enumerate().skip(at + 1) {
+        let file = match word.text.as_str() {
+            "-f" | "--file" => args.get(index + 1).cloned(),
+            text => text.strip_prefix("--file=").map(|value| ShellWord {
+                text: value.to_owned(),
+                ..word.clone()
+            }),
+        };
+        if let Some(file) = file {
+            found.push(Found::Reads(file.clone()));
+            found.push(Found::Writes(file));
+        }
+    }
+    found
 }
 
 /// True when an interpreter is only asked for its version or help, or to run a module by name
@@ -565,7 +593,9 @@ mod tests {
     fn found(command: &str) -> Vec<Found> {
         let parsed = super::super::shell::split(command);
         let sub = &parsed.subcommands[0];
-        examine(sub, &sub.words)
+        let mut found = examine(&sub.words);
+        found.extend(assigned(sub));
+        found
     }
 
     #[test]

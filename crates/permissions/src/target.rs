@@ -366,7 +366,7 @@ impl Reader<'_> {
             if let Some(cd) = self.files.program(&form.words) {
                 destination.get_or_insert(cd);
             }
-            for effect in programs::examine(&sub, &form.words) {
+            for effect in programs::examine(&form.words) {
                 if !found.contains(&effect) {
                     found.push(effect);
                 }
@@ -378,6 +378,7 @@ impl Reader<'_> {
                 word.text
             )));
         }
+        found.extend(programs::assigned(&sub));
         for effect in found {
             self.found(effect, depth, in_script);
         }
@@ -713,6 +714,59 @@ fn directory_option(base: &str, args: &[ShellWord]) -> Option<Option<ShellWord>>
     found
 }
 
+/// The values of the long option `long` (`--target-directory`) in `args`, spelled whole or as
+/// any prefix GNU getopt accepts (`--target`, `--ta`), with `=VALUE` or the next word. A prefix
+/// another option shares is read as this one too: the stricter reading.
+fn long_values(args: &[ShellWord], long: &str) -> Vec<ShellWord> {
+    let mut values = Vec::new();
+    for (at, word) in args.iter().enumerate() {
+        let Some(given) = word.text.strip_prefix("--") else {
+            continue;
+        };
+        let (name, value) = match given.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (given, None),
+        };
+        if name.is_empty() || !long.trim_start_matches('-').starts_with(name) {
+            continue;
+        }
+        match value {
+            Some(value) => values.push(ShellWord {
+                text: value.to_owned(),
+                ..word.clone()
+            }),
+            None => values.extend(args.get(at + 1).cloned()),
+        }
+    }
+    values
+}
+
+/// What a `git` subcommand reads of the work tree beyond its operands: everything for `add -A`,
+/// `add .`, `commit -a`, `grep` (`--no-index` too) and `stash`.
+fn git_reads(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
+    let (subcommand, rest) = git_subcommand(args);
+    let has = |flags: &[&str]| rest.iter().any(|word| flags.contains(&word.text.as_str()));
+    match subcommand {
+        Some("add") if has(&["-A", "--all", ".", "-u", "--update"]) => vec![here.clone()],
+        Some("commit") if has(&["-a", "--all", "-am"]) => vec![here.clone()],
+        Some("grep" | "stash") => vec![here.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// The `git` subcommand of `args` (past the global options, some with a value) and its words.
+fn git_subcommand(args: &[ShellWord]) -> (Option<&str>, &[ShellWord]) {
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        match word.text.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => at += 2,
+            text if text.starts_with('-') => at += 1,
+            text => return (Some(text), &args[at + 1..]),
+        }
+    }
+    (None, &[])
+}
+
 /// What a `git` subcommand changes in the work tree: the paths `rm` and `mv` name, the paths
 /// `checkout`/`restore` name (the whole tree when `checkout` switches branches), the whole tree
 /// for `clean` and `reset --hard`.
@@ -758,7 +812,7 @@ fn git_changes(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
                 vec![here.clone()]
             }
         }
-        "clean" => vec![here.clone()],
+        "clean" | "stash" => vec![here.clone()],
         "reset" if rest.iter().any(|word| word.text == "--hard") => vec![here.clone()],
         _ => Vec::new(),
     }
@@ -926,7 +980,7 @@ impl<'a> Files<'a> {
         };
         let text = text.strip_prefix('@').unwrap_or(text);
         let text = text.strip_prefix("file://").unwrap_or(text);
-        if text.is_empty() || (!text.starts_with('/') && self.current.is_none()) {
+        if text.is_empty() {
             return;
         }
         let named = ShellWord {
@@ -962,21 +1016,19 @@ impl<'a> Files<'a> {
         };
         let scope = Scope::Under(self.spellings(&word.text, &current, absolute));
         let what = format!("{program} {verb} everything under {}", word.text);
-        if self.current.is_none() {
-            // Placed from where the program started (its own `-C DIR`), not where it runs.
-            self.unknown.push(if writes {
-                Unknown::writes(what, scope, true)
-            } else {
-                Unknown::reads(what, scope, true)
-            });
-            return;
-        }
+        // git writes what the repository tracks, its users' own work, as any known program
+        // does its own: Read and Edit rules see the tree, the protected paths leave it to git.
+        let dot_names = program != "git";
         self.unknown.push(if writes {
-            Unknown::writes(what, scope, true)
+            Unknown::writes(what, scope, dot_names)
         } else {
-            Unknown::reads(what, scope, true)
+            Unknown::reads(what, scope, dot_names)
         });
-        self.add(word, access);
+        if self.current.is_some() {
+            // (Placed from where the program started, its own `-C DIR`, the exact path is not
+            // where it runs.)
+            self.add(word, access);
+        }
     }
 
     /// Reads what one spelling of a subcommand reads and changes; returns where a `cd` goes.
@@ -1036,25 +1088,44 @@ impl<'a> Files<'a> {
             }
         }
         self.trees(base, args, &operands);
-        if !FILE_READERS.contains(&base)
-            && !PATTERN_FIRST_READERS.contains(&base)
-            && !NO_FILE_OPERANDS.contains(&base)
-        {
-            for word in args {
-                self.named_read(word);
+        if base == "git" {
+            // `git show REV:PATH`, `git cat-file -p :PATH`: the file as the repository holds it.
+            for word in args.iter().filter(|word| !word.text.starts_with('-')) {
+                if let Some((_, path)) = word.text.split_once(':') {
+                    self.named_read(&ShellWord {
+                        text: path.to_owned(),
+                        ..word.clone()
+                    });
+                }
             }
         }
+        if !NO_FILE_OPERANDS.contains(&base) {
+            // The readers above read their operands already; an option's value may be a file
+            // too (`sort --files0-from=F`).
+            let readers = FILE_READERS.contains(&base) || PATTERN_FIRST_READERS.contains(&base);
+            for word in args {
+                if !readers || word.text.starts_with("--") {
+                    self.named_read(word);
+                }
+            }
+        }
+        let long_targets = if matches!(base, "cp" | "mv" | "ln" | "install") {
+            long_values(args, "--target-directory")
+        } else {
+            Vec::new()
+        };
+        let long_outputs = if matches!(base, "sort" | "shuf") {
+            long_values(args, "--output")
+        } else {
+            Vec::new()
+        };
         let mut changed: Vec<&ShellWord> = match base {
             "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
             | "chmod" | "chown" => operands.clone(),
             "mv" => operands.clone(),
             "cp" | "ln" | "install" | "rsync" => {
-                let mut targets = valued("-t");
-                targets.extend(
-                    args.iter()
-                        .filter(|word| word.text.starts_with("--target-directory=")),
-                );
-                if targets.is_empty() {
+                let targets = valued("-t");
+                if targets.is_empty() && long_targets.is_empty() {
                     operands.last().copied().into_iter().collect()
                 } else {
                     targets
@@ -1105,6 +1176,8 @@ impl<'a> Files<'a> {
             })
             .collect();
         changed.extend(spelled.iter());
+        changed.extend(long_targets.iter());
+        changed.extend(long_outputs.iter());
         for word in changed {
             self.add(word, Access::ProgramWrite);
         }
@@ -1113,6 +1186,10 @@ impl<'a> Files<'a> {
             // The directory stack, `+N` rotations and `popd`'s return are the running shell's.
             "pushd" | "popd" => return Some(None),
             _ => return None,
+        }
+        if args.iter().any(|word| word.text == "-") {
+            // `cd -` goes to `$OLDPWD`, which the line may have set.
+            return Some(None);
         }
         let destination = match operands.first() {
             None => self
@@ -1171,6 +1248,28 @@ impl<'a> Files<'a> {
                 operands.iter().map(|word| (*word).clone()).collect(),
                 Vec::new(),
             ),
+            // What a link points at is read and written through it, by this line's later
+            // commands too.
+            "ln" | "link" => {
+                let sources: Vec<ShellWord> = match operands.split_last() {
+                    Some((_, sources)) if !sources.is_empty() => {
+                        sources.iter().map(|word| (*word).clone()).collect()
+                    }
+                    _ => operands.iter().map(|word| (*word).clone()).collect(),
+                };
+                (sources.clone(), sources)
+            }
+            "cp" if flag('s', "--symbolic-link") || flag('l', "--link") => {
+                let sources: Vec<ShellWord> = operands
+                    .split_last()
+                    .map(|(_, sources)| sources.iter().map(|word| (*word).clone()).collect())
+                    .unwrap_or_default();
+                (sources.clone(), sources)
+            }
+            "diff" if recursive => (
+                Vec::new(),
+                operands.iter().map(|word| (*word).clone()).collect(),
+            ),
             "cp" | "rsync" if recursive || base == "rsync" || flag('a', "--archive") => {
                 let (last, sources) = operands
                     .split_last()
@@ -1189,7 +1288,7 @@ impl<'a> Files<'a> {
                     .collect(),
                 Vec::new(),
             ),
-            "git" => (git_changes(args, &here), Vec::new()),
+            "git" => (git_changes(args, &here), git_reads(args, &here)),
             "tar" => {
                 let extracts = args.first().is_some_and(|word| {
                     word.text == "--extract"
