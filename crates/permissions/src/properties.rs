@@ -261,24 +261,15 @@ proptest! {
 
 /// Every Bash deny rule of the matcher table with each command it denies there.
 fn table_denials() -> Vec<(String, String)> {
-    let unescape = |field: &str| {
-        field
-            .replace("\\\\", "\u{0}")
-            .replace("\\n", "\n")
-            .replace("\\t", "\t")
-            .replace('\u{0}', "\\")
-    };
-    include_str!("vectors.tsv")
-        .lines()
-        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
-        .filter_map(|line| {
-            let [kind, rule, tool, input, matches, _] = line.split('\t').collect::<Vec<_>>()[..]
-            else {
-                return None;
-            };
-            (kind == "deny" && tool == "Bash" && matches == "yes" && !input.starts_with("{\""))
-                .then(|| (unescape(rule), unescape(input)))
+    super::vectors::rows()
+        .into_iter()
+        .filter(|row| {
+            row.kind == RuleKind::Deny
+                && row.tool == "Bash"
+                && row.expected
+                && !row.input.starts_with("{\"")
         })
+        .map(|row| (row.rule, row.input))
         .collect()
 }
 

@@ -15,13 +15,13 @@ use super::matching::call_matches;
 use super::rules::{Rule, RuleContext, RuleKind, RuleSource};
 
 /// One row of `vectors.tsv`.
-struct Row {
+pub(crate) struct Row {
     line: usize,
-    kind: RuleKind,
-    rule: String,
-    tool: String,
-    input: String,
-    expected: bool,
+    pub(crate) kind: RuleKind,
+    pub(crate) rule: String,
+    pub(crate) tool: String,
+    pub(crate) input: String,
+    pub(crate) expected: bool,
     source: String,
 }
 
@@ -51,7 +51,7 @@ fn unescape(field: &str) -> String {
 }
 
 /// Every row of `vectors.tsv`; a malformed line fails the test naming it.
-fn rows() -> Vec<Row> {
+pub(crate) fn rows() -> Vec<Row> {
     include_str!("vectors.tsv")
         .lines()
         .enumerate()
