@@ -314,3 +314,35 @@ fn generated_disguises_are_stopped_through_check_and_a_real_call() {
         );
     }
 }
+
+/// A link to, or a copy of, a system program (made in an earlier call, where nothing broke a
+/// rule) is that program to deny rules: `./rr victim` with `rr -> rm`, `./rmcopy victim`.
+#[test]
+fn links_and_copies_of_a_denied_program_are_that_program() {
+    let fixture = project(&[]);
+    let rm = ["/usr/bin/rm", "/bin/rm"]
+        .into_iter()
+        .map(std::path::Path::new)
+        .find(|path| path.exists())
+        .expect("rm");
+    let ws = fixture.workspace();
+    std::os::unix::fs::symlink(rm, ws.join("rr")).unwrap();
+    std::fs::copy(rm, ws.join("rmcopy")).unwrap();
+    for command in ["./rr victim", "./rmcopy victim"] {
+        let (decision, reason) = check(&fixture, command, "hook", &[]);
+        assert_eq!(decision, "deny", "{command}: {reason}");
+        assert!(reason.contains("Bash(rm *)"), "{command}: {reason}");
+        let block = call(&fixture, command, &[]);
+        assert!(denied(&block), "{command}: {block}");
+        assert!(ws.join("victim").exists(), "{command}");
+    }
+    // The control: a copy of another program runs.
+    let echo = ["/usr/bin/echo", "/bin/echo"]
+        .into_iter()
+        .map(std::path::Path::new)
+        .find(|path| path.exists())
+        .expect("echo");
+    std::fs::copy(echo, ws.join("say")).unwrap();
+    let (decision, reason) = check(&fixture, "./say hello", "hook", &[]);
+    assert_eq!(decision, "allow", "{reason}");
+}

@@ -89,12 +89,68 @@ pub enum Found {
     Writes(ShellWord),
     /// A file it runs as a shell script (`sh FILE`, `source FILE`).
     Script(ShellWord),
-    /// The program is named by a path (`./build.sh`): a shell script when its text says so.
-    PathProgram(ShellWord),
+    /// The program is named by a path (`./build.sh`), with its arguments: a shell script when
+    /// its text says so, another program's copy or link when its bytes say so.
+    PathProgram(Vec<ShellWord>),
 }
 
 /// Shells whose script files are bash syntax, so their text is read like `-c`.
 const SCRIPT_SHELLS: &[&str] = &["sh", "bash", "dash", "ksh", "ash", "mksh", "posh", "yash"];
+
+/// Programs that run code the project's files hold (a Makefile's recipes, package.json's
+/// scripts, setup.py, conftest.py, build.rs): that code is theirs, unless the same line wrote it.
+const PROJECT_RUNNERS: &[&str] = &[
+    "make", "gmake", "npm", "npx", "yarn", "pnpm", "bun", "cargo", "pip", "pip3", "pytest", "tox",
+    "nox", "cmake", "ctest", "rake", "bundle", "gradle", "gradlew", "mvn", "ant", "go", "just",
+    "task", "meson", "ninja", "poetry", "uv", "hatch", "composer", "mix", "dotnet", "sbt",
+];
+
+/// Files those programs read as code.
+const PROJECT_CODE: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "package.json",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "noxfile.py",
+    "Cargo.toml",
+    "build.rs",
+    "config.toml",
+    "CMakeLists.txt",
+    "Rakefile",
+    "Gemfile",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "pom.xml",
+    "build.xml",
+    "go.mod",
+    "justfile",
+    "Justfile",
+    "Taskfile.yml",
+    "meson.build",
+    "build.ninja",
+    "composer.json",
+    "mix.exs",
+];
+
+/// True for a program that runs code its project's files hold.
+pub fn runs_project_code(base: &str) -> bool {
+    PROJECT_RUNNERS.contains(&base)
+}
+
+/// True for a file name such a program reads as code.
+pub fn is_project_code(name: &str) -> bool {
+    PROJECT_CODE.contains(&name) || name.ends_with(".mk")
+}
 
 /// True for a shell whose scripts are bash syntax (read like `-c`).
 pub fn is_script_shell(name: &str) -> bool {
@@ -159,6 +215,17 @@ const COMMAND_VARIABLES: &[&str] = &[
     "BUNDLE_GEMFILE",
     "npm_config_script_shell",
     "NPM_CONFIG_SCRIPT_SHELL",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "BASH_LOADABLES_PATH",
+    "EXECIGNORE",
+    "HISTFILE",
+    "INPUTRC",
+    "OLDPWD",
 ];
 
 /// `git -c` keys that only change formatting or identity.
@@ -254,22 +321,40 @@ pub fn examine(words: &[ShellWord]) -> Vec<Found> {
         return found;
     };
     let base = base_name(program);
+    // Builtins that set a variable by name: `export PATH=…`, `read PATH`, `printf -v PATH`,
+    // `declare -n r=PATH` (a name reference), `unset PATH`, `mapfile BASH_CMDS`.
     if matches!(
         base,
-        "export" | "declare" | "typeset" | "readonly" | "local" | "env" | "sudo" | "doas"
+        "export"
+            | "declare"
+            | "typeset"
+            | "readonly"
+            | "local"
+            | "env"
+            | "sudo"
+            | "doas"
+            | "read"
+            | "printf"
+            | "unset"
+            | "mapfile"
+            | "readarray"
+            | "getopts"
+            | "let"
     ) && let Some(name) = args.iter().find_map(|word| {
-        let name = word.text.split('=').next().unwrap_or_default();
-        COMMAND_VARIABLES.contains(&name).then_some(name)
+        word.text
+            .split(['=', '[', ':'])
+            .find(|part| COMMAND_VARIABLES.contains(part))
     }) {
         found.push(Found::Unknown(format!(
             "{base} {name} changes what later commands run"
         )));
     }
     if program.literal && program.text.contains('/') {
-        found.push(Found::PathProgram(program.clone()));
+        found.push(Found::PathProgram(words.to_vec()));
     }
     if base == "git" {
         found.extend(git_config_file(args));
+        found.extend(git_runs(args));
     }
     if base == "chroot"
         && args
@@ -370,6 +455,59 @@ fn remote_command<'w>(base: &str, args: &'w [ShellWord]) -> Option<&'w [ShellWor
     host?;
     let command = args.get(at..)?;
     (!command.is_empty()).then_some(command)
+}
+
+/// What `git` runs from its own words: configuration the line sets (`git config alias.x '!cmd'`,
+/// `core.fsmonitor`, `core.hooksPath`, `include.path`, ... run by a later git command), and
+/// `git clone -u CMD`.
+fn git_runs(args: &[ShellWord]) -> Vec<Found> {
+    let Some(at) = args.iter().position(|word| !word.text.starts_with('-')) else {
+        return Vec::new();
+    };
+    let rest = &args[at + 1..];
+    match args[at].text.as_str() {
+        "config" => {
+            let reading = rest.iter().any(|word| {
+                matches!(
+                    word.text.as_str(),
+                    "--get"
+                        | "--get-all"
+                        | "--get-regexp"
+                        | "--list"
+                        | "-l"
+                        | "--show-origin"
+                        | "--get-urlmatch"
+                        | "get"
+                        | "list"
+                )
+            });
+            let key = rest
+                .iter()
+                .find(|word| !word.text.starts_with('-') && word.text != "set")
+                .map(|word| word.text.to_ascii_lowercase());
+            let harmless = key.as_deref().is_some_and(|key| {
+                HARMLESS_GIT_CONFIG
+                    .iter()
+                    .any(|prefix| key.starts_with(prefix.trim_end_matches('=')))
+            });
+            if reading || harmless || key.is_none() {
+                Vec::new()
+            } else {
+                vec![Found::Unknown(
+                    "`git config` sets configuration a later git command may run (alias.x=!…, core.fsmonitor, core.hooksPath, include.path)"
+                        .to_owned(),
+                )]
+            }
+        }
+        "clone" => option_values("-u", rest)
+            .into_iter()
+            .map(|value| Found::Runs {
+                what: "`git clone -u`".to_owned(),
+                text: value.filter(|word| word.literal).map(|word| word.text),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// `git config -f FILE` (`--file`) reads and writes FILE.
@@ -707,7 +845,7 @@ mod tests {
             matches!(&found("source env.sh")[..], [Found::Script(word)] if word.text == "env.sh")
         );
         assert!(
-            matches!(&found("./build.sh")[..], [Found::PathProgram(word)] if word.text == "./build.sh")
+            matches!(&found("./build.sh")[..], [Found::PathProgram(words)] if words[0].text == "./build.sh")
         );
         assert!(found("sh -c 'rm x'").is_empty());
         assert_eq!(wrapper_start(&words("strace -f rm x")), Some(1));

@@ -789,7 +789,7 @@ impl Walker {
                         self.opaque("eval runs a command string that cannot be read");
                     }
                 }
-                "script" | "env" | "trap" | "alias" | "hash" => {
+                "script" | "env" | "trap" | "alias" | "hash" | "mapfile" | "readarray" => {
                     for string in code_strings(name, rest) {
                         match string {
                             Some(code) => self.program(&code, depth + 1),
@@ -840,10 +840,25 @@ fn code_strings(name: &str, args: &[ShellWord]) -> Vec<Option<String>> {
             }
         }
         "trap" => {
+            // `trap -- STRING SIGNAL...` is `trap STRING SIGNAL...`.
+            let args = match args.first() {
+                Some(first) if first.text == "--" => &args[1..],
+                _ => args,
+            };
             if let Some(first) = args.first()
                 && !matches!(first.text.as_str(), "-" | "-p" | "-l" | "--" | "")
             {
                 found.push(readable(first));
+            }
+        }
+        "mapfile" | "readarray" => {
+            // `-C CALLBACK` runs CALLBACK (with arguments appended) every `-c` lines.
+            for (at, word) in args.iter().enumerate() {
+                if word.text == "-C" {
+                    found.push(args.get(at + 1).and_then(readable));
+                } else if let Some(callback) = word.text.strip_prefix("-C") {
+                    found.push(word.literal.then(|| callback.to_owned()));
+                }
             }
         }
         "alias" => {

@@ -213,7 +213,7 @@ impl Reader<'_> {
                 self.files.read(&word);
                 self.script(&word, depth);
             }
-            Found::PathProgram(word) => self.path_program(&word, depth),
+            Found::PathProgram(words) => self.path_program(&words, depth),
         }
     }
 
@@ -269,7 +269,10 @@ impl Reader<'_> {
 
     /// A program named by a path: a shell script is read, a script of another interpreter is
     /// unknown, a binary is a program like any other.
-    fn path_program(&mut self, word: &ShellWord, depth: usize) {
+    fn path_program(&mut self, words: &[ShellWord], depth: usize) {
+        let Some((word, args)) = words.split_first() else {
+            return;
+        };
         let Some(path) = self.place(word) else {
             return;
         };
@@ -287,6 +290,22 @@ impl Reader<'_> {
             return;
         };
         if head.starts_with(b"\x7fELF") || head.contains(&0) {
+            // A link to, or a copy of, a system program is that program to deny rules.
+            if let Some(name) = system_program(&path)
+                && name != programs::base_name(word)
+            {
+                let sub = Subcommand {
+                    words: std::iter::once(ShellWord {
+                        text: name,
+                        literal: true,
+                        ..ShellWord::default()
+                    })
+                    .chain(args.iter().cloned())
+                    .collect(),
+                    ..Subcommand::default()
+                };
+                self.script_forms.push(SubcommandForms::new(&sub));
+            }
             return;
         }
         match shebang_interpreter(&head) {
@@ -318,6 +337,41 @@ impl Reader<'_> {
             self.unknown(Unknown::anything(
                 "the line writes to a file only known when it runs, which could be a script it runs",
             ));
+        }
+        // A build the line prepares and runs: what make or npm then runs is the line's own.
+        let runner = self
+            .forms
+            .iter()
+            .chain(&self.script_forms)
+            .flat_map(|forms| &forms.deny)
+            .filter_map(|form| form.words.first())
+            .map(programs::base_name)
+            .find(|base| programs::runs_project_code(base))
+            .map(str::to_owned);
+        if let Some(runner) = runner {
+            let written = self
+                .files
+                .writes
+                .iter()
+                .chain(&self.files.program_writes)
+                .find(|write| {
+                    write
+                        .lexical
+                        .file_name()
+                        .is_some_and(|name| programs::is_project_code(&name.to_string_lossy()))
+                })
+                .map(|write| write.lexical.display().to_string())
+                .or_else(|| {
+                    self.files
+                        .unresolved_write
+                        .clone()
+                        .or_else(|| self.files.unresolved_program_write.clone())
+                });
+            if let Some(file) = written {
+                self.unknown(Unknown::anything(format!(
+                    "the line writes {file} and runs {runner}, which may run it as code"
+                )));
+            }
         }
         let file_parts = std::mem::take(&mut self.files.unknown);
         for part in file_parts {
@@ -378,6 +432,45 @@ fn hidden_program(words: &[ShellWord]) -> Option<&ShellWord> {
                 .position(|word| !word.text.starts_with('-') && !assignment(&word.text))?;
             hidden_program(&args[start - 1 + at..])
         })
+}
+
+/// The system program a binary is: where its links lead (`./rr -> /usr/bin/rm`), or the
+/// program of `/usr/bin` or `/bin` with the same bytes (a copy made in an earlier call).
+fn system_program(path: &Path) -> Option<String> {
+    const SYSTEM: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"];
+    let real = std::fs::canonicalize(path).ok()?;
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    if real
+        .parent()
+        .is_some_and(|dir| SYSTEM.iter().any(|system| dir == Path::new(system)))
+    {
+        return Some(name);
+    }
+    let size = std::fs::metadata(&real).ok()?.len();
+    // A program larger than any a system directory holds is not compared.
+    if size > 64 << 20 {
+        return None;
+    }
+    let mut bytes: Option<Vec<u8>> = None;
+    for dir in ["/usr/bin", "/bin"] {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let candidate = entry.path();
+            if std::fs::metadata(&candidate).map(|meta| meta.len()).ok() != Some(size) {
+                continue;
+            }
+            let ours = match &bytes {
+                Some(bytes) => bytes,
+                None => bytes.insert(std::fs::read(&real).ok()?),
+            };
+            if std::fs::read(&candidate).is_ok_and(|theirs| theirs == *ours) {
+                return Some(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    None
 }
 
 /// The first bytes of a file, enough for a shebang line or a binary's magic number.

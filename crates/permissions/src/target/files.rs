@@ -219,6 +219,29 @@ fn git_changes(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
             }
         }
         "clean" | "stash" => vec![here.clone()],
+        // `git init DIR`, `git archive -o FILE`, `git bundle create FILE`, `git format-patch -o DIR`.
+        "init" => operands.first().cloned().into_iter().collect(),
+        "archive" | "format-patch" => {
+            let mut written = Vec::new();
+            for (at, word) in rest.iter().enumerate() {
+                if matches!(word.text.as_str(), "-o" | "--output" | "--output-directory") {
+                    written.extend(rest.get(at + 1).map(|word| (*word).clone()));
+                } else if let Some(value) = word
+                    .text
+                    .strip_prefix("--output=")
+                    .or_else(|| word.text.strip_prefix("--output-directory="))
+                {
+                    written.push(ShellWord {
+                        text: value.to_owned(),
+                        ..(*word).clone()
+                    });
+                }
+            }
+            written
+        }
+        "bundle" if operands.first().is_some_and(|word| word.text == "create") => {
+            operands.get(1).cloned().into_iter().collect()
+        }
         "reset" if rest.iter().any(|word| word.text == "--hard") => vec![here.clone()],
         _ => Vec::new(),
     }
@@ -527,7 +550,8 @@ impl<'a> Files<'a> {
         };
         let mut changed: Vec<&ShellWord> = match base {
             "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
-            | "chmod" | "chown" => operands.clone(),
+            | "chmod" | "chown" | "mkfifo" | "mknod" | "gzip" | "gunzip" | "bzip2" | "bunzip2"
+            | "xz" | "unxz" | "lzma" | "zstd" | "unzstd" | "compress" | "lz4" => operands.clone(),
             "mv" => operands.clone(),
             "cp" | "ln" | "install" | "rsync" => {
                 let targets = valued("-t");
@@ -708,7 +732,21 @@ impl<'a> Files<'a> {
                 if extracts {
                     (vec![directory], Vec::new())
                 } else if creates {
-                    let archive = valued(&["-f", "--file"]);
+                    // The archive: `-f A`, `--file=A`, or the word after a bundle ending in `f`
+                    // (`-cf A`, old-style `cf A`).
+                    let archive = valued(&["-f", "--file"]).or_else(|| {
+                        args.iter()
+                            .position(|word| {
+                                !word.text.starts_with("--")
+                                    && word.text.trim_start_matches('-').ends_with('f')
+                                    && word
+                                        .text
+                                        .trim_start_matches('-')
+                                        .chars()
+                                        .all(|c| c.is_ascii_alphabetic())
+                            })
+                            .and_then(|at| args.get(at + 1).cloned())
+                    });
                     // `tar cvf a.tar src`: the first word is the option bundle.
                     let old_style = args.first().filter(|word| !word.text.starts_with('-'));
                     let sources = operands
@@ -717,7 +755,7 @@ impl<'a> Files<'a> {
                         .filter(|word| old_style.is_none_or(|first| !std::ptr::eq(first, **word)))
                         .map(|word| (*word).clone())
                         .collect();
-                    (Vec::new(), sources)
+                    (archive.into_iter().collect(), sources)
                 } else {
                     (Vec::new(), Vec::new())
                 }
