@@ -226,6 +226,7 @@ const COMMAND_VARIABLES: &[&str] = &[
     "HISTFILE",
     "INPUTRC",
     "OLDPWD",
+    "FCEDIT",
 ];
 
 /// `git -c` keys that only change formatting or identity.

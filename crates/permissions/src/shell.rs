@@ -128,12 +128,23 @@ pub fn split(command: &str) -> ShellCommand {
 struct Walker {
     subcommands: Vec<Subcommand>,
     opaque: Option<String>,
+    /// A variable is given a value built when the line runs (a substitution, another
+    /// variable, `printf -v`, `read`): arithmetic that names a variable could run what the value
+    /// holds (`a[$(cmd)]`).
+    built_values: bool,
+    /// An arithmetic context names a variable.
+    arithmetic_names: bool,
     /// The source text being walked, innermost last (AST locations index into it).
     sources: Vec<String>,
 }
 
 impl Walker {
-    fn finish(self) -> ShellCommand {
+    fn finish(mut self) -> ShellCommand {
+        if self.built_values && self.arithmetic_names {
+            self.opaque(
+                "arithmetic evaluates a variable whose value is built when the line runs (a subscript in it runs commands)",
+            );
+        }
         ShellCommand {
             subcommands: self.subcommands,
             opaque: self.opaque,
@@ -356,8 +367,16 @@ impl Walker {
             ast::ExtendedTestExpr::Not(inner) | ast::ExtendedTestExpr::Parenthesized(inner) => {
                 self.extended_test(inner, depth);
             }
-            ast::ExtendedTestExpr::UnaryTest(_, word) => {
-                self.word(&word.value, depth);
+            ast::ExtendedTestExpr::UnaryTest(predicate, word) => {
+                let name = self.word(&word.value, depth);
+                if matches!(
+                    predicate,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                ) && !name.literal
+                {
+                    // `[[ -v $x ]]` evaluates the name's subscript, whatever it holds.
+                    self.opaque("[[ -v ]] tests a name built when the line runs");
+                }
             }
             ast::ExtendedTestExpr::BinaryTest(predicate, left, right) => {
                 let left = self.word(&left.value, depth);
@@ -404,6 +423,7 @@ impl Walker {
             // `{PATH}>/dev/null` assigns PATH the descriptor's number.
             self.opaque("a redirection assigns a named descriptor variable");
         }
+        self.variables_built(&sub);
         self.nested_shell(&sub, depth);
         self.subcommands.push(sub);
     }
@@ -457,6 +477,9 @@ impl Walker {
     fn assignment_value(&mut self, value: &ast::AssignmentValue, depth: usize) {
         match value {
             ast::AssignmentValue::Scalar(word) => {
+                if built_at_run_time(&word.value) {
+                    self.built_values = true;
+                }
                 self.word(&word.value, depth);
             }
             ast::AssignmentValue::Array(elements) => {
@@ -687,6 +710,9 @@ impl Walker {
     }
 
     fn arithmetic(&mut self, expr: &str) {
+        if expr.chars().any(|c| c.is_ascii_alphabetic() || c == '_') {
+            self.arithmetic_names = true;
+        }
         if expr.contains("$(") || expr.contains('`') {
             self.opaque("an arithmetic expression holds a command substitution");
         }
@@ -708,6 +734,36 @@ impl Walker {
         }
         if assigns_environment(expr) {
             self.opaque("an arithmetic expression assigns an environment-style variable");
+        }
+    }
+
+    /// Builtins that give a variable a value only known when the line runs (`printf -v`,
+    /// `read`, `mapfile`, `getopts`), and `test -v`/`[ -v` of a name built when it runs (its
+    /// subscript is evaluated).
+    fn variables_built(&mut self, sub: &Subcommand) {
+        let Some((program, args)) = sub.words.split_first() else {
+            return;
+        };
+        let sets = match program.text.as_str() {
+            "printf" => args.iter().any(|word| word.text.starts_with("-v")),
+            "read" | "mapfile" | "readarray" | "getopts" => true,
+            "declare" | "typeset" | "local" | "export" | "readonly" => {
+                args.iter().any(|word| built_at_run_time(&word.text))
+            }
+            _ => false,
+        };
+        if sets {
+            self.built_values = true;
+        }
+        if matches!(program.text.as_str(), "test" | "[")
+            && args
+                .windows(2)
+                .any(|pair| pair[0].text == "-v" && !pair[1].literal)
+        {
+            self.opaque("test -v tests a name built when the line runs");
+        }
+        if program.text == "let" {
+            self.arithmetic_names = true;
         }
     }
 
@@ -876,6 +932,18 @@ fn code_strings(name: &str, args: &[ShellWord]) -> Vec<Option<String>> {
         _ => {}
     }
     found
+}
+
+/// True when an assignment's value is built when the line runs from more than numbers: a
+/// command substitution or another variable (`$((…))` alone is a number).
+fn built_at_run_time(value: &str) -> bool {
+    let without_arithmetic = value.replace("$((", "");
+    without_arithmetic.contains("$(")
+        || without_arithmetic.contains('`')
+        || without_arithmetic
+            .split('$')
+            .skip(1)
+            .any(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '{'))
 }
 
 /// Runs a brush-parser call so that a panic inside it (its word cache sits behind a lock, and the
