@@ -121,7 +121,8 @@ fn dangerous_calls_are_never_left_to_an_allow_rule() {
     project(&fixture);
     // (command, what janua must answer, a word its reason must hold)
     let cases = [
-        ("find . -exec rm {} \\;", "ask", "Bash"),
+        // find hands rm every file below ., .env among them.
+        ("find . -exec rm {} \\;", "deny", "Read(./.env)"),
         ("rm -rf ~", "ask", "critical"),
         ("{ cat .env; }", "deny", "Read(./.env)"),
         ("git status && touch x", "ask", "no allow rule"),

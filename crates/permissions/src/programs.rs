@@ -357,6 +357,30 @@ pub fn examine(words: &[ShellWord]) -> Vec<Found> {
         found.extend(git_config_file(args));
         found.extend(git_runs(args));
     }
+    // `find … -exec {} …` runs the files it finds; `xargs -I{}` puts words of its input
+    // anywhere in the command.
+    let exec_action =
+        |word: &ShellWord| matches!(word.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir");
+    if base == "find"
+        && args
+            .windows(2)
+            .any(|pair| exec_action(&pair[0]) && pair[1].text.contains("{}"))
+    {
+        found.push(Found::Unknown(
+            "find runs the files it finds as programs".to_owned(),
+        ));
+    }
+    if base == "xargs"
+        && args.iter().any(|word| {
+            word.text.starts_with("-I")
+                || word.text.starts_with("-i")
+                || word.text.starts_with("--replace")
+        })
+    {
+        found.push(Found::Unknown(
+            "xargs -I puts words of its input in the command (file names, programs)".to_owned(),
+        ));
+    }
     if base == "chroot"
         && args
             .iter()

@@ -9,7 +9,7 @@ use super::files::{Access, Files, sets_cd_search};
 use crate::bash::{Form, SubcommandForms};
 use crate::programs::{self, Found};
 use crate::shell::{self, MAX_COMMAND_CHARS, ShellCommand, ShellWord, Subcommand};
-use crate::unknown::Unknown;
+use crate::unknown::{Scope, Unknown};
 
 /// A command line with the files it redirects into and reads.
 #[derive(Debug, Clone)]
@@ -207,6 +207,14 @@ impl Reader<'_> {
                 )));
             }
             Found::Unknown(what) => self.unknown(Unknown::anything(what)),
+            // A list of files read from the input (`tar -T -`) names any file.
+            Found::Reads(word) if matches!(word.text.as_str(), "-" | "/dev/stdin") => {
+                self.unknown(Unknown::reads(
+                    "reads the files its input names",
+                    Scope::Anywhere,
+                    true,
+                ));
+            }
             Found::Reads(word) => self.files.read(&word),
             Found::Writes(word) => self.files.add(&word, Access::ProgramWrite),
             Found::Script(word) => {

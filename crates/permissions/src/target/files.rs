@@ -218,7 +218,7 @@ fn git_changes(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
                 vec![here.clone()]
             }
         }
-        "clean" | "stash" => vec![here.clone()],
+        "clean" | "stash" | "checkout-index" => vec![here.clone()],
         // `git init DIR`, `git archive -o FILE`, `git bundle create FILE`, `git format-patch -o DIR`.
         "init" => operands.first().cloned().into_iter().collect(),
         "archive" | "format-patch" => {
@@ -551,7 +551,9 @@ impl<'a> Files<'a> {
         let mut changed: Vec<&ShellWord> = match base {
             "tee" | "touch" | "truncate" | "rm" | "rmdir" | "unlink" | "shred" | "mkdir"
             | "chmod" | "chown" | "mkfifo" | "mknod" | "gzip" | "gunzip" | "bzip2" | "bunzip2"
-            | "xz" | "unxz" | "lzma" | "zstd" | "unzstd" | "compress" | "lz4" => operands.clone(),
+            | "xz" | "unxz" | "lzma" | "zstd" | "unzstd" | "compress" | "lz4" | "sponge" => {
+                operands.clone()
+            }
             "mv" => operands.clone(),
             "cp" | "ln" | "install" | "rsync" => {
                 let targets = valued("-t");
@@ -760,6 +762,64 @@ impl<'a> Files<'a> {
                     (Vec::new(), Vec::new())
                 }
             }
+            // Output files named in the current directory (`xx00`, `xaa`).
+            "csplit" => (vec![here.clone()], Vec::new()),
+            // What `find … -exec` runs is handed every file below the start points.
+            "find"
+                if args.iter().any(|word| {
+                    matches!(word.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                }) =>
+            {
+                let starts: Vec<ShellWord> = args
+                    .iter()
+                    .take_while(|word| {
+                        !word.text.starts_with('-') && word.text != "(" && word.text != "!"
+                    })
+                    .cloned()
+                    .collect();
+                let starts = if starts.is_empty() {
+                    vec![here.clone()]
+                } else {
+                    starts
+                };
+                // A reader (`-exec grep … {} +`) only reads what it is handed.
+                let only_readers = args.windows(2).all(|pair| {
+                    !matches!(
+                        pair[0].text.as_str(),
+                        "-exec" | "-execdir" | "-ok" | "-okdir"
+                    ) || {
+                        let program = pair[1].text.rsplit('/').next().unwrap_or_default();
+                        matches!(
+                            program,
+                            "cat"
+                                | "head"
+                                | "tail"
+                                | "grep"
+                                | "egrep"
+                                | "fgrep"
+                                | "rg"
+                                | "wc"
+                                | "file"
+                                | "stat"
+                                | "ls"
+                                | "strings"
+                                | "od"
+                                | "xxd"
+                                | "md5sum"
+                                | "sha1sum"
+                                | "sha256sum"
+                                | "cmp"
+                                | "nl"
+                                | "tac"
+                        )
+                    }
+                });
+                if only_readers {
+                    (Vec::new(), starts)
+                } else {
+                    (starts.clone(), starts)
+                }
+            }
             "unzip" => (
                 vec![valued(&["-d"]).unwrap_or_else(|| here.clone())],
                 Vec::new(),
@@ -768,10 +828,11 @@ impl<'a> Files<'a> {
                 vec![valued(&["-d", "--directory"]).unwrap_or_else(|| here.clone())],
                 Vec::new(),
             ),
+            // The archive is the first operand (`-` for stdout); the rest are read whole.
             "zip" if recursive => (
                 Vec::new(),
-                operands
-                    .iter()
+                args.iter()
+                    .filter(|word| word.text == "-" || !word.text.starts_with('-'))
                     .skip(1)
                     .map(|word| (*word).clone())
                     .collect(),
