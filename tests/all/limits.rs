@@ -11,22 +11,36 @@ use crate::support::Fixture;
 
 const SECRET: &str = "DOTENV_SECRET_4711";
 
+/// A workspace whose project settings (`.janua/settings.json`, the file users write) hold
+/// `permissions`.
+fn workspace_with(permissions: Value) -> Fixture {
+    let fixture = Fixture::new();
+    write_permissions(&fixture, permissions);
+    fixture
+}
+
+/// Writes `permissions` to the fixture's project settings.
+fn write_permissions(fixture: &Fixture, permissions: Value) {
+    fixture.write(
+        ".janua/settings.json",
+        json!({ "permissions": permissions }).to_string(),
+    );
+}
+
 /// A workspace with `.env`, `secrets/k`, `src/lib.rs`, a `victim` file and the project's rules.
-fn project(extra_allow: &[&str]) -> Fixture {
+fn project() -> Fixture {
     let fixture = Fixture::new();
     fixture.write(".env", format!("TOKEN={SECRET}\n"));
     fixture.write("secrets/k", "key\n");
     fixture.write("src/lib.rs", "// TODO: more\n");
     fixture.write("victim", "still here\n");
-    let mut allow = vec!["Bash", "Edit", "Read", "Write"];
-    allow.extend_from_slice(extra_allow);
-    let settings = json!({
-        "permissions": {
-            "allow": allow,
+    write_permissions(
+        &fixture,
+        json!({
+            "allow": ["Bash", "Edit", "Read", "Write"],
             "deny": ["Bash(rm *)", "Read(./.env)", "Edit(./secrets/**)"],
-        }
-    });
-    fixture.write(".janua/settings.json", settings.to_string());
+        }),
+    );
     fixture
 }
 
@@ -55,16 +69,17 @@ fn call(fixture: &Fixture, command: &str, args: &[&str]) -> Value {
     json_stdout(&janua(fixture, &all))
 }
 
+/// True for janua's `permission_denied` result (not a command that ran and failed).
 fn denied(block: &Value) -> bool {
     block["is_error"] == true
         && block["content"]
             .as_str()
-            .is_some_and(|text| text.contains("permission_denied") || text.contains("denied"))
+            .is_some_and(|text| text.starts_with("permission_denied: "))
 }
 
 #[test]
 fn padding_past_the_length_limit_does_not_walk_around_a_deny_rule() {
-    let fixture = project(&[]);
+    let fixture = project();
     let padded = format!("echo {} >/dev/null; rm -rf victim", "x".repeat(10_001));
     let (decision, reason) = check(&fixture, &padded, "hook", &[]);
     assert_eq!(decision, "deny", "{reason}");
@@ -79,18 +94,14 @@ fn padding_past_the_length_limit_does_not_walk_around_a_deny_rule() {
         decision, "deny",
         "{reason}: a deny rule could match unparsed text"
     );
-    let no_deny = Fixture::new();
-    no_deny.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash"]}}).to_string(),
-    );
+    let no_deny = workspace_with(json!({"allow": ["Bash"]}));
     let (decision, reason) = check(&no_deny, &harmless, "hook", &[]);
     assert_eq!(decision, "allow", "{reason}");
 }
 
 #[test]
 fn substitutions_and_code_strings_meet_the_deny_rules() {
-    let fixture = project(&[]);
+    let fixture = project();
     for command in [
         "sh -c \"$(echo rm) -rf victim\"",
         "bash -c 'eval \"$(printf rm) victim\"'",
@@ -109,11 +120,7 @@ fn substitutions_and_code_strings_meet_the_deny_rules() {
     }
     // Controls: an expansion in an argument is not a program; with no deny rule a code string
     // breaks nothing, so the allow rule decides.
-    let open = Fixture::new();
-    open.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash"]}}).to_string(),
-    );
+    let open = workspace_with(json!({"allow": ["Bash"]}));
     for (fixture, command) in [
         (&fixture, "echo $(echo 42)"),
         (&open, "python3 -c 'print(6 * 7)'"),
@@ -128,7 +135,7 @@ fn substitutions_and_code_strings_meet_the_deny_rules() {
 
 #[test]
 fn a_script_on_disk_is_read_like_a_code_string() {
-    let fixture = project(&[]);
+    let fixture = project();
     fixture.write("clean.sh", "#!/bin/sh\nrm -f victim\n");
     fixture.write("build.sh", "#!/bin/sh\necho built\n");
     let script = fixture.workspace().join("clean.sh");
@@ -172,7 +179,7 @@ fn a_script_on_disk_is_read_like_a_code_string() {
 
 #[test]
 fn read_denies_see_directories_and_code_strings_and_the_kernel_view_counts() {
-    let fixture = project(&[]);
+    let fixture = project();
     // Placed, not unknown: nothing under src can be .env.
     let (decision, reason) = check(&fixture, "grep -r TODO src", "hook", &[]);
     assert_eq!(decision, "allow", "{reason}");
@@ -185,9 +192,9 @@ fn read_denies_see_directories_and_code_strings_and_the_kernel_view_counts() {
     // project without a Bash deny rule, which a code string could always break).
     let fixture = Fixture::new();
     fixture.write(".env", format!("TOKEN={SECRET}\n"));
-    fixture.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash"], "deny": ["Read(./.env)"]}}).to_string(),
+    write_permissions(
+        &fixture,
+        json!({"allow": ["Bash"], "deny": ["Read(./.env)"]}),
     );
     let (decision, reason) = check(
         &fixture,
@@ -212,7 +219,7 @@ fn read_denies_see_directories_and_code_strings_and_the_kernel_view_counts() {
 
 #[test]
 fn edit_denies_see_programs_that_change_files_and_redirects_are_writes() {
-    let fixture = project(&[]);
+    let fixture = project();
     for command in [
         "find secrets -delete",
         "mv secrets /tmp/janua-moved-secrets",
@@ -243,11 +250,7 @@ fn edit_denies_see_programs_that_change_files_and_redirects_are_writes() {
         "hi\n"
     );
     // Without an Edit allow, the reason names the redirect, not a missing Bash rule.
-    let bare = Fixture::new();
-    bare.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash"]}}).to_string(),
-    );
+    let bare = workspace_with(json!({"allow": ["Bash"]}));
     let (decision, reason) = check(&bare, "echo hi >> notes.txt", "hook", &[]);
     assert_eq!(decision, "ask", "{reason}");
     assert!(
@@ -263,9 +266,9 @@ fn a_prefix_allow_never_approves_an_option_that_runs_a_program() {
     fixture.write("e.sh", "#!/bin/sh\ntouch ran\n");
     let script = fixture.workspace().join("e.sh");
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    fixture.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash(tar *)"], "defaultMode": "dontAsk"}}).to_string(),
+    write_permissions(
+        &fixture,
+        json!({"allow": ["Bash(tar *)"], "defaultMode": "dontAsk"}),
     );
     let command = "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=./e.sh x";
     let (decision, reason) = check(&fixture, command, "hook", &[]);
@@ -284,10 +287,9 @@ fn a_prefix_allow_never_approves_an_option_that_runs_a_program() {
 fn generated_disguises_are_stopped_through_check_and_a_real_call() {
     let fixture = Fixture::new();
     fixture.write("victim", "still here\n");
-    fixture.write(
-        ".janua/settings.json",
-        json!({"permissions": {"allow": ["Bash"], "deny": ["Bash(rm *)"], "defaultMode": "bypassPermissions"}})
-            .to_string(),
+    write_permissions(
+        &fixture,
+        json!({"allow": ["Bash"], "deny": ["Bash(rm *)"], "defaultMode": "bypassPermissions"}),
     );
     let core = "rm -rf victim";
     for command in [
@@ -319,7 +321,7 @@ fn generated_disguises_are_stopped_through_check_and_a_real_call() {
 /// rule) is that program to deny rules: `./rr victim` with `rr -> rm`, `./rmcopy victim`.
 #[test]
 fn links_and_copies_of_a_denied_program_are_that_program() {
-    let fixture = project(&[]);
+    let fixture = project();
     let rm = ["/usr/bin/rm", "/bin/rm"]
         .into_iter()
         .map(std::path::Path::new)

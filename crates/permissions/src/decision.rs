@@ -1,7 +1,8 @@
 //! The decision order (DESIGN.md §7): grant violation -> hook deny -> hook defer -> deny rule ->
 //! a deny rule an unknown part could break (`fail_closed.rs`) -> ask rule -> critical-path
 //! removal (asks) -> protected-path write (asks) -> an ask rule or protected path an unknown part
-//! could break (asks) -> hook ask (the asks before it no hook, rule or mode approves) ->
+//! could break (asks; like the critical and protected asks, no hook, rule or mode approves it) ->
+//! hook ask ->
 //! built-in read-only Bash command (allows) -> mode (acceptEdits: also its filesystem commands) -> allow rules or hook allow ->
 //! read-only inside the workspace -> ask; `dontAsk` turns a final ask into a denial. A hook's allow
 //! never overrides a deny or ask rule. Every decision records what decided it.

@@ -486,11 +486,10 @@ fn remote_command<'w>(base: &str, args: &'w [ShellWord]) -> Option<&'w [ShellWor
 /// `core.fsmonitor`, `core.hooksPath`, `include.path`, ... run by a later git command), and
 /// `git clone -u CMD`.
 fn git_runs(args: &[ShellWord]) -> Vec<Found> {
-    let Some(at) = args.iter().position(|word| !word.text.starts_with('-')) else {
+    let (Some(subcommand), rest) = git_subcommand(args) else {
         return Vec::new();
     };
-    let rest = &args[at + 1..];
-    match args[at].text.as_str() {
+    match subcommand {
         "config" => {
             let reading = rest.iter().any(|word| {
                 matches!(
@@ -535,15 +534,29 @@ fn git_runs(args: &[ShellWord]) -> Vec<Found> {
     }
 }
 
+/// The `git` subcommand of `args`, past the global options (some with a value: `-C DIR`,
+/// `-c KEY=VALUE`, `--git-dir DIR`), and the words after it. One reading for every git rule.
+pub fn git_subcommand(args: &[ShellWord]) -> (Option<&str>, &[ShellWord]) {
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        match word.text.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => at += 2,
+            text if text.starts_with('-') => at += 1,
+            text => return (Some(text), &args[at + 1..]),
+        }
+    }
+    (None, &[])
+}
+
 /// `git config -f FILE` (`--file`) reads and writes FILE.
 fn git_config_file(args: &[ShellWord]) -> Vec<Found> {
-    let Some(at) = args.iter().position(|word| word.text == "config") else {
+    let (Some("config"), rest) = git_subcommand(args) else {
         return Vec::new();
     };
     let mut found = Vec::new();
-    for (index, word) in args.iter().enumerate().skip(at + 1) {
+    for (index, word) in rest.iter().enumerate() {
         let file = match word.text.as_str() {
-            "-f" | "--file" => args.get(index + 1).cloned(),
+            "-f" | "--file" => rest.get(index + 1).cloned(),
             text => text.strip_prefix("--file=").map(|value| ShellWord {
                 text: value.to_owned(),
                 ..word.clone()

@@ -767,11 +767,6 @@ impl Walker {
         }
     }
 
-    /// Notes a program only known when it runs: the line is opaque.
-    fn dynamic(&mut self, why: String) {
-        self.opaque(why);
-    }
-
     /// Programs that run what is only known when they run: a program word built by an expansion
     /// (`$(echo rm) x`, `r${U}m`, `$c`), behind the wrappers allow rules look through; `BASH_ENV`
     /// or `ENV` set for a shell. (`source FILE` and `sh FILE` are read from disk where the line's
@@ -785,7 +780,7 @@ impl Walker {
             return;
         };
         if !program.literal {
-            self.dynamic(format!(
+            self.opaque(format!(
                 "the program word {} is only known when it runs",
                 program.text
             ));
@@ -794,7 +789,7 @@ impl Walker {
             .iter()
             .find(|name| matches!(name.as_str(), "BASH_ENV" | "ENV"))
         {
-            self.dynamic(format!(
+            self.opaque(format!(
                 "{name} makes a shell run the commands of a file first"
             ));
         }
@@ -849,7 +844,7 @@ impl Walker {
                     for string in code_strings(name, rest) {
                         match string {
                             Some(code) => self.program(&code, depth + 1),
-                            None => self.dynamic(format!(
+                            None => self.opaque(format!(
                                 "{name} runs a command string that cannot be read"
                             )),
                         }

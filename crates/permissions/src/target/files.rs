@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::candidates::PathCandidates;
+use crate::programs::git_subcommand;
 use crate::shell::ShellWord;
 use crate::unknown::{Scope, Unknown};
 
@@ -160,38 +161,14 @@ fn git_reads(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
     }
 }
 
-/// The `git` subcommand of `args` (past the global options, some with a value) and its words.
-fn git_subcommand(args: &[ShellWord]) -> (Option<&str>, &[ShellWord]) {
-    let mut at = 0;
-    while let Some(word) = args.get(at) {
-        match word.text.as_str() {
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => at += 2,
-            text if text.starts_with('-') => at += 1,
-            text => return (Some(text), &args[at + 1..]),
-        }
-    }
-    (None, &[])
-}
-
 /// What a `git` subcommand changes in the work tree: the paths `rm` and `mv` name, the paths
 /// `checkout`/`restore` name (the whole tree when `checkout` switches branches), the whole tree
 /// for `clean` and `reset --hard`.
 fn git_changes(args: &[ShellWord], here: &ShellWord) -> Vec<ShellWord> {
-    let mut words = args.iter();
-    // Global options, some with a value, come before the subcommand.
-    let subcommand = loop {
-        let Some(word) = words.next() else {
-            return Vec::new();
-        };
-        match word.text.as_str() {
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => {
-                words.next();
-            }
-            text if text.starts_with('-') => {}
-            _ => break word.text.as_str(),
-        }
+    let (Some(subcommand), rest) = git_subcommand(args) else {
+        return Vec::new();
     };
-    let rest: Vec<&ShellWord> = words.collect();
+    let rest: Vec<&ShellWord> = rest.iter().collect();
     let after_dashes: Option<Vec<ShellWord>> = rest
         .iter()
         .position(|word| word.text == "--")
