@@ -659,7 +659,10 @@ fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it
     let settings: Value =
         serde_json::from_str(&std::fs::read_to_string(home.join(".claude/settings.json")).unwrap())
             .unwrap();
-    assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "Bash");
+    assert_eq!(
+        settings["hooks"]["PostToolUse"][0]["matcher"],
+        "Bash|Monitor"
+    );
     assert!(
         settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
             .as_str()
@@ -812,4 +815,169 @@ fn the_hook_answers_at_the_limits_of_analysis_and_never_leaves_an_ask_to_bypass(
         assert_eq!(decision, "deny", "{command}: {reason}");
         assert!(reason.contains("bypassPermissions"), "{command}: {reason}");
     }
+}
+
+/// The decision printed for `tool` with `input` (PreToolUse, `mode`), with `args`.
+fn decided(fixture: &Fixture, args: &[&str], tool: &str, input: Value, mode: &str) -> Output {
+    hook(
+        fixture,
+        args,
+        &event(fixture, "PreToolUse", tool, input, mode),
+    )
+}
+
+#[test]
+fn every_claude_code_tool_is_decided_by_janua_rules_whatever_fields_it_sends() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    // A field janua's Bash does not have (Claude's models set it after a sandbox failure) does
+    // not turn janua's allow into no answer.
+    let escape = json!({"command": "git status --short", "dangerouslyDisableSandbox": true, "someFutureField": 1});
+    let allowed = decided(
+        &fixture,
+        &["--authoritative"],
+        "Bash",
+        escape.clone(),
+        "default",
+    );
+    assert_eq!(answer(&allowed).unwrap().0, "allow", "{allowed:?}");
+    assert!(
+        String::from_utf8_lossy(&allowed.stderr).contains("without the field(s) someFutureField"),
+        "the dropped field is said on stderr: {allowed:?}"
+    );
+    // Under --sandbox-bash the rewrite drops it, and says so.
+    let output = decided(&fixture, &["--sandbox-bash"], "Bash", escape, "default");
+    let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let specific = &rewrite["hookSpecificOutput"];
+    assert!(
+        specific["updatedInput"]
+            .get("dangerouslyDisableSandbox")
+            .is_none(),
+        "{rewrite}"
+    );
+    assert!(
+        specific["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("dangerouslyDisableSandbox removed"),
+        "{rewrite}"
+    );
+
+    // Monitor runs a command: Bash's rules, and --sandbox-bash wraps it.
+    for (command, fragment) in [
+        ("curl https://example.com/x", "Bash(curl *)"),
+        ("tail -f .env", "Read(./.env)"),
+    ] {
+        let monitor = json!({"command": command, "description": "watch", "timeout_ms": 1000, "persistent": false});
+        let (decision, reason) = answer(&decided(
+            &fixture,
+            &[],
+            "Monitor",
+            monitor,
+            "bypassPermissions",
+        ))
+        .unwrap();
+        assert_eq!(decision, "deny", "{command}: {reason}");
+        assert!(reason.contains(fragment), "{command}: {reason}");
+    }
+    let monitor = json!({"command": "tail -f build.log", "description": "watch", "timeout_ms": 1000, "persistent": false});
+    let output = decided(&fixture, &["--sandbox-bash"], "Monitor", monitor, "default");
+    let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let command = rewrite["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not rewritten: {rewrite}"));
+    assert!(command.contains(" sandbox -- /bin/bash -c "), "{command}");
+    assert_eq!(
+        rewrite["hookSpecificOutput"]["updatedInput"]["persistent"],
+        false
+    );
+
+    // MultiEdit and NotebookEdit are edits of their file: a protected path is asked in
+    // default mode and denied where Claude Code would not ask (bypassPermissions, dontAsk).
+    let settings = fixture.workspace().join(".claude/settings.json");
+    let multi = json!({"file_path": settings, "edits": [{"old_string": "a", "new_string": "b"}]});
+    let (decision, _) = answer(&decided(
+        &fixture,
+        &[],
+        "MultiEdit",
+        multi.clone(),
+        "default",
+    ))
+    .unwrap();
+    assert_eq!(decision, "ask");
+    for mode in ["bypassPermissions", "dontAsk"] {
+        let (decision, reason) =
+            answer(&decided(&fixture, &[], "MultiEdit", multi.clone(), mode)).unwrap();
+        assert_eq!(decision, "deny", "{mode}: {reason}");
+        assert!(
+            reason.contains(mode) && reason.contains("protected"),
+            "{reason}"
+        );
+    }
+    let notebook =
+        json!({"notebook_path": fixture.workspace().join(".git/hooks/x.ipynb"), "new_source": "x"});
+    let (decision, _) = answer(&decided(
+        &fixture,
+        &[],
+        "NotebookEdit",
+        notebook,
+        "bypassPermissions",
+    ))
+    .unwrap();
+    assert_eq!(decision, "deny");
+
+    // A tool janua cannot classify (PowerShell, a tool a later Claude Code adds) is asked while
+    // deny rules are set, denied where no person would be asked, and left alone without them.
+    for tool in ["PowerShell", "SomeFutureTool", "LSP"] {
+        let input = json!({"command": "Remove-Item -Recurse x", "filePath": ".env"});
+        let (decision, reason) =
+            answer(&decided(&fixture, &[], tool, input.clone(), "default")).unwrap();
+        assert_eq!(decision, "ask", "{tool}");
+        assert!(
+            reason.contains(tool) && reason.contains("deny rules"),
+            "{reason}"
+        );
+        let (decision, _) =
+            answer(&decided(&fixture, &[], tool, input, "bypassPermissions")).unwrap();
+        assert_eq!(decision, "deny", "{tool}");
+    }
+    // Input none of a tool's rows can read is decided as a tool janua cannot classify.
+    let (decision, _) = answer(&decided(
+        &fixture,
+        &[],
+        "Monitor",
+        json!({"script": "rm -rf x"}),
+        "default",
+    ))
+    .unwrap();
+    assert_eq!(decision, "ask");
+    // Tools with nothing of their own to touch stay Claude Code's.
+    for tool in ["Agent", "TaskStop", "AskUserQuestion", "mcp__docs__search"] {
+        let output = decided(&fixture, &[], tool, json!({"x": 1}), "bypassPermissions");
+        assert_eq!(answer(&output), None, "{tool}");
+    }
+
+    // Without a deny rule, nothing janua cannot classify is asked.
+    let open = Fixture::new();
+    open.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(ls *)"]}}"#,
+    );
+    let output = decided(
+        &open,
+        &[],
+        "PowerShell",
+        json!({"command": "ls"}),
+        "default",
+    );
+    assert_eq!(answer(&output), None);
+
+    // After the call, --sandbox-bash reports a Monitor command that ran without its sandbox.
+    let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Monitor",
+           "tool_input": {"command": "tail -f build.log"}, "tool_response": {},
+           "cwd": fixture.workspace()})
+    .to_string();
+    let reported = hook(&fixture, &["--sandbox-bash"], &post);
+    let report: Value = serde_json::from_slice(&reported.stdout).unwrap();
+    assert_eq!(report["decision"], "block", "{report}");
 }

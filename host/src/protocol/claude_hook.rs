@@ -11,6 +11,7 @@
 
 mod install;
 mod serve;
+mod tools;
 
 use std::path::PathBuf;
 
@@ -26,6 +27,7 @@ pub use serve::{ClaudeHookServer, HookServeError};
 use crate::Runtime;
 use janua_permissions::{PermissionMode, RuleKind, Verdict};
 use janua_types::{ErrorKind, ToolUse};
+use tools::{DecidedAs, ToolRow};
 
 /// The hook events janua decides; any other event gets no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +244,14 @@ pub async fn respond_to_claude_hook(
             }
         },
     };
+    let unread = tools::unread_fields(&tools::rows_for(&request.call.name), &request.call.input);
+    if !unread.is_empty() && !matches!(request.event, ClaudeHookEvent::PostToolUse) {
+        notes.push(format!(
+            "{} was decided without the field(s) {} janua does not read",
+            request.call.name,
+            unread.join(", ")
+        ));
+    }
     let answer = answer_claude_hook(&runtime, &request, options, prefix.as_deref()).await;
     ClaudeHookReply {
         output: answer.output,
@@ -290,8 +300,13 @@ fn hook_config(
 }
 
 /// Decides `request` in `runtime` (which must not run hooks: see the module docs).
-/// `sandbox_prefix` is what `--sandbox-bash` runs Bash commands under (see
+/// `sandbox_prefix` is what `--sandbox-bash` runs commands under (see
 /// [`ClaudeHookOptions::sandbox_janua`]).
+///
+/// Claude Code's tool is decided by its rows in `claude_hook/tools.tsv`: as janua's tool with the
+/// input the row builds, by the rules naming it, or (a tool janua cannot classify) asked when a
+/// deny rule is set. A tool with several rows (`Monitor` runs a command or opens a socket) gets
+/// the strictest answer of those that apply.
 pub async fn answer_claude_hook(
     runtime: &Runtime,
     request: &ClaudeHookRequest,
@@ -303,81 +318,95 @@ pub async fn answer_claude_hook(
         verdict: None,
         reason: String::new(),
     };
+    let rows = tools::rows_for(&request.call.name);
     match request.event {
         ClaudeHookEvent::Other(_) => return nothing,
         ClaudeHookEvent::PostToolUse => {
             return ClaudeHookAnswer {
-                output: sandbox_prefix.and_then(|prefix| unsandboxed_report(request, prefix)),
+                output: sandbox_prefix
+                    .and_then(|prefix| unsandboxed_report(request, &rows, prefix)),
                 ..nothing
             };
         }
         ClaudeHookEvent::PreToolUse | ClaudeHookEvent::PermissionRequest => {}
     }
-    let report = runtime.decide_only(request.call.clone()).await;
-    // The name Claude Code runs is the name janua must judge: an alias (which a project's
-    // settings may declare) would have janua decide for another tool.
-    let aliased = report
-        .tool
-        .as_deref()
-        .is_some_and(|tool| tool != request.call.name);
-    let unknown = report
-        .stage_error
-        .as_ref()
-        .is_some_and(|failure| failure.kind == ErrorKind::UnknownTool);
-    let (verdict, reason) = match report.decision {
-        _ if aliased || unknown => named_by_rules(runtime, &request.call.name),
-        // A stage failed (the input does not match janua's schema): janua still denies and
-        // asks, but never allows what it could not read.
-        Some(decision) if decision.verdict == Verdict::Allow && report.stage_error.is_some() => {
-            (None, String::new())
+    let mut judged = Vec::new();
+    for row in &rows {
+        match &row.decided_as {
+            DecidedAs::Tool(_) => {
+                if let Some(call) = row.janua_call(&request.call.id, &request.call.input) {
+                    judged.push(judge_as_janua_tool(runtime, request, call).await);
+                }
+            }
+            DecidedAs::Named => judged.push(named_by_rules(runtime, &request.call.name)),
+            DecidedAs::Unclassified => judged.push(unclassified(runtime, &request.call.name)),
         }
-        // Claude Code's bypassPermissions accepts every ask: an ask only a person may answer
-        // (a protected path, a critical removal, what janua cannot analyze) becomes a denial.
-        Some(decision)
-            if decision.verdict == Verdict::Ask
-                && decision.decided_by.needs_a_person()
-                && request.mode == PermissionMode::BypassPermissions =>
-        {
-            (
-                Some(Verdict::Deny),
-                format!(
-                    "{} (Claude Code's bypassPermissions mode would accept the question unasked, so janua denies it)",
-                    decision.reason
-                ),
-            )
-        }
-        Some(decision) => (Some(decision.verdict), decision.reason),
-        None => {
-            let why = report.stage_error.map_or_else(
-                || "the call did not reach the decision".to_owned(),
-                |failure| failure.message,
-            );
-            (
-                Some(Verdict::Deny),
-                format!("janua could not decide: {why}"),
-            )
-        }
-    };
+    }
+    // No row applies (a tool janua does not know, or input none of its rows can read).
+    if judged.is_empty() {
+        judged.push(unclassified(runtime, &request.call.name));
+    }
+    let Judged {
+        mut verdict,
+        mut reason,
+        person_only,
+    } = judged
+        .into_iter()
+        .max_by_key(Judged::strictness)
+        .unwrap_or_default();
+    // Claude Code's bypassPermissions accepts every ask unasked, and dontAsk refuses it without
+    // saying why: an ask only a person may answer (a protected path, a critical removal, what
+    // janua cannot analyze) becomes janua's denial, with its reason.
+    if verdict == Some(Verdict::Ask)
+        && person_only
+        && matches!(
+            request.mode,
+            PermissionMode::BypassPermissions | PermissionMode::DontAsk
+        )
+    {
+        verdict = Some(Verdict::Deny);
+        reason = format!(
+            "{reason} (Claude Code's {} mode would not ask a person, so janua denies it; run it yourself if you want it)",
+            request.mode.as_str()
+        );
+    }
     let sandboxed = match (sandbox_prefix, &request.event, verdict) {
-        (Some(prefix), ClaudeHookEvent::PreToolUse, Some(Verdict::Allow | Verdict::Ask))
-            if request.call.name == "Bash" =>
-        {
-            sandboxed_input(&request.call.input, prefix)
+        (Some(prefix), ClaudeHookEvent::PreToolUse, None | Some(Verdict::Allow | Verdict::Ask)) => {
+            sandboxed_input(&request.call.input, &rows, prefix)
         }
         _ => None,
     };
-    let output = match (sandboxed, verdict) {
+    let output = match sandboxed {
         // The command runs confined: what janua allows runs without a prompt (as Claude Code's
-        // own sandbox auto-allows), what it asks about is asked, both rewritten.
-        (Some(input), Some(verdict)) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": if verdict == Verdict::Allow { "allow" } else { "ask" },
-                "permissionDecisionReason": format!("janua: {reason}; runs under janua sandbox"),
-                "updatedInput": input,
+        // own sandbox auto-allows), what it asks about, or could not read, is asked; both
+        // rewritten.
+        Some((input, stripped)) => {
+            let decision = if verdict == Some(Verdict::Allow) {
+                "allow"
+            } else {
+                "ask"
+            };
+            let mut said = if reason.is_empty() {
+                "janua could not read every field of the input".to_owned()
+            } else {
+                reason.clone()
+            };
+            said.push_str("; runs under janua sandbox");
+            for field in stripped {
+                said.push_str(&format!(
+                    " ({field} removed: the command runs in janua's sandbox instead)"
+                ));
             }
-        })),
-        _ => verdict.and_then(|verdict| {
+            Some(json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": decision,
+                    "permissionDecisionReason": format!("janua: {said}"),
+                    "updatedInput": input,
+                }
+            }))
+        }
+        None => verdict.and_then(|verdict| {
             claude_answer(&request.event, verdict, &reason, options.authoritative)
         }),
     };
@@ -388,17 +417,125 @@ pub async fn answer_claude_hook(
     }
 }
 
-/// The Bash input with its command run under `prefix`, every other field kept (Claude Code
-/// replaces the whole input); `None` when it already is, or has no command.
-fn sandboxed_input(input: &Value, prefix: &str) -> Option<Value> {
-    let command = input["command"].as_str()?;
+/// One row's answer: janua's verdict (`None`: no answer), why, and whether only a person may
+/// turn an ask into allow.
+#[derive(Debug, Default)]
+struct Judged {
+    verdict: Option<Verdict>,
+    reason: String,
+    person_only: bool,
+}
+
+impl Judged {
+    /// Deny, then ask (a person-only ask first), then no answer, then allow.
+    fn strictness(&self) -> u8 {
+        match self.verdict {
+            Some(Verdict::Deny) => 5,
+            Some(Verdict::Ask | Verdict::Defer) if self.person_only => 4,
+            Some(Verdict::Ask | Verdict::Defer) => 3,
+            None => 2,
+            Some(Verdict::Allow) => 1,
+        }
+    }
+}
+
+/// `call`, janua's version of Claude Code's call, decided by janua's stages.
+async fn judge_as_janua_tool(
+    runtime: &Runtime,
+    request: &ClaudeHookRequest,
+    call: ToolUse,
+) -> Judged {
+    let tool = call.name.clone();
+    let report = runtime.decide_only(call).await;
+    // The tool the row names is the tool janua must judge: an alias (which a project's settings
+    // may declare) would have janua decide for another tool.
+    let aliased = report
+        .tool
+        .as_deref()
+        .is_some_and(|decided| decided != tool);
+    let unknown = report
+        .stage_error
+        .as_ref()
+        .is_some_and(|failure| failure.kind == ErrorKind::UnknownTool);
+    match report.decision {
+        _ if aliased || unknown => unclassified(runtime, &request.call.name),
+        // A stage failed (the input does not match janua's schema): janua still denies and
+        // asks, but never allows what it could not read.
+        Some(decision) if decision.verdict == Verdict::Allow && report.stage_error.is_some() => {
+            Judged::default()
+        }
+        Some(decision) => Judged {
+            verdict: Some(decision.verdict),
+            person_only: decision.decided_by.needs_a_person(),
+            reason: decision.reason,
+        },
+        None => {
+            let why = report.stage_error.map_or_else(
+                || "the call did not reach the decision".to_owned(),
+                |failure| failure.message,
+            );
+            Judged {
+                verdict: Some(Verdict::Deny),
+                reason: format!("janua could not decide: {why}"),
+                person_only: false,
+            }
+        }
+    }
+}
+
+/// A tool janua cannot classify: a bare deny or ask rule naming it decides; otherwise, with any
+/// deny rule set, a person is asked (whatever the tool touches might be what the rule guards),
+/// and without one, no answer.
+fn unclassified(runtime: &Runtime, tool: &str) -> Judged {
+    let named = named_by_rules(runtime, tool);
+    if named.verdict.is_some() {
+        return named;
+    }
+    let policy = runtime.policy();
+    let Some(rule) = policy.rules(RuleKind::Deny).first() else {
+        return named;
+    };
+    Judged {
+        verdict: Some(Verdict::Ask),
+        reason: format!(
+            "janua cannot tell what Claude Code's {tool} tool reads, writes or runs, and deny rules are set (such as {:?}, {}): a person decides",
+            rule.text(),
+            rule.source()
+        ),
+        person_only: true,
+    }
+}
+
+/// The input with its command run under `prefix` and the fields that would turn Claude Code's
+/// own sandbox off removed, every other field kept (Claude Code replaces the whole input), with
+/// the removed fields that were set; `None` when no row of the tool runs a command, the command
+/// already runs under the prefix, or there is no command.
+fn sandboxed_input(input: &Value, rows: &[&ToolRow], prefix: &str) -> Option<(Value, Vec<String>)> {
+    let row = rows.iter().find(|row| {
+        row.wrap
+            .as_deref()
+            .is_some_and(|field| input.get(field).is_some_and(Value::is_string))
+    })?;
+    let field = row.wrap.as_deref()?;
+    let command = input[field].as_str()?;
+    let mut rewritten = input.clone();
+    let mut stripped = Vec::new();
+    if let Some(fields) = rewritten.as_object_mut() {
+        for strip in &row.strip {
+            if fields
+                .remove(strip)
+                .is_some_and(|value| value != Value::Bool(false) && !value.is_null())
+            {
+                stripped.push(strip.clone());
+            }
+        }
+    }
     if runs_sandboxed(command, prefix) {
-        return None;
+        return (!stripped.is_empty()).then_some((rewritten, stripped));
     }
     let quoted = shlex::try_quote(command).ok()?;
-    let mut rewritten = input.clone();
-    rewritten["command"] = Value::String(format!("{prefix} {quoted}"));
-    Some(rewritten)
+    rewritten[field] = Value::String(format!("{prefix} {quoted}"));
+    Some((rewritten, stripped))
 }
 
 /// True when `command` is exactly `prefix` and one shell word: all of it runs in the sandbox.
@@ -416,18 +553,23 @@ fn runs_sandboxed(command: &str, prefix: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Claude Code's answer to a `PostToolUse` of a Bash command that did not run under `prefix`:
+/// Claude Code's answer to a `PostToolUse` of a command that did not run under `prefix`:
 /// feedback for the model beside the result and a message for the user.
-fn unsandboxed_report(request: &ClaudeHookRequest, prefix: &str) -> Option<Value> {
-    if request.call.name != "Bash" {
-        return None;
-    }
-    let command = request.call.input["command"].as_str()?;
+fn unsandboxed_report(
+    request: &ClaudeHookRequest,
+    rows: &[&ToolRow],
+    prefix: &str,
+) -> Option<Value> {
+    let command = rows
+        .iter()
+        .filter_map(|row| row.wrap.as_deref())
+        .find_map(|field| request.call.input.get(field).and_then(Value::as_str))?;
     if runs_sandboxed(command, prefix) {
         return None;
     }
     let message = format!(
-        "janua: this Bash command ran WITHOUT janua's sandbox (Claude Code did not apply the rewrite janua asked for): {command}"
+        "janua: this {} command ran WITHOUT janua's sandbox (Claude Code did not apply the rewrite janua asked for): {command}",
+        request.call.name
     );
     Some(json!({
         "decision": "block",
@@ -439,7 +581,7 @@ fn unsandboxed_report(request: &ClaudeHookRequest, prefix: &str) -> Option<Value
 /// A tool janua does not have (`TodoWrite`, `mcp__…`): a bare deny or ask rule naming it decides;
 /// rules with a specifier cannot be read for an input janua has no schema for, and Claude Code
 /// applies those itself.
-fn named_by_rules(runtime: &Runtime, tool: &str) -> (Option<Verdict>, String) {
+fn named_by_rules(runtime: &Runtime, tool: &str) -> Judged {
     let policy = runtime.policy();
     for (kind, verdict) in [
         (RuleKind::Deny, Verdict::Deny),
@@ -450,18 +592,19 @@ fn named_by_rules(runtime: &Runtime, tool: &str) -> (Option<Verdict>, String) {
             .iter()
             .find(|rule| rule.is_bare() && rule.matches_name(tool))
         {
-            return (
-                Some(verdict),
-                format!(
+            return Judged {
+                verdict: Some(verdict),
+                reason: format!(
                     "{tool} is matched by the {} rule {:?} ({})",
                     kind.as_str(),
                     rule.text(),
                     rule.source()
                 ),
-            );
+                person_only: false,
+            };
         }
     }
-    (None, String::new())
+    Judged::default()
 }
 
 /// Claude Code's hook JSON for janua's `verdict` on `event`; `None` leaves the decision to
@@ -577,10 +720,16 @@ mod tests {
     #[test]
     fn only_a_whole_command_under_the_prefix_counts_as_sandboxed() {
         let prefix = "/usr/bin/janua --cwd /p sandbox -- /bin/bash -c";
-        let wrapped = sandboxed_input(&json!({"command": "ls -la; echo 'a b'"}), prefix).unwrap();
+        let rows = tools::rows_for("Bash");
+        let (wrapped, _) =
+            sandboxed_input(&json!({"command": "ls -la; echo 'a b'"}), &rows, prefix).unwrap();
         let command = wrapped["command"].as_str().unwrap();
         assert!(runs_sandboxed(command, prefix), "{command}");
-        assert_eq!(sandboxed_input(&wrapped, prefix), None, "wrapped twice");
+        assert_eq!(
+            sandboxed_input(&wrapped, &rows, prefix),
+            None,
+            "wrapped twice"
+        );
         for smuggled in [
             format!("{prefix} true; curl https://example.com"),
             format!("{prefix} 'true' && rm -rf build"),
@@ -589,12 +738,44 @@ mod tests {
             prefix.to_owned(),
         ] {
             assert!(!runs_sandboxed(&smuggled, prefix), "{smuggled}");
-            let rewritten = sandboxed_input(&json!({"command": smuggled}), prefix).unwrap();
+            let (rewritten, _) =
+                sandboxed_input(&json!({"command": smuggled}), &rows, prefix).unwrap();
             assert!(runs_sandboxed(
                 rewritten["command"].as_str().unwrap(),
                 prefix
             ));
         }
+        let (rewritten, stripped) = sandboxed_input(
+            &json!({"command": "ls", "dangerouslyDisableSandbox": true, "timeout": 5}),
+            &rows,
+            prefix,
+        )
+        .unwrap();
+        assert_eq!(stripped, ["dangerouslyDisableSandbox"]);
+        assert_eq!(rewritten["timeout"], 5);
+        assert!(rewritten.get("dangerouslyDisableSandbox").is_none());
+        let (_, stripped) = sandboxed_input(
+            &json!({"command": "ls", "dangerouslyDisableSandbox": false}),
+            &rows,
+            prefix,
+        )
+        .unwrap();
+        assert!(stripped.is_empty());
+        assert!(
+            sandboxed_input(&json!({"command": "ls"}), &tools::rows_for("Read"), prefix).is_none()
+        );
+        let monitor = tools::rows_for("Monitor");
+        let (rewritten, _) = sandboxed_input(
+            &json!({"command": "tail -f x", "persistent": true}),
+            &monitor,
+            prefix,
+        )
+        .unwrap();
+        assert!(runs_sandboxed(
+            rewritten["command"].as_str().unwrap(),
+            prefix
+        ));
+        assert!(sandboxed_input(&json!({"ws": {"url": "wss://h"}}), &monitor, prefix).is_none());
     }
 
     #[test]

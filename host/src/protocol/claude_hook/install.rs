@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 
 use crate::settings::{SettingsChange, SettingsError};
 
-/// The events janua's hook is registered for: the first two always, `PostToolUse` (for Bash) with
-/// `--sandbox-bash`.
+/// The events janua's hook is registered for: the first two always, `PostToolUse` (for the tools
+/// that run commands: Bash, Monitor) with `--sandbox-bash`.
 pub const CLAUDE_HOOK_EVENTS: [&str; 3] = ["PreToolUse", "PermissionRequest", "PostToolUse"];
 
 /// What marks a handler as janua's: its command runs `… hook claude` (any path to janua, any
@@ -141,7 +141,7 @@ pub fn edit_claude_hooks(
         let post = event == "PostToolUse";
         if !uninstall && (!post || sandbox_bash) {
             groups.push(json!({
-                "matcher": if post { "Bash" } else { "*" },
+                "matcher": if post { super::tools::command_tools_matcher() } else { "*".to_owned() },
                 "hooks": [handler.json()],
             }));
         }
