@@ -759,6 +759,63 @@ fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
         &pre(&fixture, "Bash", json!({"command": "git status"})),
     );
     assert_eq!((status, body.as_str()), (200, "{}"));
+
+    // The project is the session's, whatever `cd` the model ran: fixed at the session's first
+    // event, or found from the transcript Claude Code names, never taken from a moved `cwd`.
+    std::fs::create_dir_all(fixture.workspace().join("sub")).unwrap();
+    let named: String = fixture
+        .workspace()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let session_event = |session: &str,
+                         cwd: &std::path::Path,
+                         project_name: &str,
+                         command: &str| {
+        json!({
+            "session_id": session,
+            "transcript_path": fixture.root().join(format!("home/.claude/projects/{project_name}/{session}.jsonl")),
+            "cwd": cwd,
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_use_id": "toolu_cd",
+        })
+        .to_string()
+    };
+    let decision = |body: &str| {
+        let answer: Value = serde_json::from_str(body).unwrap();
+        answer["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap_or("none")
+            .to_owned()
+    };
+    let sub = fixture.workspace().join("sub");
+    let (_, body) = post(
+        port,
+        Some(token),
+        &session_event("started-here", &fixture.workspace(), &named, "git status"),
+    );
+    assert_eq!(body, "{}");
+    for session in ["started-here", "first-seen-after-cd"] {
+        let (status, body) = post(
+            port,
+            Some(token),
+            &session_event(session, &sub, &named, "cat ../.env"),
+        );
+        assert_eq!(status, 200);
+        assert_eq!(decision(&body), "deny", "{session}: {body}");
+    }
+    // A session first seen outside the project its transcript names cannot be placed: blocked.
+    let (_, body) = post(
+        port,
+        Some(token),
+        &session_event("lost", std::path::Path::new("/"), &named, "ls"),
+    );
+    assert_eq!(decision(&body), "deny", "{body}");
+    assert!(body.contains("transcript"), "{body}");
     server.kill().unwrap();
     server.wait().unwrap();
 }

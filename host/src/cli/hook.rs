@@ -177,6 +177,7 @@ impl ClaudeArgs {
                 None
             },
             keep_workspace: explicit_cwd,
+            session_projects: None,
         })
     }
 }

@@ -10,10 +10,12 @@
 //! the hooks of its settings files itself, and one of them is this one.
 
 mod install;
+mod project;
 mod serve;
 mod tools;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -22,6 +24,7 @@ pub use install::{
     CLAUDE_HOOK_EVENTS, ClaudeHandler, ClaudeScope, HTTP_TOKEN_VARIABLE, HookShapeError,
     edit_claude_hooks, install_claude_hook, registered_claude_hooks,
 };
+pub use project::SessionProjects;
 pub use serve::{ClaudeHookServer, HookServeError};
 
 use crate::Runtime;
@@ -61,8 +64,12 @@ pub struct ClaudeHookRequest {
     pub event: ClaudeHookEvent,
     /// `tool_name`, `tool_input` and `tool_use_id` as a call.
     pub call: ToolUse,
-    /// `cwd`, when given.
+    /// `cwd`, when given: where Claude Code's shell is, which the model's `cd` moves.
     pub cwd: Option<PathBuf>,
+    /// `session_id`, when given.
+    pub session_id: Option<String>,
+    /// `transcript_path`, when given: its directory's name records the session's project.
+    pub transcript_path: Option<PathBuf>,
     /// The mode janua decides in: `permission_mode` when janua has it, else `default`.
     pub mode: PermissionMode,
     /// What was read differently from how it was written (an unknown mode), for stderr.
@@ -131,6 +138,8 @@ pub fn parse_claude_hook(text: &str) -> Result<ClaudeHookRequest, ClaudeHookErro
             input,
         },
         cwd: text_field("cwd").map(PathBuf::from),
+        session_id: text_field("session_id").map(str::to_owned),
+        transcript_path: text_field("transcript_path").map(PathBuf::from),
         event,
         mode,
         notes,
@@ -161,6 +170,9 @@ pub struct ClaudeHookOptions {
     pub sandbox_janua: Option<String>,
     /// `--cwd` was given: the workspace stays the configured one, whatever the event says.
     pub keep_workspace: bool,
+    /// Each session's project, fixed at the first event janua sees of it (`janua hook serve`,
+    /// whose process outlives sessions; a command hook has `$CLAUDE_PROJECT_DIR`).
+    pub session_projects: Option<Arc<SessionProjects>>,
 }
 
 /// Session janua's hook decisions are checked in unless `--session` names another: it never
@@ -212,7 +224,11 @@ pub async fn respond_to_claude_hook(
             notes,
         };
     }
-    let config = hook_config(base.clone(), &request, options);
+    let project = match project::session_project(&base.workspace, &request, options) {
+        Ok(project) => project,
+        Err(reason) => return ClaudeHookReply::block(Some(&request.event), &reason, notes),
+    };
+    let config = hook_config(base.clone(), &request, project, options);
     let project =
         std::fs::canonicalize(&config.workspace).unwrap_or_else(|_| config.workspace.clone());
     let runtime = match Runtime::new(config).await {
@@ -260,21 +276,16 @@ pub async fn respond_to_claude_hook(
     }
 }
 
-/// The runtime a hook event is decided in: the project's directory (`$CLAUDE_PROJECT_DIR`, else
-/// the event's `cwd`, unless `--cwd` was given), the event's mode, Claude Code's settings beside
-/// janua's, and nothing that starts a process or makes the engine.
+/// The runtime a hook event is decided in: the session's `project` (see [`session_project`]),
+/// the event's mode, Claude Code's settings beside janua's, and nothing that starts a process
+/// or makes the engine.
 fn hook_config(
     mut config: crate::RuntimeConfig,
     request: &ClaudeHookRequest,
+    project: PathBuf,
     options: &ClaudeHookOptions,
 ) -> crate::RuntimeConfig {
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| request.cwd.clone());
-    if let Some(project) = project.filter(|_| !options.keep_workspace) {
-        config.workspace = project;
-    }
+    config.workspace = project;
     config.permission_mode = Some(request.mode);
     // Claude Code runs the command, not janua: only `--sandbox-bash` puts it in janua's view.
     config.commands_confined = Some(options.sandbox_janua.is_some());

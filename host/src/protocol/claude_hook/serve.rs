@@ -65,7 +65,11 @@ impl ClaudeHookServer {
 
     /// Answers hook events until the task is dropped; each request is decided in a runtime made
     /// from `base` for the event's project, as `janua hook claude` decides.
-    pub async fn serve(self, base: RuntimeConfig, options: ClaudeHookOptions) {
+    pub async fn serve(self, base: RuntimeConfig, mut options: ClaudeHookOptions) {
+        // The process outlives sessions: each session's project is fixed at its first event.
+        options
+            .session_projects
+            .get_or_insert_with(|| Arc::new(super::SessionProjects::default()));
         let shared = Arc::new((base, options, self.token));
         loop {
             let Ok((stream, _)) = self.listener.accept().await else {
