@@ -147,7 +147,7 @@ pub mod config {
     pub use crate::runtime::DEFAULT_MAX_CONCURRENCY;
     pub use crate::settings::{
         CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, HookSetting, Settings, SettingsError,
-        claude_user_settings_path, user_settings_path,
+        claude_managed_files, claude_user_settings_path, user_settings_path,
     };
     pub use janua_types::AGENT_TOOL;
 }

@@ -23,7 +23,7 @@ pub use file::{PermissionSettings, RuleEntry, Settings};
 pub use hooks::HookSetting;
 pub use load::{
     CLAUDE_MANAGED_SETTINGS, ClaudeCodeSettings, SettingsChange, SettingsInput,
-    claude_user_settings_path, user_settings_path,
+    claude_managed_files, claude_user_settings_path, user_settings_path,
 };
 
 pub(crate) use load::{

@@ -902,6 +902,11 @@ fn every_claude_code_tool_is_decided_by_janua_rules_whatever_fields_it_sends() {
         String::from_utf8_lossy(&allowed.stderr).contains("without the field(s) someFutureField"),
         "the dropped field is said on stderr: {allowed:?}"
     );
+    // Nothing about Claude Code's own keys, hooks (janua's among them) or modes.
+    let stderr = String::from_utf8_lossy(&allowed.stderr);
+    for noise in ["unknown key", "not supported", "not loaded", "defaultMode"] {
+        assert!(!stderr.contains(noise), "{stderr}");
+    }
     // Under --sandbox-bash the rewrite drops it, and says so.
     let output = decided(&fixture, &["--sandbox-bash"], "Bash", escape, "default");
     let rewrite: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -1037,4 +1042,71 @@ fn every_claude_code_tool_is_decided_by_janua_rules_whatever_fields_it_sends() {
     let reported = hook(&fixture, &["--sandbox-bash"], &post);
     let report: Value = serde_json::from_slice(&reported.stdout).unwrap();
     assert_eq!(report["decision"], "block", "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_drop_ins_are_read_as_claude_code_reads_them() {
+    let fixture = Fixture::new();
+    project(&fixture);
+    let managed = fixture.root().join("etc/claude-code");
+    std::fs::create_dir_all(managed.join("managed-settings.d")).unwrap();
+    std::fs::write(
+        managed.join("managed-settings.json"),
+        r#"{"permissions": {"deny": ["Bash(wget *)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        managed.join("managed-settings.d/10-security.json"),
+        r#"{"permissions": {"deny": ["Bash(scp *)"]}, "allowManagedHooksOnly": true}"#,
+    )
+    .unwrap();
+    // Hidden files and other extensions are not drop-ins.
+    std::fs::write(
+        managed.join("managed-settings.d/.20-draft.json"),
+        r#"{"permissions": {"deny": ["Bash(echo *)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        managed.join("managed-settings.d/30-notes.txt"),
+        r#"{"permissions": {"deny": ["Bash(echo *)"]}}"#,
+    )
+    .unwrap();
+    let mut base = fixture.config();
+    base.claude_code = Some(janua::config::ClaudeCodeSettings {
+        managed: Some(managed.join("managed-settings.json")),
+        user: None,
+        project: true,
+        trust_project: true,
+    });
+    let options = janua::claude::ClaudeHookOptions {
+        keep_workspace: true,
+        ..Default::default()
+    };
+    for (command, expected) in [
+        ("scp a host:b", Some("deny")),
+        ("wget https://example.com", Some("deny")),
+        ("echo hi", None),
+    ] {
+        let event = pre(&fixture, "Bash", json!({"command": command}));
+        let reply = janua::claude::respond_to_claude_hook(&base, &event, &options).await;
+        assert_eq!(reply.blocked, None, "{command}");
+        let decision = reply.output.as_ref().map(|output| {
+            output["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        });
+        assert_eq!(
+            decision.as_deref(),
+            expected,
+            "{command}: {:?}",
+            reply.output
+        );
+        if let Some(output) = &reply.output {
+            let reason = output["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap();
+            assert!(reason.contains("managed-settings"), "{reason}");
+        }
+    }
 }

@@ -18,6 +18,9 @@ fn sandbox(fixture: &Fixture, global: &[&str], command: &[&str], stdin: &str) ->
         .args(command)
         .current_dir(fixture.workspace())
         .env("XDG_CONFIG_HOME", fixture.config_home())
+        // Claude Code's user settings are read from here, never from the machine's.
+        .env("HOME", fixture.root().join("home"))
+        .env_remove("CLAUDE_CONFIG_DIR")
         .env("JANUA_TEST_SECRET", "hunter2")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -109,4 +112,58 @@ fn deny_rules_hide_their_files_from_the_command() {
     assert!(!stdout(&denied).contains("TOPSECRET"), "{denied:?}");
     let control = sandbox(&fixture, &[], &["cat", ".env"], "");
     assert!(stdout(&control).contains("TOPSECRET-env"), "{control:?}");
+}
+
+#[test]
+fn claude_code_deny_rules_shape_the_view_whichever_file_holds_them() {
+    for (file, home_relative) in [
+        (".claude/settings.json", false),
+        (".claude/settings.local.json", false),
+        (".claude/settings.json", true),
+    ] {
+        let fixture = Fixture::new();
+        fixture.write(".env", "API_KEY=TOPSECRET-env\n");
+        fixture.write("secrets/key.txt", "k\n");
+        // Claude Code's file as users have it: its hooks (janua's own among them), keys janua
+        // does not read.
+        let settings = r#"{"model": "opus", "env": {"A": "1"},
+            "permissions": {"deny": ["Read(./.env)", "Edit(./secrets/**)"]},
+            "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/usr/bin/janua hook claude", "onFailure": "block"}]}]}}"#;
+        if home_relative {
+            // The user's file holds project-relative rules only through absolute paths.
+            let absolute = settings
+                .replace(
+                    "./.env",
+                    &format!("/{}", fixture.workspace().join(".env").display()),
+                )
+                .replace(
+                    "./secrets/**",
+                    &format!("/{}/**", fixture.workspace().join("secrets").display()),
+                );
+            let home = fixture.root().join("home/.claude");
+            std::fs::create_dir_all(&home).unwrap();
+            std::fs::write(home.join("settings.json"), absolute).unwrap();
+        } else {
+            fixture.write(file, settings);
+        }
+        let output = sandbox(
+            &fixture,
+            &[],
+            &[
+                "sh",
+                "-c",
+                "cat .env; find secrets -delete; mv secrets moved; ls secrets",
+            ],
+            "",
+        );
+        let printed = stdout(&output);
+        assert!(!printed.contains("TOPSECRET"), "{file}: {output:?}");
+        assert!(printed.contains("key.txt"), "{file}: {output:?}");
+        assert!(fixture.workspace().join("secrets/key.txt").exists());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !stderr.contains("warning"),
+            "no warning about Claude Code's own keys and hooks: {stderr}"
+        );
+    }
 }

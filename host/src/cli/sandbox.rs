@@ -36,6 +36,12 @@ pub(crate) async fn run(args: SandboxArgs, config: anyhow::Result<RuntimeConfig>
         Ok(config) => config,
         Err(error) => return not_run(format!("{error:#}")),
     };
+    // One rule set for the hook and the sandbox: the deny rules of Claude Code's files shape the
+    // view too (a Read deny masks, an Edit deny is read-only), whichever file holds them. Their
+    // allow rules, directories and mode are not used here.
+    if config.claude_code.is_none() {
+        config.claude_code = Some(janua::config::ClaudeCodeSettings::of_this_machine(false));
+    }
     // No guest runs here: no engine is made.
     config.warm_engine = false;
     config.project_mcp = false;

@@ -289,14 +289,17 @@ fn hook_config(
     config.permission_mode = Some(request.mode);
     // Claude Code runs the command, not janua: only `--sandbox-bash` puts it in janua's view.
     config.commands_confined = Some(options.sandbox_janua.is_some());
-    config.claude_code = Some(crate::settings::ClaudeCodeSettings {
-        managed: Some(PathBuf::from(crate::settings::CLAUDE_MANAGED_SETTINGS)),
-        user: crate::settings::claude_user_settings_path(),
-        project: true,
-        // What the project's files allow only turns janua's answer from "ask" into "no answer"
-        // unless janua is authoritative; then janua's own workspace trust is needed.
-        trust_project: !options.authoritative,
-    });
+    // What the project's files allow only turns janua's answer from "ask" into "no answer"
+    // unless janua is authoritative; then janua's own workspace trust is needed. The files
+    // themselves are Claude Code's on this machine unless the caller named others.
+    let trust_project = !options.authoritative;
+    let mut claude = config
+        .claude_code
+        .take()
+        .unwrap_or_else(|| crate::settings::ClaudeCodeSettings::of_this_machine(trust_project));
+    claude.project = true;
+    claude.trust_project = trust_project;
+    config.claude_code = Some(claude);
     config.project_mcp = false;
     config.mcp_config_files.clear();
     config.agent_command = None;

@@ -112,6 +112,33 @@ impl Settings {
         Self::parse(&text, path, warnings)
     }
 
+    /// Reads one of Claude Code's own settings files: only its `permissions`, which janua
+    /// enforces beside Claude Code. Everything else in it is Claude Code's to apply (its hooks,
+    /// which Claude Code runs, one of them janua's; `disableAllHooks`; its model, environment and
+    /// so on), so none of it is read, and its keys janua does not know are not warned about.
+    pub fn load_claude_code(path: &Path) -> Result<Self, SettingsError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SettingsError {
+            path: path.to_path_buf(),
+            message: format!("cannot read: {e}"),
+        })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| SettingsError {
+            path: path.to_path_buf(),
+            message: format!("not valid JSON: {e}"),
+        })?;
+        let Value::Object(mut top) = value else {
+            return Err(SettingsError {
+                path: path.to_path_buf(),
+                message: "the settings must be a JSON object".to_owned(),
+            });
+        };
+        let mut kept = serde_json::Map::new();
+        if let Some(permissions) = top.remove("permissions") {
+            kept.insert("permissions".to_owned(), permissions);
+        }
+        let mut unknown_keys = Vec::new();
+        Self::parse(&Value::Object(kept).to_string(), path, &mut unknown_keys)
+    }
+
     /// Parses settings `text`; `path` names it in messages.
     pub fn parse(
         text: &str,

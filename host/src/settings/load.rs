@@ -41,7 +41,8 @@ pub struct SettingsInput {
 /// call.
 #[derive(Debug, Clone, Default)]
 pub struct ClaudeCodeSettings {
-    /// The managed policy file (`/etc/claude-code/managed-settings.json` on Linux); highest
+    /// The managed policy file (`/etc/claude-code/managed-settings.json` on Linux), with the
+    /// drop-ins in `managed-settings.d/` beside it ([`claude_managed_files`]); highest
     /// precedence.
     pub managed: Option<PathBuf>,
     /// The user file ([`claude_user_settings_path`]).
@@ -53,8 +54,50 @@ pub struct ClaudeCodeSettings {
     pub trust_project: bool,
 }
 
+impl ClaudeCodeSettings {
+    /// The files Claude Code reads on this machine for a project: the managed file and its
+    /// drop-ins, the user's file (honouring `$CLAUDE_CONFIG_DIR`) and the project's, the
+    /// project's allow rules used without janua's workspace trust when `trust_project`.
+    pub fn of_this_machine(trust_project: bool) -> Self {
+        Self {
+            managed: Some(PathBuf::from(CLAUDE_MANAGED_SETTINGS)),
+            user: claude_user_settings_path(),
+            project: true,
+            trust_project,
+        }
+    }
+}
+
 /// Claude Code's managed settings file on Linux.
 pub const CLAUDE_MANAGED_SETTINGS: &str = "/etc/claude-code/managed-settings.json";
+
+/// Claude Code's managed files for the base file `managed`, highest precedence first: the
+/// drop-ins `managed-settings.d/*.json` beside it (Claude Code merges them over the base in name
+/// order, so the last name wins; hidden files are skipped), then the base file itself. Files
+/// that do not exist are left out.
+pub fn claude_managed_files(managed: &Path) -> Vec<PathBuf> {
+    let mut drop_ins: Vec<PathBuf> = managed
+        .parent()
+        .map(|dir| dir.join("managed-settings.d"))
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+                && path
+                    .file_name()
+                    .is_some_and(|name| !name.to_string_lossy().starts_with('.'))
+                && path.is_file()
+        })
+        .collect();
+    drop_ins.sort();
+    drop_ins.reverse();
+    drop_ins.extend(Some(managed.to_path_buf()).filter(|path| path.is_file()));
+    drop_ins
+}
 
 /// Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else
 /// `~/.claude/settings.json`.
@@ -179,25 +222,22 @@ pub(crate) fn load(
     let mut warnings = Vec::new();
     let mut scopes: Vec<Scope> = Vec::new();
     let claude = input.claude_code.as_ref();
-    let claude_file =
-        |path: &Path, source: RuleSource, needs_trust: bool, warnings: &mut Vec<String>| {
-            Settings::load(path, warnings).map(|settings| Scope {
-                source,
-                settings,
-                needs_trust,
-                claude_code: true,
-            })
-        };
-    if let Some(path) = claude
-        .and_then(|claude| claude.managed.as_ref())
-        .filter(|path| path.is_file())
-    {
-        scopes.push(claude_file(
-            path,
-            RuleSource::Settings(Some(path.clone())),
-            false,
-            &mut warnings,
-        )?);
+    let claude_file = |path: &Path, source: RuleSource, needs_trust: bool| {
+        Settings::load_claude_code(path).map(|settings| Scope {
+            source,
+            settings,
+            needs_trust,
+            claude_code: true,
+        })
+    };
+    if let Some(managed) = claude.and_then(|claude| claude.managed.as_ref()) {
+        for path in claude_managed_files(managed) {
+            scopes.push(claude_file(
+                &path,
+                RuleSource::Settings(Some(path.clone())),
+                false,
+            )?);
+        }
     }
     for path in &input.files {
         scopes.push(Scope::janua(
@@ -239,7 +279,7 @@ pub(crate) fn load(
             } else {
                 RuleSource::Project(path.clone())
             };
-            scopes.push(claude_file(&path, source, needs_trust, &mut warnings)?);
+            scopes.push(claude_file(&path, source, needs_trust)?);
         }
     }
     if let Some(path) = input.user_file.as_ref().filter(|path| path.is_file()) {
@@ -253,12 +293,7 @@ pub(crate) fn load(
         .and_then(|claude| claude.user.as_ref())
         .filter(|path| path.is_file())
     {
-        scopes.push(claude_file(
-            path,
-            RuleSource::User(path.clone()),
-            false,
-            &mut warnings,
-        )?);
+        scopes.push(claude_file(path, RuleSource::User(path.clone()), false)?);
     }
 
     let trusted = input.trust_workspace || trust_recorded(&scopes, workspace, &mut warnings);
@@ -418,14 +453,8 @@ pub(crate) fn load(
             None => None,
             Some(Ok(parsed)) => Some(parsed),
             // Claude Code has modes janua does not (`auto`); the mode a hook decides in comes with
-            // each event anyway.
-            Some(Err(error)) if scope.claude_code => {
-                warnings.push(format!(
-                    "permissions.defaultMode in {}: {error}; not used by janua",
-                    scope.source
-                ));
-                None
-            }
+            // each event anyway, so this is no news to the user.
+            Some(Err(_)) if scope.claude_code => None,
             Some(Err(error)) => {
                 return Err(Error::Settings(SettingsError {
                     path: source_path(&scope.source),
