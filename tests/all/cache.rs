@@ -72,12 +72,44 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     fixture.write("notes.txt", "cached words\n");
     let cache = fixture.root().join("cache");
 
-    // Prewarm fills an empty cache with every built-in and its description.
+    // With a cold cache, listing and deciding compile nothing: the built-ins' descriptions ship
+    // in the binary.
+    let listed = janua(&fixture, &cache, &["tools"]);
+    assert!(listed.status.success());
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("Read"));
+    let mut hook = std::process::Command::new(janua_bin())
+        .arg("--cwd")
+        .arg(fixture.workspace())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["hook", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut hook.stdin.take().unwrap(),
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf ~"}}"#,
+    )
+    .unwrap();
+    let decided = hook.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&decided.stdout).contains("\"ask\""),
+        "{decided:?}"
+    );
+    assert_eq!(
+        artifacts(&cache),
+        Vec::<PathBuf>::new(),
+        "a cold start compiled"
+    );
+
+    // Prewarm fills an empty cache with every built-in.
     let prewarm = json(&janua(&fixture, &cache, &["cache", "--json", "prewarm"]));
     let info = json(&janua(&fixture, &cache, &["cache", "--json", "info"]));
-    let described = info["descriptions"].as_u64().unwrap();
-    assert!(described >= 8, "{info}");
-    assert_eq!(info["artifacts"].as_u64(), Some(described), "{info}");
+    assert!(info["artifacts"].as_u64().unwrap() >= 8, "{info}");
     assert!(prewarm["tools"].as_u64().unwrap() >= 8, "{prewarm}");
     let before = artifacts(&cache);
     json(&janua(&fixture, &cache, &["cache", "--json", "prewarm"]));
@@ -125,24 +157,43 @@ fn a_tool_is_loaded_when_called_and_a_corrupt_artifact_is_recompiled() {
     std::fs::write(&compiled[0], &bytes[..100]).unwrap();
     read_notes(&fixture, &cache);
 
-    // A description that is not JSON is described again, not trusted.
-    let engine_dir = compiled[0].parent().unwrap().to_path_buf();
-    for entry in std::fs::read_dir(&engine_dir).unwrap().flatten() {
-        if entry.file_name().to_string_lossy().ends_with(".tools.json") {
-            std::fs::write(entry.path(), b"{not json").unwrap();
+    // A plugin's description is cached; one that is not JSON is described again, not trusted.
+    let plugin = fixture.plugin("echo", janua_test_guests::PIPELINE_ECHO, "");
+    let with_plugin = |fixture: &Fixture| {
+        let listed = janua(
+            fixture,
+            &cache,
+            &["--plugins", plugin.to_str().unwrap(), "tools"],
+        );
+        assert!(
+            listed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        assert!(String::from_utf8_lossy(&listed.stdout).contains("Echo"));
+    };
+    with_plugin(&fixture);
+    let info = json(&janua(&fixture, &cache, &["cache", "--json", "info"]));
+    assert_eq!(info["descriptions"], 1, "{info}");
+    let mut corrupted = 0;
+    for engine in std::fs::read_dir(&cache).unwrap().flatten() {
+        for entry in std::fs::read_dir(engine.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().ends_with(".tools.json") {
+                std::fs::write(entry.path(), b"{not json").unwrap();
+                corrupted += 1;
+            }
         }
     }
-    let relisted = janua(&fixture, &cache, &["tools"]);
-    assert!(
-        relisted.status.success(),
-        "{}",
-        String::from_utf8_lossy(&relisted.stderr)
-    );
-    assert!(String::from_utf8_lossy(&relisted.stdout).contains("Grep"));
+    assert_eq!(corrupted, 1);
+    with_plugin(&fixture);
 
     // Clear removes every entry.
     let cleared = json(&janua(&fixture, &cache, &["cache", "--json", "clear"]));
-    assert!(cleared["removed"].as_u64().unwrap() >= 8, "{cleared}");
+    assert!(cleared["removed"].as_u64().unwrap() >= 2, "{cleared}");
     let empty = json(&janua(&fixture, &cache, &["cache", "--json", "info"]));
     assert_eq!(empty["artifacts"], 0, "{empty}");
     assert_eq!(empty["descriptions"], 0, "{empty}");

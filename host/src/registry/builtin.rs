@@ -120,9 +120,12 @@ pub(super) async fn load(
             )
         })
         .collect();
-    let cached: Vec<Option<Vec<ToolSpec>>> = components
+    let cached: Vec<Option<Vec<ToolSpec>>> = EMBEDDED_COMPONENTS
         .iter()
-        .map(|component| load::cached_specs(sandbox, &component.digest))
+        .zip(&components)
+        .map(|((crate_dir, _, _), component)| {
+            recorded_specs(crate_dir).or_else(|| load::cached_specs(sandbox, &component.digest))
+        })
         .collect();
     let uncached: Vec<&LoadedComponent> = components
         .iter()
@@ -162,6 +165,24 @@ pub(super) async fn load(
         tools.extend(listed?);
     }
     Ok(tools)
+}
+
+/// What each embedded component's `describe` answers, recorded in the binary
+/// (`builtin_tools.json`, kept equal to the components by a test that rewrites it with
+/// `BLESS=1`), so that no built-in is compiled before its first call: deciding alone (`janua
+/// check`, the Claude Code hook) never compiles anything, however cold the cache.
+static RECORDED_SPECS: std::sync::LazyLock<std::collections::BTreeMap<String, Vec<ToolSpec>>> =
+    std::sync::LazyLock::new(|| {
+        // Unreadable (which the test rules out) only means describing each component as before.
+        serde_json::from_str(include_str!("builtin_tools.json")).unwrap_or_default()
+    });
+
+/// The recorded description of the embedded component built from `example-tools/<crate_dir>`.
+fn recorded_specs(crate_dir: &str) -> Option<Vec<ToolSpec>> {
+    RECORDED_SPECS
+        .get(crate_dir)
+        .filter(|specs| !specs.is_empty())
+        .cloned()
 }
 
 /// Compiles (or loads from the cache) and links `components` on every core, reporting progress on
@@ -223,4 +244,53 @@ pub(crate) fn compile_all(
 pub(crate) fn example_extensions()
 -> &'static [(&'static str, &'static str, &'static [u8], &'static str)] {
     EMBEDDED_EXTENSIONS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recorded descriptions are what the components describe now; `BLESS=1` rewrites them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn recorded_descriptions_match_the_components() {
+        let cache =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/component-cache");
+        let sandbox = Sandbox::engine_on_demand(Some(&cache));
+        let mut described = std::collections::BTreeMap::new();
+        for (crate_dir, wasm, digest) in EMBEDDED_COMPONENTS {
+            let component = ComponentEntry {
+                loaded: sandbox.lazy(
+                    Wasm::Embedded(wasm),
+                    Some(digest),
+                    crate_dir,
+                    ComponentKind::Tool,
+                ),
+                grants: Grants::default(),
+                limits: builtin_limits(Limits::default()),
+                source: ToolSource::BuiltIn,
+                plugin_data: None,
+                keep_escapes: false,
+            };
+            compile_all(&sandbox, &[&component.loaded]).expect("the built-in compiles");
+            let specs = load::describe_specs(&sandbox, &component, crate_dir, None)
+                .await
+                .expect("the built-in describes its tools");
+            described.insert((*crate_dir).to_owned(), specs);
+        }
+        let text = serde_json::to_string_pretty(&described).unwrap() + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/registry/builtin_tools.json");
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let recorded = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            recorded == text,
+            "{} differs from what the built-in components describe: rerun with BLESS=1 to record it",
+            path.display()
+        );
+        let read: std::collections::BTreeMap<String, Vec<ToolSpec>> =
+            serde_json::from_str(&recorded).expect("the record reads back");
+        assert_eq!(read.len(), EMBEDDED_COMPONENTS.len());
+    }
 }
