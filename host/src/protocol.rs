@@ -13,9 +13,9 @@ mod watch;
 pub use claude_hook::{
     CLAUDE_HOOK_EVENTS, ClaudeHandler, ClaudeHookAnswer, ClaudeHookError, ClaudeHookEvent,
     ClaudeHookOptions, ClaudeHookReply, ClaudeHookRequest, ClaudeHookServer, ClaudeScope,
-    HTTP_TOKEN_VARIABLE, HookServeError, HookShapeError, SessionProjects, SettingsChange,
-    answer_claude_hook, claude_answer, claude_block, edit_claude_hooks, install_claude_hook,
-    parse_claude_hook, registered_claude_hooks, respond_to_claude_hook,
+    HTTP_TOKEN_VARIABLE, HookServeError, HookShapeError, RegisteredHook, SessionProjects,
+    SettingsChange, answer_claude_hook, claude_answer, claude_block, edit_claude_hooks,
+    install_claude_hook, parse_claude_hook, registered_claude_hooks, respond_to_claude_hook,
 };
 pub use definitions::{DefinitionFormat, tool_definitions};
 

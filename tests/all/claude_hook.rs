@@ -450,55 +450,191 @@ fn install_is_idempotent_keeps_other_settings_and_uninstalls() {
 }
 
 #[test]
-fn doctor_checks_the_version_the_registration_and_a_decision() {
+fn doctor_fails_on_every_set_up_that_lets_a_call_past_janua() {
     let fixture = Fixture::new();
     let home = fixture.root().join("home");
     std::fs::create_dir_all(&home).unwrap();
+    let managed = fixture.root().join("etc-claude-code");
+    let managed_dir = managed.to_string_lossy().into_owned();
     let bin = fixture.root().join("fake-bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let fake_claude = |version: &str| {
+    let fake_claude = |version: Option<&str>| {
         use std::os::unix::fs::PermissionsExt as _;
         let path = bin.join("claude");
-        std::fs::write(
-            &path,
-            format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
-        )
-        .unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        match version {
+            Some(version) => {
+                std::fs::write(
+                    &path,
+                    format!("#!/bin/sh\necho '{version} (Claude Code)'\n"),
+                )
+                .unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     };
     let bin_dir = bin.to_string_lossy().into_owned();
-    fake_claude("2.1.332");
-    let missing = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
-    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
-    assert!(String::from_utf8_lossy(&missing.stdout).contains("not registered"));
-
-    assert!(
-        hook_admin(
+    let doctor = || {
+        let output = hook_admin(
             &fixture,
             &home,
             &bin_dir,
-            &["install", "--claude", "--scope", "project"]
+            &["doctor", "--claude", "--managed-dir", &managed_dir],
+        );
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
         )
-        .status
-        .success()
-    );
-    let healthy = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
-    let report = String::from_utf8_lossy(&healthy.stdout);
-    assert_eq!(healthy.status.code(), Some(0), "{report}");
-    assert!(report.contains("honours \"onFailure\""), "{report}");
+    };
+    let install = |args: &[&str]| {
+        let mut all = vec!["install", "--claude", "--managed-dir", &managed_dir];
+        all.extend_from_slice(args);
+        let output = hook_admin(&fixture, &home, &bin_dir, &all);
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    fake_claude(Some("2.1.332"));
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1), "{report}");
     assert!(
-        report.contains("project settings") && report.contains("PreToolUse runs"),
+        report.contains("no janua handler for PreToolUse"),
         "{report}"
     );
-    assert!(report.contains("answered ask"), "{report}");
 
-    fake_claude("2.1.200");
-    let old = hook_admin(&fixture, &home, &bin_dir, &["doctor", "--claude"]);
-    assert_eq!(old.status.code(), Some(1));
+    let said = install(&["--scope", "project"]);
     assert!(
-        String::from_utf8_lossy(&old.stdout).contains("too old"),
-        "{old:?}"
+        said.contains("installed for PreToolUse, PermissionRequest")
+            && !said.contains("PostToolUse"),
+        "install says exactly what it added: {said}"
     );
+    let (code, report) = doctor();
+    assert_eq!(code, Some(0), "{report}");
+    assert!(report.contains("honours \"onFailure\""), "{report}");
+    assert!(report.contains("answered ask"), "{report}");
+    let settings_path = fixture.workspace().join(".claude/settings.json");
+    let healthy = std::fs::read_to_string(&settings_path).unwrap();
+
+    // Each fail-open set-up fails, with its fix.
+    let janua_command = registered_command(&healthy);
+    let cases = [
+        (
+            json!({"hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}]}}),
+            "onFailure",
+        ),
+        (
+            json!({"hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}]}}),
+            "matches only",
+        ),
+        (
+            json!({"hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}]}}),
+            "no janua handler for PermissionRequest",
+        ),
+    ];
+    for (settings, word) in cases {
+        std::fs::write(&settings_path, settings.to_string()).unwrap();
+        let (code, report) = doctor();
+        assert_eq!(code, Some(1), "{word}: {report}");
+        assert!(
+            report.contains(word) && report.contains("fix:"),
+            "{word}: {report}"
+        );
+    }
+    std::fs::write(&settings_path, &healthy).unwrap();
+
+    // A repository's local settings switch every hook off: fatal, until janua is managed.
+    fixture.write(
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("disableAllHooks") && report.contains("--scope managed"),
+        "{report}"
+    );
+    let said = install(&["--scope", "managed", "--allow-managed-hooks-only"]);
+    assert!(said.contains("allowManagedHooksOnly set"), "{said}");
+    let drop_in = managed.join("managed-settings.d/janua.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    assert_eq!(written["allowManagedHooksOnly"], true);
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&drop_in).unwrap().permissions().mode() & 0o777,
+        0o644,
+        "every user's Claude Code reads the managed file"
+    );
+    let (code, report) = doctor();
+    assert_eq!(code, Some(0), "{report}");
+    assert!(
+        report.contains("janua's managed hook still runs"),
+        "{report}"
+    );
+    // Managed only, janua's project hook alone would never run.
+    install(&["--scope", "managed", "--uninstall"]);
+    std::fs::write(
+        managed.join("managed-settings.d/10-policy.json"),
+        r#"{"allowManagedHooksOnly": true}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(fixture.workspace().join(".claude/settings.local.json")).unwrap();
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains("allowManagedHooksOnly"), "{report}");
+    std::fs::remove_file(managed.join("managed-settings.d/10-policy.json")).unwrap();
+
+    // Claude Code missing or too old.
+    fake_claude(Some("2.1.200"));
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1));
+    assert!(report.contains("too old"), "{report}");
+    fake_claude(None);
+    let (code, report) = doctor();
+    assert_eq!(code, Some(1));
+    assert!(report.contains("not found on PATH"), "{report}");
+    fake_claude(Some("2.1.332"));
+
+    // Trust is read from $CLAUDE_CONFIG_DIR/.claude.json when that is set.
+    let config_dir = fixture.root().join("claude-config");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let project = std::fs::canonicalize(fixture.workspace()).unwrap();
+    std::fs::write(
+        config_dir.join(".claude.json"),
+        json!({"projects": {project.to_string_lossy(): {"hasTrustDialogAccepted": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    let output = Command::new(janua_bin())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["hook", "doctor", "--claude", "--managed-dir", &managed_dir])
+        .current_dir(fixture.workspace())
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env("CLAUDE_CONFIG_DIR", &config_dir)
+        .env(
+            "PATH",
+            format!("{bin_dir}:{}", std::env::var("PATH").unwrap_or_default()),
+        )
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("Claude Code trusts"), "{report}");
+}
+
+/// The command of janua's first handler in the settings `text`.
+fn registered_command(text: &str) -> String {
+    let settings: Value = serde_json::from_str(text).unwrap();
+    settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]

@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+mod doctor;
+
 use janua::RuntimeConfig;
 use janua::claude::{
     ClaudeHandler, ClaudeHookEvent, ClaudeHookOptions, ClaudeHookServer, ClaudeScope, claude_block,
-    install_claude_hook, parse_claude_hook, registered_claude_hooks, respond_to_claude_hook,
+    install_claude_hook, parse_claude_hook, respond_to_claude_hook,
 };
 
 /// Arguments of `janua hook`.
@@ -57,8 +59,9 @@ struct AgentChoice {
 struct InstallArgs {
     #[command(flatten)]
     agent: AgentChoice,
-    /// The settings file: user (~/.claude/settings.json), project (.claude/settings.json) or
-    /// local (.claude/settings.local.json).
+    /// The settings file: user (~/.claude/settings.json), project (.claude/settings.json),
+    /// local (.claude/settings.local.json) or managed (janua's drop-in
+    /// /etc/claude-code/managed-settings.d/janua.json, which needs root).
     #[arg(long, value_enum, default_value_t = Scope::User)]
     scope: Scope,
     /// Install the hook with --authoritative (janua's allow skips Claude Code's prompts).
@@ -71,6 +74,13 @@ struct InstallArgs {
     /// Remove janua's hook instead.
     #[arg(long)]
     uninstall: bool,
+    /// With --scope managed: also set allowManagedHooksOnly, so that only managed hooks (janua's
+    /// among them) run and no user or project settings add hooks of their own.
+    #[arg(long = "allow-managed-hooks-only")]
+    allow_managed_hooks_only: bool,
+    /// Where Claude Code's managed settings live (default /etc/claude-code).
+    #[arg(long = "managed-dir", value_name = "DIR", default_value = MANAGED_DIR)]
+    managed_dir: PathBuf,
     /// Register an `http` hook posting to `janua hook serve` at this loopback address (token in
     /// JANUA_HOOK_TOKEN) instead of a command hook.
     #[arg(long, value_name = "ADDRESS")]
@@ -82,13 +92,21 @@ struct InstallArgs {
 struct DoctorArgs {
     #[command(flatten)]
     agent: AgentChoice,
+    /// Where Claude Code's managed settings live (default /etc/claude-code).
+    #[arg(long = "managed-dir", value_name = "DIR", default_value = MANAGED_DIR)]
+    managed_dir: PathBuf,
 }
+
+/// Claude Code's managed settings directory on Linux.
+const MANAGED_DIR: &str = "/etc/claude-code";
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Scope {
     User,
     Project,
     Local,
+    /// janua's drop-in in Claude Code's managed settings: no repository can switch it off.
+    Managed,
 }
 
 impl Scope {
@@ -97,6 +115,7 @@ impl Scope {
             Scope::User => ClaudeScope::User,
             Scope::Project => ClaudeScope::Project,
             Scope::Local => ClaudeScope::Local,
+            Scope::Managed => ClaudeScope::Managed,
         }
     }
 }
@@ -123,7 +142,14 @@ pub(crate) async fn run(
     let claude = match args.command {
         HookCommand::Claude(claude) => claude,
         HookCommand::Install(install) => return run_install(&install, base),
-        HookCommand::Doctor(_) => return run_doctor(base),
+        HookCommand::Doctor(args) => {
+            let _ = args.agent.claude;
+            return doctor::run(
+                &project_dir(&base),
+                &args.managed_dir,
+                janua_command(&[]).ok(),
+            );
+        }
         HookCommand::Serve(serve) => return run_serve(serve, base, explicit_cwd).await,
     };
     // A panic would exit 101, which Claude Code reads as a non-blocking error: the call would run.
@@ -270,7 +296,11 @@ fn janua_command(flags: &[&str]) -> anyhow::Result<String> {
 fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitCode {
     let _ = args.agent.claude;
     let project = project_dir(&base);
-    let Some(path) = args.scope.claude().path(&project) else {
+    if args.allow_managed_hooks_only && !matches!(args.scope, Scope::Managed) {
+        eprintln!("janua hook install: --allow-managed-hooks-only needs --scope managed");
+        return ExitCode::from(2);
+    }
+    let Some(path) = args.scope.claude().path(&project, &args.managed_dir) else {
         eprintln!(
             "janua hook install: no home directory for the user settings file (set HOME or CLAUDE_CONFIG_DIR)"
         );
@@ -298,8 +328,13 @@ fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitC
         Some(address) => ClaudeHandler::Http(format!("http://{address}/claude")),
         None => ClaudeHandler::Command(command),
     };
-    match install_claude_hook(&path, &handler, args.uninstall) {
-        Ok(change) if change.unchanged() => {
+    let managed_hooks_only = match (args.uninstall, args.allow_managed_hooks_only) {
+        (true, _) if matches!(args.scope, Scope::Managed) => Some(false),
+        (false, true) => Some(true),
+        _ => None,
+    };
+    match install_claude_hook(&path, &handler, args.uninstall, managed_hooks_only) {
+        Ok((change, _)) if change.unchanged() => {
             println!(
                 "{}: already {}; unchanged",
                 path.display(),
@@ -311,20 +346,24 @@ fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitC
             );
             ExitCode::SUCCESS
         }
-        Ok(change) => {
+        Ok((change, added)) => {
             let diff = similar::TextDiff::from_lines(&change.before, &change.after);
             let name = path.display().to_string();
             print!("{}", diff.unified_diff().header(&name, &name));
-            println!(
-                "{}: janua's hook {} for {}",
-                path.display(),
-                if args.uninstall {
-                    "removed"
-                } else {
-                    "installed"
-                },
-                janua::claude::CLAUDE_HOOK_EVENTS.join(" and ")
-            );
+            if args.uninstall {
+                println!("{}: janua's hook removed", path.display());
+            } else {
+                println!(
+                    "{}: janua's hook installed for {}{}",
+                    path.display(),
+                    added.join(", "),
+                    if managed_hooks_only == Some(true) {
+                        "; allowManagedHooksOnly set"
+                    } else {
+                        ""
+                    }
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -332,170 +371,4 @@ fn run_install(args: &InstallArgs, base: anyhow::Result<RuntimeConfig>) -> ExitC
             ExitCode::from(2)
         }
     }
-}
-
-/// The first Claude Code version whose hooks honour `"onFailure": "block"`.
-const ON_FAILURE_SINCE: [u64; 3] = [2, 1, 295];
-
-fn run_doctor(base: anyhow::Result<RuntimeConfig>) -> ExitCode {
-    let project = project_dir(&base);
-    let mut healthy = true;
-    // Claude Code's version: `"onFailure": "block"` is what blocks a call when the hook cannot run.
-    match std::process::Command::new("claude")
-        .arg("--version")
-        .output()
-    {
-        Ok(output) if output.status.success() => {
-            let text = String::from_utf8_lossy(&output.stdout);
-            let version: Option<Vec<u64>> = text.split_whitespace().next().map(|word| {
-                word.split('.')
-                    .filter_map(|part| part.parse().ok())
-                    .collect()
-            });
-            match version.filter(|parts| parts.len() == 3) {
-                Some(parts) if parts.as_slice() >= ON_FAILURE_SINCE.as_slice() => {
-                    println!(
-                        "claude {}: honours \"onFailure\": \"block\" (a hook that cannot run blocks the call)",
-                        text.trim()
-                    );
-                }
-                Some(_) => {
-                    healthy = false;
-                    println!(
-                        "claude {}: too old for \"onFailure\" (needs 2.1.295 or later): if janua cannot run, Claude Code runs the call",
-                        text.trim()
-                    );
-                }
-                None => println!("claude: version {:?} not understood", text.trim()),
-            }
-        }
-        _ => println!(
-            "claude: not found on PATH (janua cannot say whether \"onFailure\" is honoured)"
-        ),
-    }
-    // Where the hook is registered.
-    let mut commands = Vec::new();
-    for (label, scope) in [
-        ("user", ClaudeScope::User),
-        ("project", ClaudeScope::Project),
-        ("local", ClaudeScope::Local),
-    ] {
-        let Some(path) = scope.path(&project) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let found = registered_claude_hooks(&text);
-        if found.is_empty() {
-            println!(
-                "{label} settings {}: janua's hook not registered",
-                path.display()
-            );
-            continue;
-        }
-        for (event, command) in &found {
-            println!(
-                "{label} settings {}: {event} runs {command}",
-                path.display()
-            );
-            commands.push(command.clone());
-        }
-    }
-    if commands.is_empty() {
-        healthy = false;
-        println!("janua's hook is not registered: run `janua hook install --claude`");
-    }
-    match claude_trust(&project) {
-        Some(true) => println!("Claude Code trusts {}: its hooks run", project.display()),
-        Some(false) => {
-            println!(
-                "Claude Code has not trusted {} yet: hooks run once its trust dialog is accepted",
-                project.display()
-            );
-        }
-        None => println!(
-            "Claude Code's trust for {}: unknown (no record in ~/.claude.json)",
-            project.display()
-        ),
-    }
-    // A decision through the registered command, as Claude Code would run it.
-    // An `http` handler needs `janua hook serve` running; the self-test goes through a command.
-    let command = commands
-        .iter()
-        .find(|command| !command.starts_with("http://"))
-        .cloned()
-        .or_else(|| janua_command(&[]).ok());
-    if let Some(command) = command {
-        let event = serde_json::json!({
-            "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_input": {"command": "rm -rf ~"}, "cwd": project, "permission_mode": "default",
-        });
-        match self_test(&command, &event.to_string(), &project) {
-            Ok(decision) if decision == "ask" || decision == "deny" => {
-                println!("self-test: `rm -rf ~` through `{command}` answered {decision}");
-            }
-            Ok(decision) => {
-                healthy = false;
-                println!(
-                    "self-test: `rm -rf ~` through `{command}` answered {decision:?}, expected ask or deny"
-                );
-            }
-            Err(problem) => {
-                healthy = false;
-                println!("self-test: `{command}` failed: {problem}");
-            }
-        }
-    }
-    if healthy {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
-}
-
-/// Runs `command` as Claude Code runs a command hook (`sh -c`) with `event` on stdin; the
-/// `permissionDecision` it printed.
-fn self_test(command: &str, event: &str, project: &std::path::Path) -> Result<String, String> {
-    use std::io::Write as _;
-    let mut child = std::process::Command::new("/bin/sh")
-        .args(["-c", command])
-        .current_dir(project)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|error| error.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(event.as_bytes())
-            .map_err(|error| error.to_string())?;
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|error| error.to_string())?;
-    if !output.status.success() {
-        return Err(format!(
-            "exit {:?}: {}",
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|_| {
-        format!(
-            "no answer on stdout ({:?})",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })?;
-    Ok(answer["hookSpecificOutput"]["permissionDecision"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned())
-}
-
-/// Whether Claude Code recorded its trust dialog as accepted for `project` (`~/.claude.json`,
-/// best effort: `None` when there is no record).
-fn claude_trust(project: &std::path::Path) -> Option<bool> {
-    let home = std::env::var_os("HOME")?;
-    let text = std::fs::read_to_string(PathBuf::from(home).join(".claude.json")).ok()?;
-    let state: serde_json::Value = serde_json::from_str(&text).ok()?;
-    state["projects"][project.to_string_lossy().as_ref()]["hasTrustDialogAccepted"].as_bool()
 }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 pub use crate::settings::SettingsChange;
 pub use install::{
     CLAUDE_HOOK_EVENTS, ClaudeHandler, ClaudeScope, HTTP_TOKEN_VARIABLE, HookShapeError,
-    edit_claude_hooks, install_claude_hook, registered_claude_hooks,
+    RegisteredHook, edit_claude_hooks, install_claude_hook, registered_claude_hooks,
 };
 pub use project::SessionProjects;
 pub use serve::{ClaudeHookServer, HookServeError};
@@ -226,7 +226,9 @@ pub async fn respond_to_claude_hook(
     }
     let project = match project::session_project(&base.workspace, &request, options) {
         Ok(project) => project,
-        Err(reason) => return ClaudeHookReply::block(Some(&request.event), &reason, notes),
+        Err(unplaced) => {
+            return ClaudeHookReply::block(Some(&request.event), &unplaced.to_string(), notes);
+        }
     };
     let config = hook_config(base.clone(), &request, project, options);
     let project =

@@ -705,11 +705,17 @@ pub(crate) fn update_settings_file<E: std::fmt::Display>(
         before,
     };
     if !change.unchanged() {
+        use std::os::unix::fs::PermissionsExt as _;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| error(format!("cannot create: {e}")))?;
         }
+        // The file keeps its mode; a new one is readable by all (a managed file is read by every
+        // user's Claude Code, a project's is committed), never the temporary file's 0600.
+        let mode = std::fs::metadata(path).map_or(0o644, |metadata| metadata.permissions().mode());
         janua_types::write_atomically(path, change.after.as_bytes())
             .map_err(|e| error(format!("cannot write: {e}")))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7777))
+            .map_err(|e| error(format!("cannot set its mode: {e}")))?;
     }
     Ok(change)
 }

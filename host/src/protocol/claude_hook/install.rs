@@ -82,16 +82,51 @@ pub enum ClaudeScope {
     Project,
     /// The project's `.claude/settings.local.json`, this machine only.
     Local,
+    /// janua's drop-in among the managed settings (`/etc/claude-code/managed-settings.d/janua.json`):
+    /// every project, and no repository's `disableAllHooks` switches it off.
+    Managed,
 }
 
 impl ClaudeScope {
-    /// The file for this scope, for the project `project`.
-    pub fn path(self, project: &Path) -> Option<PathBuf> {
+    /// The file for this scope, for the project `project`, with Claude Code's managed settings
+    /// in `managed_dir` (`/etc/claude-code` on Linux).
+    pub fn path(self, project: &Path, managed_dir: &Path) -> Option<PathBuf> {
         match self {
             ClaudeScope::User => crate::settings::claude_user_settings_path(),
             ClaudeScope::Project => Some(project.join(".claude/settings.json")),
             ClaudeScope::Local => Some(project.join(".claude/settings.local.json")),
+            ClaudeScope::Managed => Some(managed_dir.join("managed-settings.d/janua.json")),
         }
+    }
+
+    /// The scope's name as `--scope` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaudeScope::User => "user",
+            ClaudeScope::Project => "project",
+            ClaudeScope::Local => "local",
+            ClaudeScope::Managed => "managed",
+        }
+    }
+}
+
+/// One of janua's handlers as a settings file registers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisteredHook {
+    /// The event (`PreToolUse`, …).
+    pub event: String,
+    /// The command it runs, or the URL it posts to.
+    pub runs: String,
+    /// Its group's matcher (`*` or empty: every tool).
+    pub matcher: String,
+    /// `"onFailure": "block"`: a hook that cannot run blocks the call instead of letting it run.
+    pub blocks_on_failure: bool,
+}
+
+impl RegisteredHook {
+    /// Whether the matcher reaches every tool.
+    pub fn matches_every_tool(&self) -> bool {
+        self.matcher.is_empty() || self.matcher == "*"
     }
 }
 
@@ -106,15 +141,17 @@ pub struct HookShapeError {
 }
 
 /// Adds janua's `handler` for `PreToolUse` and `PermissionRequest` (and, when
-/// `command` has `--sandbox-bash`, `PostToolUse` of Bash) to `settings` (a settings file's
-/// top-level object), replacing any earlier janua handler, or with `uninstall`
-/// removes every janua handler (and groups and events left empty). Other handlers, groups and
-/// keys are kept as they are. `Err` names what in the file has the wrong shape.
+/// `command` has `--sandbox-bash`, `PostToolUse` of the tools that run commands) to `settings`
+/// (a settings file's top-level object), replacing any earlier janua handler, or with
+/// `uninstall` removes every janua handler (and groups and events left empty). Other handlers,
+/// groups and keys are kept as they are. `Ok` lists the events a handler was added for; `Err`
+/// names what in the file has the wrong shape.
 pub fn edit_claude_hooks(
     settings: &mut Map<String, Value>,
     handler: &ClaudeHandler,
     uninstall: bool,
-) -> Result<(), HookShapeError> {
+) -> Result<Vec<&'static str>, HookShapeError> {
+    let mut added = Vec::new();
     // `--sandbox-bash` also checks, after each Bash call, that the command ran sandboxed.
     let sandbox_bash = handler.sandbox_bash();
     let shape = |key: String, expected| HookShapeError { key, expected };
@@ -140,6 +177,7 @@ pub fn edit_claude_hooks(
         groups.retain(|group| group["hooks"].as_array().is_some_and(|h| !h.is_empty()));
         let post = event == "PostToolUse";
         if !uninstall && (!post || sandbox_bash) {
+            added.push(event);
             groups.push(json!({
                 "matcher": if post { super::tools::command_tools_matcher() } else { "*".to_owned() },
                 "hooks": [handler.json()],
@@ -152,24 +190,39 @@ pub fn edit_claude_hooks(
     if hooks.is_empty() {
         settings.remove("hooks");
     }
-    Ok(())
+    Ok(added)
 }
 
 /// Installs (or with `uninstall` removes) janua's `handler` in the settings file
-/// `path`, written atomically and only if it changes. A file that is not a JSON object is an
-/// error and left untouched.
+/// `path`, written atomically and only if it changes; with `managed_hooks_only`, also sets
+/// `allowManagedHooksOnly` (`Some(true)`) or removes it (`Some(false)`). The change, and the
+/// events a handler was added for. A file that is not a JSON object is an error and left
+/// untouched.
 pub fn install_claude_hook(
     path: &Path,
     handler: &ClaudeHandler,
     uninstall: bool,
-) -> Result<SettingsChange, SettingsError> {
-    crate::settings::update_settings_file(path, |settings| {
-        edit_claude_hooks(settings, handler, uninstall)
-    })
+    managed_hooks_only: Option<bool>,
+) -> Result<(SettingsChange, Vec<&'static str>), SettingsError> {
+    let mut added = Vec::new();
+    let change = crate::settings::update_settings_file(path, |settings| {
+        added = edit_claude_hooks(settings, handler, uninstall)?;
+        match managed_hooks_only {
+            Some(true) => {
+                settings.insert("allowManagedHooksOnly".to_owned(), Value::Bool(true));
+            }
+            Some(false) => {
+                settings.remove("allowManagedHooksOnly");
+            }
+            None => {}
+        }
+        Ok::<_, HookShapeError>(())
+    })?;
+    Ok((change, added))
 }
 
-/// janua's handlers registered in the settings `text`, by event: the commands they run.
-pub fn registered_claude_hooks(text: &str) -> Vec<(String, String)> {
+/// janua's handlers registered in the settings `text`.
+pub fn registered_claude_hooks(text: &str) -> Vec<RegisteredHook> {
     let Ok(settings) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -182,7 +235,12 @@ pub fn registered_claude_hooks(text: &str) -> Vec<(String, String)> {
                         .as_str()
                         .or_else(|| handler["url"].as_str())
                         .unwrap_or_default();
-                    found.push((event.to_owned(), what.to_owned()));
+                    found.push(RegisteredHook {
+                        event: event.to_owned(),
+                        runs: what.to_owned(),
+                        matcher: group["matcher"].as_str().unwrap_or_default().to_owned(),
+                        blocks_on_failure: handler["onFailure"] == "block",
+                    });
                 }
             }
         }
@@ -281,10 +339,12 @@ mod tests {
         let text = r#"{"hooks":{"PermissionRequest":[{"hooks":[{"type":"command","command":"'/opt/janua' hook claude --authoritative"},{"type":"command","command":"hook claude"}]}]}}"#;
         assert_eq!(
             registered_claude_hooks(text),
-            vec![(
-                "PermissionRequest".to_owned(),
-                "'/opt/janua' hook claude --authoritative".to_owned()
-            )]
+            vec![RegisteredHook {
+                event: "PermissionRequest".to_owned(),
+                runs: "'/opt/janua' hook claude --authoritative".to_owned(),
+                matcher: String::new(),
+                blocks_on_failure: false,
+            }]
         );
         assert!(registered_claude_hooks("not json").is_empty());
     }

@@ -50,7 +50,7 @@ pub(super) fn session_project(
     base: &Path,
     request: &ClaudeHookRequest,
     options: &ClaudeHookOptions,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, UnplacedSession> {
     if options.keep_workspace {
         return Ok(base.to_path_buf());
     }
@@ -68,16 +68,12 @@ pub(super) fn session_project(
         return Ok(base.to_path_buf());
     };
     let project = match &request.transcript_path {
-        Some(transcript) if recorded_project(transcript).is_some() => project_named_by(
-            cwd, transcript,
-        )
-        .ok_or_else(|| {
-            format!(
-                "none of {} and its parents is the project Claude Code's transcript {} belongs to",
-                cwd.display(),
-                transcript.display()
-            )
-        })?,
+        Some(transcript) if recorded_project(transcript).is_some() => {
+            project_named_by(cwd, transcript).ok_or_else(|| UnplacedSession {
+                cwd: cwd.clone(),
+                transcript: transcript.clone(),
+            })?
+        }
         _ => cwd.clone(),
     };
     if let (Some(pins), Some(session)) = (pins, request.session_id.as_deref()) {
@@ -94,6 +90,19 @@ fn recorded_project(transcript: &Path) -> Option<&str> {
         return None;
     }
     directory.file_name()?.to_str()
+}
+
+/// A session janua first sees outside the project its transcript names: the model's `cd` left
+/// the project before janua could fix it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "none of {} and its parents is the project Claude Code's transcript {} belongs to",
+    cwd.display(),
+    transcript.display()
+)]
+pub(super) struct UnplacedSession {
+    cwd: PathBuf,
+    transcript: PathBuf,
 }
 
 /// The nearest of `cwd` and its parents whose name under Claude Code's `projects` directory is
