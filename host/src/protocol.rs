@@ -4,6 +4,7 @@
 
 mod claude_hook;
 mod definitions;
+pub(crate) mod loopback;
 mod mcp_server;
 pub(crate) mod messages;
 mod prompter;

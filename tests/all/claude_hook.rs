@@ -1246,3 +1246,98 @@ async fn managed_drop_ins_are_read_as_claude_code_reads_them() {
         }
     }
 }
+
+#[test]
+fn hook_serve_answers_its_client_through_a_flood_of_idle_connections() {
+    use std::io::BufRead as _;
+    let fixture = Fixture::new();
+    project(&fixture);
+    let token = "a-token-of-twenty-chars";
+    // The usual open-file limit, which the flood below exceeds.
+    let mut server = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("ulimit -n 1024 && exec \"$0\" \"$@\"")
+        .arg(janua_bin())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .args(["hook", "serve", "--listen", "127.0.0.1:0"])
+        .current_dir(fixture.workspace())
+        .env("HOME", fixture.root().join("home"))
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env("JANUA_HOOK_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let event = pre(&fixture, "Bash", json!({"command": "{ cat .env; }"}));
+    let (answers, cpu) = crate::support::with_idle_connections(port, 1100, server.id(), || {
+        // At once, while every idle connection is held, and again past the token deadline.
+        let mut answers = vec![post_within(
+            port,
+            token,
+            &event,
+            std::time::Duration::from_secs(1),
+        )];
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        answers.push(post_within(
+            port,
+            token,
+            &event,
+            std::time::Duration::from_secs(1),
+        ));
+        answers
+    });
+    for answer in &answers {
+        let (status, body) = answer.as_ref().expect("answered within a second");
+        assert_eq!(*status, 200);
+        assert!(body.contains("\"deny\""), "{body}");
+    }
+    assert!(
+        cpu < std::time::Duration::from_millis(800),
+        "the server spent {cpu:?} of CPU holding idle connections for 2.5 s"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// One POST to `port` with `token`, given up after `limit`.
+fn post_within(
+    port: u16,
+    token: &str,
+    body: &str,
+    limit: std::time::Duration,
+) -> std::io::Result<(u16, String)> {
+    use std::io::Read as _;
+    let mut stream = std::net::TcpStream::connect_timeout(
+        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        limit,
+    )?;
+    stream.set_read_timeout(Some(limit))?;
+    write!(
+        stream,
+        "POST /claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .get(9..12)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}

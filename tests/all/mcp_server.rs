@@ -450,8 +450,10 @@ impl HttpServer {
     fn start(fixture: &Fixture, global: &[&str]) -> Self {
         let mut command = janua_command(fixture, global);
         command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
-        let program = command.remove(0);
-        let mut child = Command::new(program)
+        // The usual open-file limit, which a flood of connections must not exhaust.
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg("ulimit -n 1024 && exec \"$0\" \"$@\"")
             .args(&command)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -487,8 +489,21 @@ impl HttpServer {
 
     /// POSTs `body` to `path` with `headers`; returns the status and the body.
     fn post(&self, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        self.post_within(path, headers, body, None)
+            .expect("an answer")
+    }
+
+    /// As [`HttpServer::post`], giving up (`None`) when no answer came within `limit`.
+    fn post_within(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+        limit: Option<std::time::Duration>,
+    ) -> Option<(u16, String)> {
         use std::io::Read as _;
         let mut stream = std::net::TcpStream::connect(&self.address).expect("connect");
+        stream.set_read_timeout(limit).expect("set a timeout");
         let mut request = format!(
             "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
@@ -500,7 +515,7 @@ impl HttpServer {
         request.push_str(body);
         stream.write_all(request.as_bytes()).expect("send");
         let mut response = String::new();
-        stream.read_to_string(&mut response).expect("read");
+        stream.read_to_string(&mut response).ok()?;
         let status = response
             .split_whitespace()
             .nth(1)
@@ -510,8 +525,41 @@ impl HttpServer {
             .split_once("\r\n\r\n")
             .map(|(_, body)| body.to_owned())
             .unwrap_or_default();
-        (status, body)
+        Some((status, body))
     }
+}
+
+#[test]
+fn mcp_server_over_http_answers_its_client_through_a_flood_of_idle_connections() {
+    let fixture = Fixture::new();
+    let server = HttpServer::start(&fixture, &[]);
+    let bearer = format!("Bearer {}", server.token);
+    let good = [
+        ("Host", server.address.as_str()),
+        ("Authorization", bearer.as_str()),
+    ];
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let port: u16 = server
+        .address
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.parse().ok())
+        .expect("a port");
+    let limit = Some(std::time::Duration::from_secs(1));
+    let (answers, cpu) =
+        crate::support::with_idle_connections(port, 1100, server.child.id(), || {
+            let first = server.post_within("/mcp", &good, ping, limit);
+            std::thread::sleep(std::time::Duration::from_millis(2500));
+            [first, server.post_within("/mcp", &good, ping, limit)]
+        });
+    for answer in answers {
+        let (status, body) = answer.expect("answered within a second");
+        assert_eq!(status, 200, "{body}");
+    }
+    assert!(
+        cpu < std::time::Duration::from_millis(800),
+        "the server spent {cpu:?} of CPU holding idle connections for 2.5 s"
+    );
 }
 
 impl Drop for HttpServer {

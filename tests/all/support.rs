@@ -171,3 +171,44 @@ pub(crate) fn error_text(dispatch: &Dispatch, kind: janua::ErrorKind) -> String 
 pub(crate) fn janua_bin() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_janua"))
 }
+
+/// Holds `count` idle connections to `port` on loopback (none sends a byte) while `during`
+/// runs, and returns what it returned with the CPU time the process `pid` spent meanwhile.
+pub(crate) fn with_idle_connections<T>(
+    port: u16,
+    count: usize,
+    pid: u32,
+    during: impl FnOnce() -> T,
+) -> (T, std::time::Duration) {
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut idle = Vec::with_capacity(count);
+    for _ in 0..count {
+        if let Ok(stream) =
+            std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_secs(2))
+        {
+            idle.push(stream);
+        }
+    }
+    assert!(idle.len() > count / 2, "only {} connected", idle.len());
+    let before = cpu_time(pid);
+    let result = during();
+    let spent = cpu_time(pid).saturating_sub(before);
+    drop(idle);
+    (result, spent)
+}
+
+/// The user and system CPU time process `pid` has used (`/proc/PID/stat`).
+pub(crate) fn cpu_time(pid: u32) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map(|(_, rest)| rest.split(' ').collect())
+        .unwrap_or_default();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|index| fields.get(*index)?.parse::<u64>().ok())
+        .sum();
+    // The kernel's USER_HZ is 100 on every Linux janua supports.
+    std::time::Duration::from_millis(ticks * 10)
+}

@@ -3,6 +3,7 @@
 //! Claude Code treats a non-2xx answer, a refused connection and a timeout as "no decision", so
 //! everything janua can say, a block included, goes out as `200` with Claude Code's hook JSON;
 //! only a request without the bearer token is refused (`401`), since it is not Claude Code's.
+//! Connections are held and dropped by `protocol/loopback.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,7 +11,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::rt::TokioIo;
 
 use super::{ClaudeHookOptions, respond_to_claude_hook};
 use crate::RuntimeConfig;
@@ -70,45 +70,30 @@ impl ClaudeHookServer {
         options
             .session_projects
             .get_or_insert_with(|| Arc::new(super::SessionProjects::default()));
-        let shared = Arc::new((base, options, self.token));
-        loop {
-            let Ok((stream, _)) = self.listener.accept().await else {
-                continue;
-            };
+        let shared = Arc::new((base, options));
+        let handler = move |request| {
             let shared = Arc::clone(&shared);
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |request| {
-                    let shared = Arc::clone(&shared);
-                    async move {
-                        let (base, options, token) = &*shared;
-                        Ok::<_, std::convert::Infallible>(
-                            answer(request, base, options, token).await,
-                        )
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
+            async move {
+                let (base, options) = &*shared;
+                answer(request, base, options).await
+            }
+        };
+        crate::protocol::loopback::serve(
+            self.listener,
+            Arc::from(self.token),
+            handler,
+            std::future::pending(),
+        )
+        .await;
     }
 }
 
+/// Answers one request that bore the token (the connection layer checked it).
 async fn answer(
     request: Request<hyper::body::Incoming>,
     base: &RuntimeConfig,
     options: &ClaudeHookOptions,
-    token: &str,
 ) -> Response<Full<Bytes>> {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if !same(presented.as_bytes(), token.as_bytes()) {
-        return plain(StatusCode::UNAUTHORIZED, "a bearer token is required");
-    }
     if request.method() != Method::POST {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -145,14 +130,4 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
     *response.status_mut() = status;
     response
-}
-
-/// Compares without stopping at the first difference, so timing says nothing of the token.
-fn same(left: &[u8], right: &[u8]) -> bool {
-    left.len() == right.len()
-        && left
-            .iter()
-            .zip(right)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }

@@ -1,8 +1,8 @@
 //! `janua mcp serve --http ADDR`: the MCP server on a loopback port, Streamable HTTP with JSON
 //! responses (every POST carries one message; a request is answered in the response body).
 //!
-//! Only loopback addresses are accepted. Every request must carry the bearer token printed at
-//! start, a `Host` naming the bound loopback address (a DNS-rebinding page sends its own host
+//! Only loopback addresses are accepted; connections are held and dropped by
+//! `protocol/loopback.rs`. Every request must carry the bearer token printed at start, a `Host` naming the bound loopback address (a DNS-rebinding page sends its own host
 //! name) and, when present, an `Origin` on loopback. Without a stream back to the client janua
 //! cannot send it requests, so permission questions are denied (or decided by rules and mode),
 //! and progress notifications are not sent.
@@ -13,7 +13,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::rt::TokioIo;
 
 use super::{McpServeOptions, Peer, Reply, Server};
 use crate::runtime::{Runtime, SessionEndReport};
@@ -92,31 +91,18 @@ pub async fn serve_mcp_http(
     let (server, runtime) = Server::start(runtime, options, peer).await;
     ready(bound);
     let guard = Arc::new(Guard {
-        token: http.token,
+        token: http.token.clone(),
         hosts: loopback_names(bound),
     });
-    let mut shutdown = shutdown;
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => break,
-        };
-        let Ok((stream, _)) = accepted else {
-            continue;
-        };
+    let handler = {
         let server = Arc::clone(&server);
-        let guard = Arc::clone(&guard);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let server = Arc::clone(&server);
-                let guard = Arc::clone(&guard);
-                async move { Ok::<_, std::convert::Infallible>(answer(&server, &guard, request).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
+        move |request| {
+            let server = Arc::clone(&server);
+            let guard = Arc::clone(&guard);
+            async move { answer(&server, &guard, request).await }
+        }
+    };
+    crate::protocol::loopback::serve(listener, Arc::from(http.token), handler, shutdown).await;
     server.shut_down().await;
     Ok(runtime.end_session("other").await)
 }
