@@ -1613,7 +1613,7 @@ fn outside_files_are_absent_readable_ones_unchangeable_and_host_processes_unseen
     let tool = tool.display();
     let command = format!(
         "sh {tool}; \
-         chmod 4755 {tool} 2>&1 | tail -1; \
+         chmod 700 {tool} 2>&1 | tail -1; \
          touch -d 2001-01-01 {tool} 2>&1 | tail -1; \
          python3 -c 'import os; os.setxattr(\"{tool}\", \"user.planted\", b\"1\"); print(\"xattr set\")' 2>&1 | tail -1; \
          stat -c 'size %s' {secret} 2>&1 | tail -1; \

@@ -167,3 +167,110 @@ fn claude_code_deny_rules_shape_the_view_whichever_file_holds_them() {
         );
     }
 }
+
+#[test]
+fn the_view_holds_masks_over_protected_paths_parents_of_hidden_ones_and_no_set_id_bits() {
+    let fixture = Fixture::new();
+    fixture.write(".npmrc", "//registry.npmjs.org/:_authToken=TOPSECRET-npm\n");
+    fixture.write("config/secrets/key.txt", "TOPSECRET-key\n");
+    fixture.write("config/app.toml", "ok\n");
+    let settings = r#"{"permissions":{"deny":["Read(./.npmrc)","Read(./config/secrets/**)"]}}"#;
+    // A Read deny on a protected path masks it: the protected path's read-only mount does not
+    // show it instead.
+    let read = sandbox(
+        &fixture,
+        &["--settings", settings],
+        &["python3", "-c", "print(open('.npmrc').read())"],
+        "",
+    );
+    assert!(!stdout(&read).contains("TOPSECRET"), "{read:?}");
+    // The parent of a hidden tree cannot be renamed or removed to show it under a new name, in
+    // one command or across two.
+    let renamed = sandbox(
+        &fixture,
+        &["--settings", settings],
+        &[
+            "sh",
+            "-c",
+            "mv config c2; cat c2/secrets/key.txt config/app.toml",
+        ],
+        "",
+    );
+    assert!(!stdout(&renamed).contains("TOPSECRET"), "{renamed:?}");
+    assert!(stdout(&renamed).contains("ok"), "{renamed:?}");
+    let later = sandbox(
+        &fixture,
+        &["--settings", settings],
+        &[
+            "sh",
+            "-c",
+            "cat c2/secrets/key.txt 2>/dev/null; rm -rf config; ls config",
+        ],
+        "",
+    );
+    assert!(!stdout(&later).contains("TOPSECRET"), "{later:?}");
+    assert!(fixture.workspace().join("config/secrets/key.txt").exists());
+    // No setuid or setgid file can be left behind, by chmod, install or a creating open.
+    let set_id = sandbox(
+        &fixture,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "cp /bin/sh x; chmod 4755 x; chmod g+s x; install -m 4755 /bin/sh y; \
+             python3 -c \"import os; os.close(os.open('z', os.O_CREAT | os.O_WRONLY, 0o6755))\"; \
+             chmod 755 x; echo done",
+        ],
+        "",
+    );
+    assert!(stdout(&set_id).contains("done"), "{set_id:?}");
+    use std::os::unix::fs::PermissionsExt as _;
+    for name in ["x", "y", "z"] {
+        if let Ok(metadata) = std::fs::metadata(fixture.workspace().join(name)) {
+            assert_eq!(
+                metadata.permissions().mode() & 0o6000,
+                0,
+                "{name} was left with a set-id bit: {set_id:?}"
+            );
+        }
+    }
+    assert!(fixture.workspace().join("x").exists(), "{set_id:?}");
+}
+
+#[test]
+fn a_path_entry_reached_through_a_link_still_finds_its_programs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let fixture = Fixture::new();
+    let real = fixture.root().join("tools-real/bin");
+    std::fs::create_dir_all(&real).unwrap();
+    let program = real.join("hello-janua");
+    std::fs::write(&program, "#!/bin/sh\necho hello-through-the-link\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(
+        fixture.root().join("tools-real"),
+        fixture.root().join("tools"),
+    )
+    .unwrap();
+    let output = Command::new(janua_bin())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .args(["sandbox", "--", "hello-janua"])
+        .current_dir(fixture.workspace())
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env("HOME", fixture.root().join("home"))
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/bin:/bin",
+                fixture.root().join("tools/bin").display()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&output).contains("hello-through-the-link"),
+        "{output:?}"
+    );
+}

@@ -138,31 +138,52 @@ pub fn toolchains(
         complete: true,
     };
     let host_home = host_home.and_then(|dir| std::fs::canonicalize(dir).ok());
-    for entry in std::env::split_paths(path) {
-        let Ok(entry) = std::fs::canonicalize(&entry) else {
+    let is_root = |parent: &Path| {
+        parent.file_name().is_some_and(|name| {
+            TOOLCHAIN_ROOTS
+                .iter()
+                .any(|(root, _)| name == std::ffi::OsStr::new(root))
+        }) || is_nvm_version(parent)
+    };
+    for given in std::env::split_paths(path) {
+        let Ok(entry) = std::fs::canonicalize(&given) else {
             child.complete = false;
             continue;
         };
         if !readable(&entry, host_home.as_deref()) {
             continue;
         }
-        let root = entry.parent().filter(|parent| {
-            parent.file_name().is_some_and(|name| {
-                TOOLCHAIN_ROOTS
-                    .iter()
-                    .any(|(root, _)| name == std::ffi::OsStr::new(root))
-            }) || is_nvm_version(parent)
-        });
+        // The names `PATH` gives, when a link leads elsewhere (`~/.cargo` -> `/data/cargo`):
+        // bound there as well, so the entry and its toolchain resolve inside the sandbox.
+        let named = Some(given.as_path())
+            .filter(|named| named.is_absolute() && *named != entry)
+            .filter(|named| readable(named, host_home.as_deref()));
+        let named_root = named
+            .and_then(Path::parent)
+            .filter(|parent| is_root(parent));
+        let canonical_root = named_root.and_then(|root| std::fs::canonicalize(root).ok());
+        let root = entry
+            .parent()
+            .filter(|parent| is_root(parent))
+            .or(canonical_root.as_deref());
+        if let Some(named) = named {
+            add(
+                &mut child.read_dirs,
+                named_root.unwrap_or(named).to_path_buf(),
+            );
+        }
         if let Some(root) = root {
-            let name = root.file_name().unwrap_or_default().to_string_lossy();
+            // Named as `PATH` names it (`.cargo`, whatever the link's target is called).
+            let named_as = named_root.unwrap_or(root);
+            let name = named_as.file_name().unwrap_or_default().to_string_lossy();
             if let Some((_, Some(variable))) = TOOLCHAIN_ROOTS.iter().find(|(n, _)| *n == name) {
-                set(&mut child.env, variable, root);
+                set(&mut child.env, variable, named_as);
             }
             if name == ".cargo" {
                 // rustup's toolchains: the host's RUSTUP_HOME, else `.rustup` beside `.cargo`.
                 let rustup = host_env("RUSTUP_HOME")
                     .map(PathBuf::from)
-                    .or_else(|| root.parent().map(|parent| parent.join(".rustup")))
+                    .or_else(|| named_as.parent().map(|parent| parent.join(".rustup")))
                     .and_then(|dir| std::fs::canonicalize(dir).ok())
                     .filter(|dir| readable(dir, host_home.as_deref()));
                 if let Some(rustup) = rustup {
@@ -391,6 +412,41 @@ mod tests {
         let text = identity.gitconfig();
         assert!(text.contains("\tname = \"A \\\"B\\\" \\\\ C\"\n"), "{text}");
         assert!(!text.contains("hooksPath"), "{text}");
+    }
+
+    #[test]
+    fn path_entries_reached_through_links_are_bound_at_both_names() {
+        let root = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(root.path()).unwrap();
+        let home = base.join("home");
+        for dir in ["home", "data/cargo/bin", "data/tools/bin"] {
+            std::fs::create_dir_all(base.join(dir)).unwrap();
+        }
+        std::os::unix::fs::symlink(base.join("data/cargo"), home.join(".cargo")).unwrap();
+        std::os::unix::fs::symlink(base.join("data/tools"), home.join("tools")).unwrap();
+        let path = format!(
+            "{}:{}",
+            home.join(".cargo/bin").display(),
+            home.join("tools/bin").display()
+        );
+        let temp = base.join("tmp");
+        reset(&temp, &GitIdentity::default()).unwrap();
+        let child = toolchains(&temp, Some(&home), &path, &|_| None);
+        assert!(child.complete);
+        for dir in [
+            home.join(".cargo"),
+            base.join("data/cargo"),
+            home.join("tools/bin"),
+            base.join("data/tools/bin"),
+        ] {
+            assert!(
+                child.read_dirs.contains(&dir),
+                "{dir:?} in {:?}",
+                child.read_dirs
+            );
+        }
+        let env: std::collections::BTreeMap<_, _> = child.env.into_iter().collect();
+        assert!(env.contains_key("CARGO_HOME"), "{env:?}");
     }
 
     #[test]

@@ -391,7 +391,10 @@ impl RootPlan {
         let Ok(meta) = std::fs::metadata(path) else {
             return;
         };
-        let (Some(source), Some(target)) = (old(path), new(path)) else {
+        // The source by its canonical name: a link on the way (`~/.cargo` -> `/data/cargo`)
+        // would be followed inside the new root, where its target may not be yet.
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let (Some(source), Some(target)) = (old(&canonical), new(path)) else {
             return;
         };
         self.parents(path);

@@ -8,6 +8,9 @@
 //!   network namespace isolates: the hypervisor's services), not `AF_PACKET` or any other
 //!   family. `socketpair` stays allowed (it reaches nothing outside).
 //! - Device nodes cannot be made (`mknod` of a character or block device; FIFOs are fine).
+//! - No setuid or setgid file can be left behind, whoever runs janua: `chmod` and its kin with
+//!   either bit, and `open`/`openat`/`creat` creating a file with either, fail with `EPERM`
+//!   (`openat2`, whose mode a filter cannot read, with `ENOSYS`, so C libraries use `openat`).
 //! - Mounting, namespaces, modules, reboot, kexec, swap, `bpf`, `perf_event_open`, keyrings,
 //!   `userfaultfd`, `io_uring` (which would open sockets and files past this filter) and file handles (`open_by_handle_at`, a classic container escape) fail with
 //!   `EPERM`.
@@ -92,6 +95,13 @@ fn refused() -> Vec<libc::c_long> {
     calls
 }
 
+/// `fchmodat2`, the same number on x86_64 and aarch64 (the C library crate names it on one).
+const FCHMODAT2: libc::c_long = 452;
+/// The setuid and setgid bits of a mode.
+const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+/// The flags with which `open` creates a file (`O_TMPFILE` without its `O_DIRECTORY`).
+const CREATING: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
+
 /// Which filter a child gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyscallProfile {
@@ -148,6 +158,11 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
     const SOCKET: Label = 4;
     const DEVICE_ARG1: Label = 5;
     const DEVICE_ARG2: Label = 6;
+    const MODE_ARG1: Label = 7;
+    const MODE_ARG2: Label = 8;
+    const CREATE_ARG1: Label = 9;
+    const CREATE_ARG2: Label = 10;
+    const ENOSYS: Label = 11;
     let eperm = RET_ERRNO | libc::EPERM as u32;
     let eacces = RET_ERRNO | libc::EACCES as u32;
     let browser = profile == SyscallProfile::Browser;
@@ -172,6 +187,19 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
     answer(libc::SYS_mknodat, DEVICE_ARG2);
     #[cfg(target_arch = "x86_64")]
     answer(libc::SYS_mknod, DEVICE_ARG1);
+    // No setuid or setgid file: not by changing a mode, not by creating a file with one.
+    answer(libc::SYS_fchmod, MODE_ARG1);
+    answer(libc::SYS_fchmodat, MODE_ARG2);
+    answer(FCHMODAT2, MODE_ARG2);
+    answer(libc::SYS_openat, CREATE_ARG2);
+    // Its mode lies in a structure a filter cannot read; C libraries fall back to `openat`.
+    answer(libc::SYS_openat2, ENOSYS);
+    #[cfg(target_arch = "x86_64")]
+    {
+        answer(libc::SYS_chmod, MODE_ARG1);
+        answer(libc::SYS_creat, MODE_ARG1);
+        answer(libc::SYS_open, CREATE_ARG1);
+    }
     let mut pieces = vec![
         Piece::Plain(op(LD_ABS_W, 0, 0, ARCH)),
         Piece::Plain(op(JEQ_K, 1, 0, AUDIT_ARCH)),
@@ -186,7 +214,7 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
         taken: EPERM,
     });
     let special: Vec<(u32, Label)> = special.into_iter().collect();
-    let mut next_label = DEVICE_ARG2 + 1;
+    let mut next_label = ENOSYS + 1;
     search(&special, &mut pieces, &mut next_label);
     pieces.extend([
         // Commands: IPv4 and IPv6 (inside their own network namespace) and route netlink (how
@@ -233,6 +261,45 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
             Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)),
         ]);
     }
+    // Modes: a setuid or setgid bit is refused.
+    for (label, mode_arg) in [(MODE_ARG1, 1), (MODE_ARG2, 2)] {
+        pieces.extend([
+            Piece::Here(label),
+            Piece::Plain(op(LD_ABS_W, 0, 0, arg(mode_arg))),
+            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
+            Piece::Jump {
+                code: JEQ_K,
+                k: 0,
+                taken: ALLOW,
+            },
+            Piece::Plain(op(RET_K, 0, 0, eperm)),
+        ]);
+    }
+    // Opening: the mode counts only when the call creates a file.
+    for (label, flags_arg) in [(CREATE_ARG1, 1), (CREATE_ARG2, 2)] {
+        pieces.extend([
+            Piece::Here(label),
+            Piece::Plain(op(LD_ABS_W, 0, 0, arg(flags_arg))),
+            Piece::Plain(op(AND_K, 0, 0, CREATING)),
+            Piece::Jump {
+                code: JEQ_K,
+                k: 0,
+                taken: ALLOW,
+            },
+            Piece::Plain(op(LD_ABS_W, 0, 0, arg(flags_arg + 1))),
+            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
+            Piece::Jump {
+                code: JEQ_K,
+                k: 0,
+                taken: ALLOW,
+            },
+            Piece::Plain(op(RET_K, 0, 0, eperm)),
+        ]);
+    }
+    pieces.extend([
+        Piece::Here(ENOSYS),
+        Piece::Plain(op(RET_K, 0, 0, RET_ERRNO | libc::ENOSYS as u32)),
+    ]);
     // The answers last: a classic BPF jump only goes forward.
     pieces.extend([
         Piece::Here(ALLOW),
@@ -394,7 +461,7 @@ mod tests {
     use super::*;
 
     /// Runs a classic BPF program on one `seccomp_data` (only the instructions the filter uses).
-    fn run(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u32; 3]) -> u32 {
+    fn run(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u32; 4]) -> u32 {
         let mut accumulator = 0u32;
         let mut pc = 0usize;
         loop {
@@ -426,7 +493,7 @@ mod tests {
     }
 
     /// What the filter must answer for call `nr` with `args`, written from the module's rules.
-    fn expected(profile: SyscallProfile, nr: u32, args: [u32; 3]) -> u32 {
+    fn expected(profile: SyscallProfile, nr: u32, args: [u32; 4]) -> u32 {
         let eperm = RET_ERRNO | libc::EPERM as u32;
         let eacces = RET_ERRNO | libc::EACCES as u32;
         let is = |call: libc::c_long| nr == call as u32;
@@ -471,23 +538,58 @@ mod tests {
         {
             return eperm;
         }
+        if is(libc::SYS_openat2) {
+            return RET_ERRNO | libc::ENOSYS as u32;
+        }
+        let set_id = |mode: u32| mode & (libc::S_ISUID | libc::S_ISGID) != 0;
+        let creates = |flags: u32| flags & CREATING != 0;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if (is(libc::SYS_chmod) || is(libc::SYS_creat)) && set_id(args[1]) {
+                return eperm;
+            }
+            if is(libc::SYS_open) && creates(args[1]) && set_id(args[2]) {
+                return eperm;
+            }
+        }
+        if is(libc::SYS_fchmod) && set_id(args[1]) {
+            return eperm;
+        }
+        if (is(libc::SYS_fchmodat) || is(FCHMODAT2)) && set_id(args[2]) {
+            return eperm;
+        }
+        if is(libc::SYS_openat) && creates(args[2]) && set_id(args[3]) {
+            return eperm;
+        }
         RET_ALLOW
     }
 
     #[test]
     fn every_call_number_gets_the_answer_the_rules_give() {
+        let create = libc::O_CREAT as u32 | libc::O_WRONLY as u32;
+        let tmpfile = libc::O_TMPFILE as u32 | libc::O_RDWR as u32;
         let arguments = [
-            [0, 0, 0],
-            [libc::AF_INET as u32, 0, 0],
-            [libc::AF_INET6 as u32, 0, 0],
-            [libc::AF_UNIX as u32, 0, 0],
-            [libc::AF_VSOCK as u32, 0, 0],
-            [libc::AF_NETLINK as u32, 0, libc::NETLINK_ROUTE as u32],
-            [libc::AF_NETLINK as u32, 0, libc::NETLINK_AUDIT as u32],
-            [0, libc::S_IFCHR | 0o600, libc::S_IFCHR | 0o600],
-            [0, libc::S_IFBLK, libc::S_IFBLK],
-            [0, libc::S_IFIFO | 0o600, libc::S_IFIFO | 0o600],
-            [0, libc::S_IFREG, libc::S_IFREG],
+            [0, 0, 0, 0],
+            [libc::AF_INET as u32, 0, 0, 0],
+            [libc::AF_INET6 as u32, 0, 0, 0],
+            [libc::AF_UNIX as u32, 0, 0, 0],
+            [libc::AF_VSOCK as u32, 0, 0, 0],
+            [libc::AF_NETLINK as u32, 0, libc::NETLINK_ROUTE as u32, 0],
+            [libc::AF_NETLINK as u32, 0, libc::NETLINK_AUDIT as u32, 0],
+            [0, libc::S_IFCHR | 0o600, libc::S_IFCHR | 0o600, 0],
+            [0, libc::S_IFBLK, libc::S_IFBLK, 0],
+            [0, libc::S_IFIFO | 0o600, libc::S_IFIFO | 0o600, 0],
+            [0, libc::S_IFREG, libc::S_IFREG, 0],
+            // Modes with and without the setuid and setgid bits, for chmod's kin.
+            [0, 0o4755, 0o4755, 0],
+            [0, 0o2755, 0o2755, 0],
+            [0, 0o755, 0o755, 0o755],
+            // Opening: creating with a set-id mode, creating without, not creating.
+            [0, create, 0o4755, 0o4755],
+            [0, create, 0o644, 0o644],
+            [0, 0, create, 0o6755],
+            [0, tmpfile, tmpfile, 0o2700],
+            [0, libc::O_RDONLY as u32, 0o4755, 0o4755],
         ];
         for profile in [SyscallProfile::Command, SyscallProfile::Browser] {
             let program = filter(profile).unwrap();
@@ -502,7 +604,7 @@ mod tests {
                 }
             }
             assert_eq!(
-                run(&program, 0x4000_0003, 0, [0; 3]),
+                run(&program, 0x4000_0003, 0, [0; 4]),
                 RET_KILL_PROCESS,
                 "another architecture"
             );
@@ -522,7 +624,7 @@ mod tests {
         ];
         assert!(assemble_jumps(&backwards).is_none());
         let program = assemble(&backwards);
-        assert_eq!(run(&program, AUDIT_ARCH, 0, [0; 3]), RET_KILL_PROCESS);
+        assert_eq!(run(&program, AUDIT_ARCH, 0, [0; 4]), RET_KILL_PROCESS);
     }
 
     #[test]

@@ -155,12 +155,18 @@ impl MountPlan {
         plan
     }
 
-    /// Pins every directory between a root and a read-only path (`.git` above `.git/config`,
-    /// `conf` above a protected link's target `conf/janua`): renaming one away and making a
-    /// new one in its place would leave a fresh, writable file at the protected name.
+    /// Pins every directory between a root and a read-only or masked path (`.git` above
+    /// `.git/config`, `conf` above a protected link's target `conf/janua`, `config` above a
+    /// hidden `config/secrets`): renaming one away and making a new one in its place would leave
+    /// a fresh, writable file at the protected name, or show the hidden one under a new name.
     fn pin_parents(&mut self) {
-        let read_only = self.read_only_paths();
-        for path in read_only {
+        let held: Vec<PathBuf> = self
+            .mounts
+            .iter()
+            .filter(|mount| mount.how != How::Pin)
+            .map(|mount| PathBuf::from(std::ffi::OsStr::from_bytes(mount.target.as_bytes())))
+            .collect();
+        for path in held {
             let Some(root) = self.roots.iter().find(|root| path.starts_with(root)) else {
                 continue;
             };
@@ -353,8 +359,13 @@ impl MountPlan {
     }
 
     fn push(&mut self, target: CString, how: How) {
-        if !self.mounts.iter().any(|mount| mount.target == target) {
-            self.mounts.push(Mount { target, how });
+        let masks = matches!(how, How::MaskFile | How::MaskDirectory);
+        match self.mounts.iter_mut().find(|mount| mount.target == target) {
+            // A Read deny on a protected path (`.npmrc`, `.git/config`): the mask, read-only
+            // itself, hides what a read-only bind would show.
+            Some(mount) if masks => mount.how = how,
+            Some(_) => {}
+            None => self.mounts.push(Mount { target, how }),
         }
     }
 
@@ -620,6 +631,7 @@ mod tests {
             ".hg/store",
             ".yarn/cache",
             ".yarn/releases",
+            "config/secrets",
         ] {
             std::fs::create_dir_all(ws.join(dir)).unwrap();
         }
@@ -652,6 +664,9 @@ mod tests {
                         tree: false,
                     },
                     Reach::Tree(ws.join("secrets")),
+                    Reach::Tree(ws.join("config/secrets")),
+                    // A protected path that a Read deny also names.
+                    Reach::Path(ws.join(".hg/hgrc")),
                 ],
                 read_only: vec![Reach::Tree(ws.join("gen")), Reach::Path(ws.join("absent"))],
                 decision_only: Vec::new(),
@@ -680,7 +695,10 @@ mod tests {
             (".git/hooks", read_only),
             (".git/config", read_only),
             (".mcp.json", read_only),
-            (".hg/hgrc", read_only),
+            (".hg/hgrc", How::MaskFile),
+            ("config/secrets", How::MaskDirectory),
+            // A hidden tree's parents cannot be renamed to show it under another name.
+            ("config", How::Pin),
             (".yarn/releases", read_only),
             ("gen", read_only),
             (".env", How::MaskFile),
