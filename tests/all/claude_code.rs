@@ -429,17 +429,258 @@ fn the_http_hook_from_a_warm_janua_blocks_what_janua_refuses() {
         "allowedEnvVars": ["JANUA_HOOK_TOKEN"],
     });
     stub.script_bash("{ cat .env; } > leaked");
-    let output = case.run_claude_with(&stub, Some(handler), &[("JANUA_HOOK_TOKEN", token)]);
+    let output = case.run_claude_with(&stub, Some(handler.clone()), &[("JANUA_HOOK_TOKEN", token)]);
+    let text = stub.first_result_text();
+    // The model's `cd` moves the event's `cwd`, never the project the warm janua decides for.
+    let moved = Case::new();
+    std::fs::create_dir_all(moved.path("project/sub")).unwrap();
+    stub.script_calls(&[
+        ("Bash", json!({"command": "cd sub", "description": "x"})),
+        (
+            "Bash",
+            json!({"command": "cat ../.env > ../leaked", "description": "x"}),
+        ),
+    ]);
+    let after_cd = moved.run_claude_with(&stub, Some(handler), &[("JANUA_HOOK_TOKEN", token)]);
+    let after_cd_text = stub
+        .tool_results()
+        .last()
+        .map(|result| result["content"].to_string())
+        .unwrap_or_default();
     let _ = server.kill();
     let _ = server.wait();
+    assert!(after_cd.status.success(), "{after_cd:?}");
+    assert!(
+        !moved.path("project/leaked").exists(),
+        "after cd the call ran despite janua's http hook"
+    );
+    assert!(
+        after_cd_text.contains("Read(./.env)"),
+        "{after_cd_text} {:?}",
+        stub.tool_results()
+    );
     assert!(output.status.success(), "{output:?}");
     assert!(
         !case.path("project/leaked").exists(),
         "the call ran despite janua's http hook"
     );
-    let text = stub.first_result_text();
     assert!(
         text.contains("janua: ") && text.contains("Read(./.env)"),
         "{text}"
+    );
+}
+
+impl Stub {
+    /// The model's turns: one call each, of `(tool, input)`.
+    fn script_calls(&self, calls: &[(&str, Value)]) {
+        let script: Vec<Value> = calls
+            .iter()
+            .map(|(name, input)| json!({"tool_use": {"name": name, "input": input}}))
+            .collect();
+        std::fs::write(
+            self.dir.join("script.json"),
+            Value::from(script).to_string(),
+        )
+        .unwrap();
+        let _ = std::fs::remove_file(self.dir.join("log.jsonl"));
+    }
+}
+
+impl Case {
+    /// Installs janua's hook the way the docs say (`janua hook install --claude --scope
+    /// project`, plus `flags`) into the project's own settings, which also allow the tools
+    /// broadly and hold the `deny` rules: no `--settings`, janua's cache cold (the case's own
+    /// home).
+    fn install_as_users_do(&self, flags: &[&str], deny: &[&str]) {
+        let settings = json!({"permissions": {
+            "allow": ["Bash", "Monitor", "Read", "Edit", "Write"],
+            "deny": deny,
+        }});
+        std::fs::write(
+            self.path("project/.claude/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        let installed = Command::new(janua_bin())
+            .args(["hook", "install", "--claude", "--scope", "project"])
+            .args(flags)
+            .current_dir(self.path("project"))
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .output()
+            .expect("janua hook install");
+        assert!(installed.status.success(), "{installed:?}");
+    }
+
+    /// `claude -p` in the project with nothing but its own settings files, in `mode`.
+    fn run_installed(&self, stub: &Stub, mode: &str) -> std::process::Output {
+        Command::new(claude_bin())
+            .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+            .args(["--permission-mode", mode])
+            .current_dir(self.path("project"))
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("CLAUDE_CONFIG_DIR", self.path("config"))
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", stub.port),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            // Claude Code refuses bypassPermissions as root outside a sandbox it recognises.
+            .env("IS_SANDBOX", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run claude")
+    }
+}
+
+/// The calls of one case, the path that tells whether they ran, whether it exists when they
+/// did not run, and a word of the reason the model reads.
+type BypassCase = (Vec<(&'static str, Value)>, &'static str, bool, &'static str);
+
+/// janua installed as a user installs it (`hook install` into the project's settings, broad
+/// allow rules, a cold cache) holds against the real Claude Code in `bypassPermissions`, which
+/// accepts every ask: a Monitor that runs a denied command, a write to a protected path by Bash
+/// and by Write, a read of a denied file after the model's `cd`. The control, the same project
+/// without the hook, shows each would run.
+#[test]
+fn claude_code_installed_as_users_do_holds_in_bypass_permissions() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let monitor = json!({"command": "rm victim; echo gone", "description": "watch",
+                         "timeout_ms": 3000, "persistent": false});
+    let cases: Vec<BypassCase> = vec![
+        (
+            vec![("Monitor", monitor)],
+            "project/victim",
+            true,
+            "Bash(rm *)",
+        ),
+        (
+            vec![(
+                "Bash",
+                json!({"command": "echo planted > .git/hooks/pre-commit", "description": "x"}),
+            )],
+            "project/.git/hooks/pre-commit",
+            false,
+            "protected",
+        ),
+        (
+            vec![(
+                "Write",
+                json!({"file_path": "PROJECT/.claude/settings.local.json", "content": "{}"}),
+            )],
+            "project/.claude/settings.local.json",
+            false,
+            "protected",
+        ),
+        (
+            vec![
+                (
+                    "Bash",
+                    json!({"command": "mkdir -p sub && cd sub", "description": "x"}),
+                ),
+                (
+                    "Bash",
+                    json!({"command": "cat ../.env > ../leaked", "description": "x"}),
+                ),
+            ],
+            "project/leaked",
+            false,
+            "Read(./.env)",
+        ),
+    ];
+    for hooked in [true, false] {
+        for (calls, path, exists_unless_ran, word) in &cases {
+            let case = Case::new();
+            std::fs::write(case.path("project/victim"), "v\n").unwrap();
+            if hooked {
+                case.install_as_users_do(&[], &["Read(./.env)", "Bash(curl *)", "Bash(rm *)"]);
+            } else {
+                std::fs::write(
+                    case.path("project/.claude/settings.json"),
+                    r#"{"permissions": {"allow": ["Bash", "Monitor", "Read", "Edit", "Write"]}}"#,
+                )
+                .unwrap();
+            }
+            let project = case.path("project").display().to_string();
+            let calls: Vec<(&str, Value)> = calls
+                .iter()
+                .map(|(tool, input)| {
+                    let text = input.to_string().replace("PROJECT", &project);
+                    (*tool, serde_json::from_str(&text).unwrap())
+                })
+                .collect();
+            stub.script_calls(&calls);
+            let output = case.run_installed(&stub, "bypassPermissions");
+            assert!(output.status.success(), "{calls:?}: {output:?}");
+            // Monitor runs its command in the background: give it the time it would take.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let ran = case.path(path).exists() != *exists_unless_ran;
+            if hooked {
+                assert!(!ran, "{calls:?} ran through Claude Code despite janua");
+                let results = stub.tool_results();
+                let text = results
+                    .last()
+                    .map(|result| result["content"].to_string())
+                    .unwrap_or_default();
+                assert!(
+                    text.contains("janua: ") && text.contains(word),
+                    "{calls:?}: {text}"
+                );
+                assert!(!text.contains("TOPSECRET"), "{text}");
+            } else {
+                assert!(ran, "the control did not run {calls:?}: {output:?}");
+            }
+        }
+    }
+}
+
+/// With `--sandbox-bash` installed, a Bash call that asks Claude Code to drop its own sandbox
+/// (`dangerouslyDisableSandbox`) still runs in janua's, whose view takes the Read deny from
+/// Claude Code's own settings file: the secret never reaches the model.
+#[test]
+fn claude_code_with_sandbox_bash_confines_a_call_that_drops_claude_codes_sandbox() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let case = Case::new();
+    case.install_as_users_do(&["--sandbox-bash"], &["Read(./.env)"]);
+    stub.script_calls(&[(
+        "Bash",
+        // A name the decision cannot see: only the sandbox's view stands between it and the file.
+        json!({"command": "python3 -c \"import sys; sys.stdout.write('read:' + open('.e' + 'nv').read())\"",
+               "description": "x", "dangerouslyDisableSandbox": true}),
+    )]);
+    let script = std::fs::read_to_string(stub.dir.join("script.json")).unwrap();
+    let output = case.run_installed(&stub, "default");
+    assert!(output.status.success(), "{output:?}");
+    let text = stub.first_result_text();
+    assert!(
+        !text.contains("TOPSECRET"),
+        "the secret reached the model: {text}"
+    );
+    assert!(text.contains("read:"), "the command did not run: {text}");
+    // The control: the same command without janua reads the secret (without the field, which
+    // Claude Code would otherwise ask a person about).
+    let script = script.replace(r#","dangerouslyDisableSandbox":true"#, "");
+    assert!(!script.contains("dangerouslyDisableSandbox"), "{script}");
+    let control = Case::new();
+    std::fs::write(
+        control.path("project/.claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(stub.dir.join("script.json"), script).unwrap();
+    let _ = std::fs::remove_file(stub.dir.join("log.jsonl"));
+    // (bypassPermissions: in `-p`, Claude Code asks about an interpreter's code string.)
+    let output = control.run_installed(&stub, "bypassPermissions");
+    assert!(output.status.success(), "{output:?}");
+    let text = stub.first_result_text();
+    assert!(
+        text.contains("TOPSECRET"),
+        "the control did not read it: {text}"
     );
 }
