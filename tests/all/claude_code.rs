@@ -492,6 +492,12 @@ impl Case {
     /// broadly and hold the `deny` rules: no `--settings`, janua's cache cold (the case's own
     /// home).
     fn install_as_users_do(&self, flags: &[&str], deny: &[&str]) {
+        self.install_as_users_do_in("project", flags, deny);
+    }
+
+    /// As [`Case::install_as_users_do`], into the settings of `scope` (`user`: Claude Code's
+    /// `$CLAUDE_CONFIG_DIR/settings.json`).
+    fn install_as_users_do_in(&self, scope: &str, flags: &[&str], deny: &[&str]) {
         let settings = json!({"permissions": {
             "allow": ["Bash", "Monitor", "Read", "Edit", "Write"],
             "deny": deny,
@@ -502,11 +508,12 @@ impl Case {
         )
         .unwrap();
         let installed = Command::new(janua_bin())
-            .args(["hook", "install", "--claude", "--scope", "project"])
+            .args(["hook", "install", "--claude", "--scope", scope])
             .args(flags)
             .current_dir(self.path("project"))
             .env_clear()
             .env("HOME", self.path("home"))
+            .env("CLAUDE_CONFIG_DIR", self.path("config"))
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .output()
             .expect("janua hook install");
@@ -682,5 +689,36 @@ fn claude_code_with_sandbox_bash_confines_a_call_that_drops_claude_codes_sandbox
     assert!(
         text.contains("TOPSECRET"),
         "the control did not read it: {text}"
+    );
+}
+
+/// Installed in the user's settings (`$CLAUDE_CONFIG_DIR/settings.json`, as the installer reads
+/// it), janua's hook covers every project: a Monitor running a denied command is blocked.
+#[test]
+fn claude_code_with_janua_in_the_user_settings_blocks_a_denied_monitor() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    let case = Case::new();
+    std::fs::write(case.path("project/victim"), "v\n").unwrap();
+    case.install_as_users_do_in("user", &[], &["Bash(rm *)"]);
+    let user: Value =
+        serde_json::from_str(&std::fs::read_to_string(case.path("config/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(user["hooks"]["PreToolUse"][0]["matcher"], "*", "{user}");
+    stub.script_calls(&[(
+        "Monitor",
+        json!({"command": "rm victim", "description": "watch", "timeout_ms": 3000, "persistent": false}),
+    )]);
+    let output = case.run_installed(&stub, "bypassPermissions");
+    assert!(output.status.success(), "{output:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        case.path("project/victim").exists(),
+        "the Monitor ran despite janua"
+    );
+    let text = stub.first_result_text();
+    assert!(
+        text.contains("janua: ") && text.contains("Bash(rm *)"),
+        "{text}"
     );
 }

@@ -1341,3 +1341,53 @@ fn post_within(
         .unwrap_or_default();
     Ok((status, body))
 }
+
+#[test]
+fn hook_serve_with_a_project_decides_every_event_for_it() {
+    use std::io::BufRead as _;
+    let fixture = Fixture::new();
+    project(&fixture);
+    std::fs::create_dir_all(fixture.workspace().join("sub")).unwrap();
+    let token = "a-token-of-twenty-chars";
+    let mut server = Command::new(janua_bin())
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .args(["hook", "serve", "--listen", "127.0.0.1:0", "--project"])
+        .arg(fixture.workspace())
+        // Started elsewhere: the project comes from --project alone.
+        .current_dir(fixture.root())
+        .env("HOME", fixture.root().join("home"))
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env("JANUA_HOOK_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    // No transcript, a cwd the model moved: still the project's rules.
+    let event = json!({
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cat ../.env"}, "cwd": fixture.workspace().join("sub"),
+        "permission_mode": "default",
+    })
+    .to_string();
+    let (status, body) = post(port, Some(token), &event);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("\"deny\"") && body.contains("Read(./.env)"),
+        "{body}"
+    );
+}

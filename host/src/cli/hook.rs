@@ -42,6 +42,10 @@ struct ServeArgs {
     /// The loopback address to listen on, such as 127.0.0.1:8765.
     #[arg(long, value_name = "ADDRESS")]
     listen: std::net::SocketAddr,
+    /// Decide every event for this project (as the global --cwd does); without it, each
+    /// session's project is fixed at its first event, from Claude Code's transcript path.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     #[command(flatten)]
     claude: ClaudeArgs,
 }
@@ -218,11 +222,17 @@ async fn run_serve(
         eprintln!("janua hook serve: {reason}");
         ExitCode::from(2)
     };
-    let base = match base {
+    let mut base = match base {
         Ok(base) => base,
         Err(error) => return fail(format!("{error:#}")),
     };
-    let options = match args.claude.options(explicit_cwd) {
+    if let Some(project) = &args.project {
+        match std::fs::canonicalize(project) {
+            Ok(project) if project.is_dir() => base.workspace = project,
+            _ => return fail(format!("--project {}: not a directory", project.display())),
+        }
+    }
+    let options = match args.claude.options(explicit_cwd || args.project.is_some()) {
         Ok(options) => options,
         Err(error) => return fail(format!("{error:#}")),
     };
