@@ -722,3 +722,107 @@ fn claude_code_with_janua_in_the_user_settings_blocks_a_denied_monitor() {
         "{text}"
     );
 }
+
+/// Runs `janua hook install --claude --scope SCOPE` and then `claude -p` in bypassPermissions
+/// for `case`, both in a private mount namespace whose `/etc` is a copy (so `--scope managed`
+/// writes `/etc/claude-code/managed-settings.d/janua.json` where the real Claude Code reads it,
+/// without touching the machine's `/etc`).
+fn install_and_run_with_private_etc(case: &Case, stub: &Stub, scope: &str) -> std::process::Output {
+    let script = case.path("run.sh");
+    std::fs::write(
+        &script,
+        r#"set -e
+cp -a /etc "$ROOT/etc" 2>/dev/null || true
+mkdir -p "$ROOT/etc/claude-code"
+mount --bind "$ROOT/etc" /etc
+cd "$ROOT/project"
+if [ "$SCOPE" = managed ]; then
+  "$JANUA" hook install --claude --scope managed --allow-managed-hooks-only >/dev/null
+else
+  "$JANUA" hook install --claude --scope "$SCOPE" >/dev/null
+fi
+exec "$CLAUDE" -p go --output-format stream-json --verbose --permission-mode bypassPermissions
+"#,
+    )
+    .unwrap();
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "--", "/bin/sh"])
+        .arg(&script)
+        .current_dir(case.path("project"))
+        .env_clear()
+        .env("ROOT", case.path(""))
+        .env("SCOPE", scope)
+        .env("JANUA", janua_bin())
+        .env("CLAUDE", claude_bin())
+        .env("HOME", case.path("home"))
+        .env("CLAUDE_CONFIG_DIR", case.path("config"))
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", stub.port),
+        )
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("IS_SANDBOX", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run unshare")
+}
+
+/// Installed managed (`hook install --scope managed --allow-managed-hooks-only`), janua's hook
+/// holds although the repository's `.claude/settings.local.json` sets `disableAllHooks`; the
+/// control, janua in the user's settings, is switched off by that same file (the set-up `janua
+/// hook doctor` fails on).
+#[test]
+fn claude_code_with_janua_managed_holds_where_a_repository_disables_hooks() {
+    let stub_dir = tempfile::tempdir().unwrap();
+    let stub = Stub::start(stub_dir.path());
+    for scope in ["managed", "user"] {
+        let case = Case::new();
+        std::fs::write(case.path("project/victim"), "v\n").unwrap();
+        std::fs::write(
+            case.path("project/.claude/settings.json"),
+            r#"{"permissions": {"allow": ["Bash", "Monitor"]}}"#,
+        )
+        .unwrap();
+        // A rule only janua holds, so only janua's hook can stop the call.
+        std::fs::create_dir_all(case.path("project/.janua")).unwrap();
+        std::fs::write(
+            case.path("project/.janua/settings.json"),
+            r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            case.path("project/.claude/settings.local.json"),
+            r#"{"disableAllHooks": true}"#,
+        )
+        .unwrap();
+        stub.script_calls(&[(
+            "Monitor",
+            json!({"command": "rm victim", "description": "watch", "timeout_ms": 3000, "persistent": false}),
+        )]);
+        let output = install_and_run_with_private_etc(&case, &stub, scope);
+        assert!(output.status.success(), "{scope}: {output:?}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let text = stub.first_result_text();
+        if scope == "managed" {
+            assert!(
+                case.path("project/victim").exists(),
+                "the Monitor ran: {text}"
+            );
+            assert!(
+                text.contains("janua: ") && text.contains("Bash(rm *)"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                !case.path("project/victim").exists(),
+                "the control: a repository's disableAllHooks switches off a user-scope hook: {text}"
+            );
+        }
+    }
+    assert!(
+        !std::path::Path::new("/etc/claude-code/managed-settings.d/janua.json").exists(),
+        "the machine's /etc was left alone"
+    );
+}

@@ -536,6 +536,12 @@ fn doctor_fails_on_every_set_up_that_lets_a_call_past_janua() {
                 "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}]}}),
             "no janua handler for PermissionRequest",
         ),
+        (
+            json!({"hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block", "async": true}]}],
+                "PermissionRequest": [{"matcher": "*", "hooks": [{"type": "command", "command": janua_command, "onFailure": "block"}]}]}}),
+            "async",
+        ),
     ];
     for (settings, word) in cases {
         std::fs::write(&settings_path, settings.to_string()).unwrap();
@@ -729,6 +735,15 @@ fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it
         "the sandboxed command reached the host"
     );
 
+    // A command already in the rewrite's form is decided by what it runs.
+    let prefix = command.rsplit_once(" -c ").unwrap().0;
+    let prewrapped = format!("{prefix} -c 'curl https://example.com'");
+    let denied = hook(
+        &fixture,
+        &["--sandbox-bash"],
+        &pre(&fixture, "Bash", json!({"command": prewrapped})),
+    );
+    assert_eq!(answer(&denied).unwrap().0, "deny", "{prewrapped}");
     // A denied command is denied, not rewritten.
     let denied = hook(
         &fixture,
@@ -1170,6 +1185,40 @@ fn every_claude_code_tool_is_decided_by_janua_rules_whatever_fields_it_sends() {
     );
     assert_eq!(answer(&output), None);
 
+    // With --sandbox-bash, a tool that runs commands janua cannot confine is asked even without
+    // a deny rule.
+    let output = decided(
+        &open,
+        &["--sandbox-bash"],
+        "PowerShell",
+        json!({"command": "ls"}),
+        "default",
+    );
+    assert_eq!(answer(&output).unwrap().0, "ask");
+    // A rule naming Claude Code's own tool holds for a tool decided as another of janua's.
+    let named = Fixture::new();
+    named.write(
+        ".janua/settings.json",
+        r#"{"permissions": {"deny": ["Monitor"]}}"#,
+    );
+    let output = decided(
+        &named,
+        &["--authoritative"],
+        "Monitor",
+        json!({"command": "ls", "description": "x"}),
+        "default",
+    );
+    let (decision, reason) = answer(&output).unwrap();
+    assert_eq!(decision, "deny", "{reason}");
+    assert!(reason.contains("Monitor"), "{reason}");
+    // After a failed call too, --sandbox-bash reports a command that ran without its sandbox.
+    let failed = json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+           "tool_input": {"command": "false"}, "error": "exit 1",
+           "cwd": fixture.workspace()})
+    .to_string();
+    let reported = hook(&fixture, &["--sandbox-bash"], &failed);
+    let report: Value = serde_json::from_slice(&reported.stdout).unwrap();
+    assert_eq!(report["decision"], "block", "{report}");
     // After the call, --sandbox-bash reports a Monitor command that ran without its sandbox.
     let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Monitor",
            "tool_input": {"command": "tail -f build.log"}, "tool_response": {},

@@ -184,6 +184,30 @@ fn the_view_holds_masks_over_protected_paths_parents_of_hidden_ones_and_no_set_i
         "",
     );
     assert!(!stdout(&read).contains("TOPSECRET"), "{read:?}");
+    // The mask is read-only: nothing done to the masked name reaches `/dev/null` itself.
+    use std::os::unix::fs::PermissionsExt as _;
+    let null_mode = std::fs::metadata("/dev/null").unwrap().permissions().mode();
+    let changed = sandbox(
+        &fixture,
+        &["--settings", settings],
+        &[
+            "sh",
+            "-c",
+            "chmod 000 .npmrc; touch .npmrc; echo written > .npmrc; echo done",
+        ],
+        "",
+    );
+    assert!(stdout(&changed).contains("done"), "{changed:?}");
+    assert_eq!(
+        std::fs::metadata("/dev/null").unwrap().permissions().mode(),
+        null_mode,
+        "{changed:?}"
+    );
+    assert!(
+        std::fs::read_to_string(fixture.workspace().join(".npmrc"))
+            .unwrap()
+            .contains("TOPSECRET-npm")
+    );
     // The parent of a hidden tree cannot be renamed or removed to show it under a new name, in
     // one command or across two.
     let renamed = sandbox(
@@ -219,13 +243,13 @@ fn the_view_holds_masks_over_protected_paths_parents_of_hidden_ones_and_no_set_i
             "-c",
             "cp /bin/sh x; chmod 4755 x; chmod g+s x; install -m 4755 /bin/sh y; \
              python3 -c \"import os; os.close(os.open('z', os.O_CREAT | os.O_WRONLY, 0o6755))\"; \
+             python3 -c \"import os, stat; os.mknod('w', stat.S_IFREG | 0o4755)\"; \
              chmod 755 x; echo done",
         ],
         "",
     );
     assert!(stdout(&set_id).contains("done"), "{set_id:?}");
-    use std::os::unix::fs::PermissionsExt as _;
-    for name in ["x", "y", "z"] {
+    for name in ["x", "y", "z", "w"] {
         if let Ok(metadata) = std::fs::metadata(fixture.workspace().join(name)) {
             assert_eq!(
                 metadata.permissions().mode() & 0o6000,

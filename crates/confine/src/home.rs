@@ -160,8 +160,13 @@ pub fn toolchains(
             .filter(|named| readable(named, host_home.as_deref()));
         let named_root = named
             .and_then(Path::parent)
-            .filter(|parent| is_root(parent));
-        let canonical_root = named_root.and_then(|root| std::fs::canonicalize(root).ok());
+            .filter(|parent| is_root(parent) && readable(parent, host_home.as_deref()));
+        // Where the link leads must be as readable as any entry: not `/`, the home or a
+        // credential store.
+        let canonical_root = named_root
+            .and_then(|root| std::fs::canonicalize(root).ok())
+            .filter(|root| readable(root, host_home.as_deref()));
+        let named_root = named_root.filter(|_| canonical_root.is_some());
         let root = entry
             .parent()
             .filter(|parent| is_root(parent))
@@ -447,6 +452,22 @@ mod tests {
         }
         let env: std::collections::BTreeMap<_, _> = child.env.into_iter().collect();
         assert!(env.contains_key("CARGO_HOME"), "{env:?}");
+        // A toolchain name leading to a credential store is not followed there.
+        let elsewhere = base.join("elsewhere");
+        std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+        std::fs::create_dir_all(home.join(".config/bin")).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(home.join(".config"), elsewhere.join(".pyenv")).unwrap();
+        let path = format!("{}", elsewhere.join(".pyenv/bin").display());
+        let child = toolchains(&temp, Some(&home), &path, &|_| None);
+        assert!(
+            !child
+                .read_dirs
+                .iter()
+                .any(|dir| home.join(".config/gh").starts_with(dir)),
+            "{:?}",
+            child.read_dirs
+        );
     }
 
     #[test]

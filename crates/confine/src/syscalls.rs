@@ -9,7 +9,7 @@
 //!   family. `socketpair` stays allowed (it reaches nothing outside).
 //! - Device nodes cannot be made (`mknod` of a character or block device; FIFOs are fine).
 //! - No setuid or setgid file can be left behind, whoever runs janua: `chmod` and its kin with
-//!   either bit, and `open`/`openat`/`creat` creating a file with either, fail with `EPERM`
+//!   either bit, and `open`/`openat`/`creat`/`mknod` creating a file with either, fail with `EPERM`
 //!   (`openat2`, whose mode a filter cannot read, with `ENOSYS`, so C libraries use `openat`).
 //! - Mounting, namespaces, modules, reboot, kexec, swap, `bpf`, `perf_event_open`, keyrings,
 //!   `userfaultfd`, `io_uring` (which would open sockets and files past this filter) and file handles (`open_by_handle_at`, a classic container escape) fail with
@@ -258,7 +258,15 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
                 k: libc::S_IFBLK,
                 taken: EPERM,
             },
-            Piece::Plain(op(RET_K, 0, 0, RET_ALLOW)),
+            // A regular file made with a setuid or setgid mode, as `open` would.
+            Piece::Plain(op(LD_ABS_W, 0, 0, arg(mode_arg))),
+            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
+            Piece::Jump {
+                code: JEQ_K,
+                k: 0,
+                taken: ALLOW,
+            },
+            Piece::Plain(op(RET_K, 0, 0, eperm)),
         ]);
     }
     // Modes: a setuid or setgid bit is refused.
@@ -534,7 +542,8 @@ mod tests {
             mode
         };
         if let Some(mode) = mode
-            && matches!(mode & libc::S_IFMT, libc::S_IFCHR | libc::S_IFBLK)
+            && (matches!(mode & libc::S_IFMT, libc::S_IFCHR | libc::S_IFBLK)
+                || mode & (libc::S_ISUID | libc::S_ISGID) != 0)
         {
             return eperm;
         }
@@ -589,6 +598,8 @@ mod tests {
             [0, create, 0o644, 0o644],
             [0, 0, create, 0o6755],
             [0, tmpfile, tmpfile, 0o2700],
+            // mknod of a regular file with a set-id mode.
+            [0, libc::S_IFREG | 0o4755, libc::S_IFREG | 0o4755, 0],
             [0, libc::O_RDONLY as u32, 0o4755, 0o4755],
         ];
         for profile in [SyscallProfile::Command, SyscallProfile::Browser] {

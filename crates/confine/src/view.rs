@@ -74,6 +74,8 @@ pub struct MountPlan {
     /// The workspace and additional directories: a link is followed only to a target inside
     /// one of them (and not to one of them, or above).
     roots: Vec<PathBuf>,
+    /// The flags of the mount holding `/dev/null` that a read-only remount of a mask keeps.
+    null_locked: libc::c_ulong,
 }
 
 #[derive(Debug)]
@@ -100,6 +102,7 @@ impl MountPlan {
     pub fn build(rules: &ViewRules) -> Self {
         let mut plan = Self {
             roots: rules.roots.clone(),
+            null_locked: super::root::locked_flags(Path::new("/dev/null")),
             ..Self::default()
         };
         for root in &rules.roots {
@@ -422,6 +425,8 @@ impl MountPlan {
                         bound_onto_itself()
                             && super::root::seal_read_only(&mount.target, locked).is_ok()
                     }
+                    // Read-only, so that `chmod`, `touch` or an extended attribute on the masked
+                    // name cannot reach `/dev/null`'s own inode (writes still go to the device).
                     How::MaskFile => {
                         libc::mount(
                             c"/dev/null".as_ptr(),
@@ -430,6 +435,7 @@ impl MountPlan {
                             libc::MS_BIND,
                             std::ptr::null(),
                         ) != -1
+                            && super::root::seal_read_only(&mount.target, self.null_locked).is_ok()
                     }
                     How::MaskDirectory => {
                         libc::mount(

@@ -39,8 +39,8 @@ pub enum ClaudeHookEvent {
     PreToolUse,
     /// Claude Code is about to ask the user: janua may deny (or, when authoritative, allow).
     PermissionRequest,
-    /// After a tool ran: with `--sandbox-bash`, janua reports a Bash command that ran without
-    /// its sandbox.
+    /// After a tool ran (`PostToolUse`, or `PostToolUseFailure` when it failed): with
+    /// `--sandbox-bash`, janua reports a command that ran without its sandbox.
     PostToolUse,
     /// An event janua does not decide, by its name.
     Other(String),
@@ -103,7 +103,7 @@ pub fn parse_claude_hook(text: &str) -> Result<ClaudeHookRequest, ClaudeHookErro
     let event = match text_field("hook_event_name") {
         Some("PreToolUse") => ClaudeHookEvent::PreToolUse,
         Some("PermissionRequest") => ClaudeHookEvent::PermissionRequest,
-        Some("PostToolUse") => ClaudeHookEvent::PostToolUse,
+        Some("PostToolUse" | "PostToolUseFailure") => ClaudeHookEvent::PostToolUse,
         Some(other) => ClaudeHookEvent::Other(other.to_owned()),
         // Installed for tool events only: an event that does not name itself is read as the one
         // that can block, so a changed protocol fails closed.
@@ -347,19 +347,43 @@ pub async fn answer_claude_hook(
         ClaudeHookEvent::PreToolUse | ClaudeHookEvent::PermissionRequest => {}
     }
     let mut judged = Vec::new();
+    let mut applied = false;
     for row in &rows {
         match &row.decided_as {
-            DecidedAs::Tool(_) => {
+            DecidedAs::Tool(tool) => {
                 if let Some(call) = row.janua_call(&request.call.id, &request.call.input) {
+                    applied = true;
                     judged.push(judge_as_janua_tool(runtime, request, call).await);
                 }
+                // Rules naming Claude Code's own tool (`Monitor`, `MultiEdit`) hold too.
+                if *tool != request.call.name {
+                    judged.push(named_by_rules(runtime, &request.call.name));
+                }
             }
-            DecidedAs::Named => judged.push(named_by_rules(runtime, &request.call.name)),
-            DecidedAs::Unclassified => judged.push(unclassified(runtime, &request.call.name)),
+            DecidedAs::Named => {
+                applied = true;
+                judged.push(named_by_rules(runtime, &request.call.name));
+            }
+            DecidedAs::Unclassified => {
+                applied = true;
+                judged.push(unclassified(runtime, &request.call.name));
+            }
+        }
+        // A tool that runs commands janua cannot put in its sandbox (PowerShell): with
+        // `--sandbox-bash` every command is to run confined, so a person decides this one.
+        if row.unconfined && sandbox_prefix.is_some() {
+            judged.push(Judged {
+                verdict: Some(Verdict::Ask),
+                reason: format!(
+                    "Claude Code's {} runs commands janua cannot run in its sandbox (--sandbox-bash): a person decides",
+                    request.call.name
+                ),
+                person_only: true,
+            });
         }
     }
     // No row applies (a tool janua does not know, or input none of its rows can read).
-    if judged.is_empty() {
+    if !applied {
         judged.push(unclassified(runtime, &request.call.name));
     }
     let Judged {

@@ -6,8 +6,10 @@
 //! file descriptor. So a connection that has not shown the token is cheap to drop: it must
 //! present the token within [`TOKEN_DEADLINE`], at most [`UNAUTHENTICATED`] wait at once (at most
 //! [`UNAUTHENTICATED_PER_PEER`] from one address) and, past that, the oldest waiting one is
-//! closed for the newest, so a flood of idle connections cannot keep the client that holds the
-//! token out. Connections that showed the token are capped too ([`AUTHENTICATED`], and per
+//! closed for the newest, so a flood of idle connections cannot keep out a client that sends its
+//! request as soon as it connects (only a flood of more than that many new connections in the
+//! moment between its connect and its request could, which blocks the call rather than skip
+//! janua). Connections that showed the token are capped too ([`AUTHENTICATED`], and per
 //! address). An `accept` that fails (no file descriptor left) is retried after a pause that
 //! doubles up to half a second, never in a busy loop.
 
@@ -159,6 +161,11 @@ pub(crate) async fn serve<H, F>(
         let handler = Arc::clone(&handler);
         let token = Arc::clone(&token);
         tokio::spawn(async move {
+            // Released however the task ends, a panic in a handler included.
+            let _release = Release {
+                registry: Arc::clone(&registry),
+                connection: Arc::clone(&connection),
+            };
             let service = {
                 let connection = Arc::clone(&connection);
                 let registry = Arc::clone(&registry);
@@ -197,8 +204,19 @@ pub(crate) async fn serve<H, F>(
                     }
                 }
             }
-            lock(&registry).release(&connection);
         });
+    }
+}
+
+/// Forgets its connection when dropped.
+struct Release {
+    registry: Arc<Mutex<Registry>>,
+    connection: Arc<Connection>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        lock(&self.registry).release(&self.connection);
     }
 }
 

@@ -110,6 +110,14 @@ pub(super) fn run(
                 "janua hook install --claude (it registers the matcher \"*\")",
             );
         }
+        if handlers.iter().any(|hook| hook.asynchronous) {
+            report.fail(
+                format!(
+                    "a janua {event} handler is \"async\": Claude Code does not wait for its answer"
+                ),
+                "janua hook install --claude (it registers a synchronous handler)",
+            );
+        }
         if handlers.iter().any(|hook| !hook.blocks_on_failure) {
             report.fail(
                 format!("a janua {event} handler has no \"onFailure\": \"block\": if janua cannot run (missing binary, crash, timeout), Claude Code runs the call"),

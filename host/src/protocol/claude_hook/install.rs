@@ -7,9 +7,14 @@ use serde_json::{Map, Value, json};
 
 use crate::settings::{SettingsChange, SettingsError};
 
-/// The events janua's hook is registered for: the first two always, `PostToolUse` (for the tools
-/// that run commands: Bash, Monitor) with `--sandbox-bash`.
-pub const CLAUDE_HOOK_EVENTS: [&str; 3] = ["PreToolUse", "PermissionRequest", "PostToolUse"];
+/// The events janua's hook is registered for: the first two always, `PostToolUse` and
+/// `PostToolUseFailure` (for the tools that run commands: Bash, Monitor) with `--sandbox-bash`.
+pub const CLAUDE_HOOK_EVENTS: [&str; 4] = [
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+];
 
 /// What marks a handler as janua's: its command runs `… hook claude` (any path to janua, any
 /// flags after it), or it posts to a `…/claude` URL with janua's token variable
@@ -121,6 +126,8 @@ pub struct RegisteredHook {
     pub matcher: String,
     /// `"onFailure": "block"`: a hook that cannot run blocks the call instead of letting it run.
     pub blocks_on_failure: bool,
+    /// `"async": true`: Claude Code does not wait for it, so its answer decides nothing.
+    pub asynchronous: bool,
 }
 
 impl RegisteredHook {
@@ -175,7 +182,7 @@ pub fn edit_claude_hooks(
             handlers.retain(|handler| !is_janua_handler(handler));
         }
         groups.retain(|group| group["hooks"].as_array().is_some_and(|h| !h.is_empty()));
-        let post = event == "PostToolUse";
+        let post = event.starts_with("PostToolUse");
         if !uninstall && (!post || sandbox_bash) {
             added.push(event);
             groups.push(json!({
@@ -238,8 +245,14 @@ pub fn registered_claude_hooks(text: &str) -> Vec<RegisteredHook> {
                     found.push(RegisteredHook {
                         event: event.to_owned(),
                         runs: what.to_owned(),
-                        matcher: group["matcher"].as_str().unwrap_or_default().to_owned(),
+                        // A matcher that is not text reaches no tool janua can vouch for.
+                        matcher: match &group["matcher"] {
+                            Value::Null => String::new(),
+                            Value::String(matcher) => matcher.clone(),
+                            other => other.to_string(),
+                        },
                         blocks_on_failure: handler["onFailure"] == "block",
+                        asynchronous: handler["async"] == true,
                     });
                 }
             }
@@ -344,6 +357,7 @@ mod tests {
                 runs: "'/opt/janua' hook claude --authoritative".to_owned(),
                 matcher: String::new(),
                 blocks_on_failure: false,
+                asynchronous: false,
             }]
         );
         assert!(registered_claude_hooks("not json").is_empty());

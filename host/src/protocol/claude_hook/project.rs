@@ -11,30 +11,47 @@ use super::{ClaudeHookOptions, ClaudeHookRequest};
 /// never moves the settings a call is decided by.
 #[derive(Debug, Default)]
 pub struct SessionProjects {
-    projects: Mutex<HashMap<String, PathBuf>>,
+    projects: Mutex<Pins>,
 }
 
-/// Sessions remembered at most: past it the oldest half is forgotten (a forgotten session's
-/// project is found again from its transcript path).
-const MAX_SESSIONS: usize = 4096;
+/// Each session's project and when it was last used.
+#[derive(Debug, Default)]
+struct Pins {
+    by_session: HashMap<String, (PathBuf, u64)>,
+    clock: u64,
+}
+
+/// Sessions remembered at most: past it the least recently used quarter is forgotten (a
+/// forgotten session's project is found again from its transcript path), so the sessions in use
+/// stay pinned.
+const MAX_SESSIONS: usize = 16_384;
 
 impl SessionProjects {
     fn pinned(&self, session: &str) -> Option<PathBuf> {
-        self.lock().get(session).cloned()
+        let mut pins = self.lock();
+        pins.clock += 1;
+        let now = pins.clock;
+        pins.by_session.get_mut(session).map(|(project, used)| {
+            *used = now;
+            project.clone()
+        })
     }
 
     fn pin(&self, session: &str, project: &Path) {
-        let mut projects = self.lock();
-        if projects.len() >= MAX_SESSIONS {
-            let forget: Vec<String> = projects.keys().take(MAX_SESSIONS / 2).cloned().collect();
-            for session in forget {
-                projects.remove(&session);
-            }
+        let mut pins = self.lock();
+        if pins.by_session.len() >= MAX_SESSIONS {
+            let mut ages: Vec<u64> = pins.by_session.values().map(|(_, used)| *used).collect();
+            ages.sort_unstable();
+            let cutoff = ages[MAX_SESSIONS / 4];
+            pins.by_session.retain(|_, (_, used)| *used > cutoff);
         }
-        projects.insert(session.to_owned(), project.to_path_buf());
+        pins.clock += 1;
+        let now = pins.clock;
+        pins.by_session
+            .insert(session.to_owned(), (project.to_path_buf(), now));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, PathBuf>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pins> {
         self.projects
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -42,8 +59,9 @@ impl SessionProjects {
 }
 
 /// The project of the session `request` belongs to: `--cwd`, `$CLAUDE_PROJECT_DIR` (Claude Code
-/// sets it for command hooks), the project pinned for the session, else the nearest of the
-/// event's `cwd` and its parents that Claude Code's transcript path names; the event's `cwd`
+/// sets it for command hooks; not read by `hook serve`), the project pinned for the session,
+/// else the farthest of the event's `cwd` and its parents that Claude Code's transcript path
+/// names; the event's `cwd`
 /// alone only when Claude Code sent no transcript path of that shape. `Err` when the transcript names none of
 /// them: the model's `cd` left the project before janua saw the session.
 pub(super) fn session_project(
@@ -54,10 +72,14 @@ pub(super) fn session_project(
     if options.keep_workspace {
         return Ok(base.to_path_buf());
     }
-    if let Some(project) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|dir| !dir.is_empty()) {
+    let pins = options.session_projects.as_deref();
+    // A command hook's own environment, set by Claude Code for this session; never a
+    // long-lived server's, which would pin every session to wherever it was started.
+    if pins.is_none()
+        && let Some(project) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|dir| !dir.is_empty())
+    {
         return Ok(PathBuf::from(project));
     }
-    let pins = options.session_projects.as_deref();
     if let Some(project) = pins
         .zip(request.session_id.as_deref())
         .and_then(|(pins, session)| pins.pinned(session))
@@ -105,11 +127,16 @@ pub(super) struct UnplacedSession {
     transcript: PathBuf,
 }
 
-/// The nearest of `cwd` and its parents whose name under Claude Code's `projects` directory is
-/// the directory `transcript` is in.
+/// The farthest of `cwd`'s parents (or `cwd` itself) whose name under Claude Code's `projects`
+/// directory is the directory `transcript` is in: the model can make directories below the
+/// project, never above it, so a name it made to match (past 200 characters only a 32-bit hash
+/// tells two names apart) is never preferred to the project's own.
 fn project_named_by(cwd: &Path, transcript: &Path) -> Option<PathBuf> {
     let recorded = recorded_project(transcript)?;
-    cwd.ancestors()
+    let mut ancestors: Vec<&Path> = cwd.ancestors().collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
         .find(|candidate| claude_project_name(&candidate.to_string_lossy()) == recorded)
         .map(Path::to_path_buf)
 }
@@ -148,6 +175,23 @@ fn claude_project_name(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sessions_in_use_stay_pinned_past_the_cap() {
+        let pins = SessionProjects::default();
+        pins.pin("active", Path::new("/project"));
+        for index in 0..(MAX_SESSIONS * 2) {
+            pins.pin(&format!("flood-{index}"), Path::new("/elsewhere"));
+            if index % 1000 == 0 {
+                assert!(pins.pinned("active").is_some(), "lost at {index}");
+            }
+        }
+        assert_eq!(
+            pins.pinned("active").as_deref(),
+            Some(Path::new("/project"))
+        );
+        assert!(pins.lock().by_session.len() <= MAX_SESSIONS);
+    }
 
     #[test]
     fn finds_the_project_claude_codes_transcript_names() {

@@ -40,6 +40,8 @@ pub(super) struct ToolRow {
     pub(super) wrap: Option<String>,
     /// With `--sandbox-bash`: fields removed from the rewritten input.
     pub(super) strip: Vec<String>,
+    /// The tool runs commands `janua sandbox` cannot confine (with `--sandbox-bash`, asked).
+    pub(super) unconfined: bool,
 }
 
 /// The table, read once. It is janua's own data, checked by a unit test.
@@ -184,12 +186,17 @@ fn parse_table(text: &str) -> Result<Vec<ToolRow>, TableError> {
                 "a row decided as a janua tool needs input, and only such a row".to_owned(),
             ));
         }
-        let (mut wrap, mut strip) = (None, Vec::new());
+        let (mut wrap, mut strip, mut unconfined) = (None, Vec::new(), false);
         for word in sandbox.split(' ').filter(|word| *word != "-") {
             match word.split_once(':') {
                 Some(("wrap", field)) => wrap = Some(field.to_owned()),
                 Some(("strip", field)) => strip.push(field.to_owned()),
-                _ => return Err(fail(format!("{word:?} is not wrap:F or strip:F"))),
+                None if word == "unconfined" => unconfined = true,
+                _ => {
+                    return Err(fail(format!(
+                        "{word:?} is not wrap:F, strip:F or unconfined"
+                    )));
+                }
             }
         }
         rows.push(ToolRow {
@@ -198,6 +205,7 @@ fn parse_table(text: &str) -> Result<Vec<ToolRow>, TableError> {
             input: fields,
             wrap,
             strip,
+            unconfined,
         });
     }
     Ok(rows)
