@@ -448,12 +448,17 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(fixture: &Fixture, global: &[&str]) -> Self {
+        Self::start_with_files(fixture, global, 1024)
+    }
+
+    /// As [`HttpServer::start`], with at most `files` open files (the usual limit is 1,024).
+    fn start_with_files(fixture: &Fixture, global: &[&str], files: u32) -> Self {
         let mut command = janua_command(fixture, global);
         command.extend(["mcp", "serve", "--http", "127.0.0.1:0"].map(str::to_owned));
         // The usual open-file limit, which a flood of connections must not exhaust.
         let mut child = Command::new("/bin/sh")
             .arg("-c")
-            .arg("ulimit -n 1024 && exec \"$0\" \"$@\"")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
             .args(&command)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -532,7 +537,9 @@ impl HttpServer {
 #[test]
 fn mcp_server_over_http_answers_its_client_through_a_flood_of_idle_connections() {
     let fixture = Fixture::new();
-    let server = HttpServer::start(&fixture, &[]);
+    // Fewer open files than the flood below (so that this process can hold the flood under a
+    // hard limit of 1,024 too).
+    let server = HttpServer::start_with_files(&fixture, &[], 512);
     let bearer = format!("Bearer {}", server.token);
     let good = [
         ("Host", server.address.as_str()),
@@ -547,7 +554,7 @@ fn mcp_server_over_http_answers_its_client_through_a_flood_of_idle_connections()
         .expect("a port");
     let limit = Some(std::time::Duration::from_secs(1));
     let (answers, cpu) =
-        crate::support::with_idle_connections(port, 1100, server.child.id(), || {
+        crate::support::with_idle_connections(port, 700, server.child.id(), || {
             let first = server.post_within("/mcp", &good, ping, limit);
             std::thread::sleep(std::time::Duration::from_millis(2500));
             [first, server.post_within("/mcp", &good, ping, limit)]
