@@ -447,6 +447,10 @@ fn init_logging(level: LogLevel) {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        // A log line that cannot be written (standard error closed: a server whose terminal went
+        // away) is dropped; reporting it would print to that same stream and panic, and a
+        // panicking `hook serve` answers nothing, which Claude Code reads as no decision.
+        .log_internal_errors(false)
         .try_init();
 }
 

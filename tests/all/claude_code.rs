@@ -522,9 +522,19 @@ impl Case {
 
     /// `claude -p` in the project with nothing but its own settings files, in `mode`.
     fn run_installed(&self, stub: &Stub, mode: &str) -> std::process::Output {
-        Command::new(claude_bin())
+        let mut claude = Command::new(claude_bin());
+        claude
             .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-            .args(["--permission-mode", mode])
+            .args(["--permission-mode", mode]);
+        self.as_a_user_runs_claude(&mut claude, stub)
+            .output()
+            .expect("run claude")
+    }
+
+    /// `command` (Claude Code, or what starts it) with only the environment a user's Claude Code
+    /// has here: the case's home and config directory, the stub as the API, offline.
+    fn as_a_user_runs_claude<'c>(&self, command: &'c mut Command, stub: &Stub) -> &'c mut Command {
+        command
             .current_dir(self.path("project"))
             .env_clear()
             .env("HOME", self.path("home"))
@@ -539,8 +549,6 @@ impl Case {
             // Claude Code refuses bypassPermissions as root outside a sandbox it recognises.
             .env("IS_SANDBOX", "1")
             .stdin(Stdio::null())
-            .output()
-            .expect("run claude")
     }
 }
 
@@ -745,26 +753,15 @@ exec "$CLAUDE" -p go --output-format stream-json --verbose --permission-mode byp
 "#,
     )
     .unwrap();
-    Command::new("unshare")
+    let mut unshare = Command::new("unshare");
+    unshare
         .args(["--user", "--map-root-user", "--mount", "--", "/bin/sh"])
-        .arg(&script)
-        .current_dir(case.path("project"))
-        .env_clear()
+        .arg(&script);
+    case.as_a_user_runs_claude(&mut unshare, stub)
         .env("ROOT", case.path(""))
         .env("SCOPE", scope)
         .env("JANUA", janua_bin())
         .env("CLAUDE", claude_bin())
-        .env("HOME", case.path("home"))
-        .env("CLAUDE_CONFIG_DIR", case.path("config"))
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", stub.port),
-        )
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("IS_SANDBOX", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("run unshare")
 }

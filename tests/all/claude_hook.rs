@@ -847,7 +847,6 @@ fn post(port: u16, token: Option<&str>, body: &str) -> (u16, String) {
 
 #[test]
 fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
-    use std::io::BufRead as _;
     let fixture = Fixture::new();
     project(&fixture);
     let token = "a-token-of-twenty-chars";
@@ -876,15 +875,7 @@ fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
         assert!(String::from_utf8_lossy(&refused.stderr).contains(word));
     }
     let mut server = serve("127.0.0.1:0", token).spawn().unwrap();
-    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port: u16 = line
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let port = serving_port(&mut server);
 
     let event = pre(&fixture, "Bash", json!({"command": "{ cat .env; }"}));
     assert_eq!(post(port, None, &event).0, 401);
@@ -1298,7 +1289,6 @@ async fn managed_drop_ins_are_read_as_claude_code_reads_them() {
 
 #[test]
 fn hook_serve_answers_its_client_through_a_flood_of_idle_connections() {
-    use std::io::BufRead as _;
     let fixture = Fixture::new();
     project(&fixture);
     let token = "a-token-of-twenty-chars";
@@ -1321,15 +1311,7 @@ fn hook_serve_answers_its_client_through_a_flood_of_idle_connections() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port: u16 = line
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let port = serving_port(&mut server);
     let event = pre(&fixture, "Bash", json!({"command": "{ cat .env; }"}));
     let (answers, cpu) = crate::support::with_idle_connections(port, 700, server.id(), || {
         // At once, while every idle connection is held, and again past the token deadline.
@@ -1394,7 +1376,6 @@ fn post_within(
 
 #[test]
 fn hook_serve_with_a_project_decides_every_event_for_it() {
-    use std::io::BufRead as _;
     let fixture = Fixture::new();
     project(&fixture);
     std::fs::create_dir_all(fixture.workspace().join("sub")).unwrap();
@@ -1415,16 +1396,7 @@ fn hook_serve_with_a_project_decides_every_event_for_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let port = serving_port(&mut server);
     // No transcript, a cwd the model moved: still the project's rules.
     let event = json!({
         "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -1440,4 +1412,19 @@ fn hook_serve_with_a_project_decides_every_event_for_it() {
         body.contains("\"deny\"") && body.contains("Read(./.env)"),
         "{body}"
     );
+}
+
+/// The port `janua hook serve` says it listens on (the first line of its standard error), which
+/// is then closed: a server must answer without anyone reading its log.
+fn serving_port(server: &mut std::process::Child) -> u16 {
+    use std::io::BufRead as _;
+    let mut line = String::new();
+    std::io::BufReader::new(server.stderr.take().expect("stderr piped"))
+        .read_line(&mut line)
+        .expect("read the first line");
+    line.split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
 }
