@@ -507,7 +507,13 @@ impl HttpServer {
         limit: Option<std::time::Duration>,
     ) -> Option<(u16, String)> {
         use std::io::Read as _;
-        let mut stream = std::net::TcpStream::connect(&self.address).expect("connect");
+        let mut stream = match limit {
+            Some(limit) => {
+                let address = self.address.parse().expect("a socket address");
+                std::net::TcpStream::connect_timeout(&address, limit).ok()?
+            }
+            None => std::net::TcpStream::connect(&self.address).expect("connect"),
+        };
         stream.set_read_timeout(limit).expect("set a timeout");
         let mut request = format!(
             "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
