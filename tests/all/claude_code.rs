@@ -165,25 +165,15 @@ impl Case {
         }
         let file = self.path("cli-settings.json");
         std::fs::write(&file, settings.to_string()).unwrap();
-        Command::new(claude_bin())
+        let mut claude = Command::new(claude_bin());
+        claude
             .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
             .arg("--settings")
-            .arg(&file)
-            .current_dir(self.path("project"))
-            .env_clear()
-            .env("HOME", self.path("home"))
-            .env("CLAUDE_CONFIG_DIR", self.path("config"))
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env(
-                "ANTHROPIC_BASE_URL",
-                format!("http://127.0.0.1:{}", stub.port),
-            )
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            // janua's compiled components, so the hook's first call describes nothing.
+            .arg(&file);
+        self.as_a_user_runs_claude(&mut claude, stub)
+            // The suite's cache, shared (the hook compiles nothing either way).
             .env("JANUA_CACHE_DIR", cache_dir())
             .envs(env.iter().copied())
-            .stdin(Stdio::null())
             .output()
             .expect("run claude")
     }

@@ -824,25 +824,18 @@ fn sandbox_bash_rewrites_what_janua_lets_through_and_reports_what_ran_without_it
 
 /// One HTTP/1.1 POST to `port` with `token`; the status code and the body.
 fn post(port: u16, token: Option<&str>, body: &str) -> (u16, String) {
-    use std::io::Read as _;
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let authorization = token.map_or_else(String::new, |token| {
-        format!("Authorization: Bearer {token}\r\n")
-    });
-    write!(
-        stream,
-        "POST /claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let host = format!("127.0.0.1:{port}");
+    let bearer = token.map(|token| format!("Bearer {token}"));
+    let mut headers = vec![("Host", host.as_str())];
+    headers.extend(bearer.as_deref().map(|bearer| ("Authorization", bearer)));
+    crate::support::http_post(
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        "/claude",
+        &headers,
+        body,
+        None,
     )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    .expect("an answer")
 }
 
 #[test]
@@ -851,20 +844,12 @@ fn hook_serve_answers_http_hooks_on_loopback_with_a_token() {
     project(&fixture);
     let token = "a-token-of-twenty-chars";
     let serve = |address: &str, token: &str| {
-        let mut command = Command::new(janua_bin());
-        command
-            .arg("--cache-dir")
-            .arg(cache_dir())
-            .arg("--state-dir")
-            .arg(fixture.state_dir())
-            .args(["hook", "serve", "--listen", address])
-            .current_dir(fixture.workspace())
-            .env("HOME", fixture.root().join("home"))
-            .env("XDG_CONFIG_HOME", fixture.config_home())
-            .env("JANUA_HOOK_TOKEN", token)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        command
+        hook_serve(
+            &fixture,
+            Command::new(janua_bin()),
+            &["--listen", address],
+            token,
+        )
     };
     for (address, token, word) in [
         ("0.0.0.0:0", token, "loopback"),
@@ -1294,21 +1279,12 @@ fn hook_serve_answers_its_client_through_a_flood_of_idle_connections() {
     let token = "a-token-of-twenty-chars";
     // An open-file limit the flood below exceeds (half the usual 1,024, so that this process
     // can hold the flood under a hard limit of 1,024 too).
-    let mut server = Command::new("/bin/sh")
+    let mut limited = Command::new("/bin/sh");
+    limited
         .arg("-c")
         .arg("ulimit -n 512 && exec \"$0\" \"$@\"")
-        .arg(janua_bin())
-        .arg("--cache-dir")
-        .arg(cache_dir())
-        .arg("--state-dir")
-        .arg(fixture.state_dir())
-        .args(["hook", "serve", "--listen", "127.0.0.1:0"])
-        .current_dir(fixture.workspace())
-        .env("HOME", fixture.root().join("home"))
-        .env("XDG_CONFIG_HOME", fixture.config_home())
-        .env("JANUA_HOOK_TOKEN", token)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .arg(janua_bin());
+    let mut server = hook_serve(&fixture, limited, &["--listen", "127.0.0.1:0"], token)
         .spawn()
         .unwrap();
     let port = serving_port(&mut server);
@@ -1350,28 +1326,15 @@ fn post_within(
     body: &str,
     limit: std::time::Duration,
 ) -> std::io::Result<(u16, String)> {
-    use std::io::Read as _;
-    let mut stream = std::net::TcpStream::connect_timeout(
-        &std::net::SocketAddr::from(([127, 0, 0, 1], port)),
-        limit,
-    )?;
-    stream.set_read_timeout(Some(limit))?;
-    write!(
-        stream,
-        "POST /claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let status = response
-        .get(9..12)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    Ok((status, body))
+    let host = format!("127.0.0.1:{port}");
+    let bearer = format!("Bearer {token}");
+    crate::support::http_post(
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        "/claude",
+        &[("Host", host.as_str()), ("Authorization", bearer.as_str())],
+        body,
+        Some(limit),
+    )
 }
 
 #[test]
@@ -1380,22 +1343,17 @@ fn hook_serve_with_a_project_decides_every_event_for_it() {
     project(&fixture);
     std::fs::create_dir_all(fixture.workspace().join("sub")).unwrap();
     let token = "a-token-of-twenty-chars";
-    let mut server = Command::new(janua_bin())
-        .arg("--cache-dir")
-        .arg(cache_dir())
-        .arg("--state-dir")
-        .arg(fixture.state_dir())
-        .args(["hook", "serve", "--listen", "127.0.0.1:0", "--project"])
-        .arg(fixture.workspace())
-        // Started elsewhere: the project comes from --project alone.
-        .current_dir(fixture.root())
-        .env("HOME", fixture.root().join("home"))
-        .env("XDG_CONFIG_HOME", fixture.config_home())
-        .env("JANUA_HOOK_TOKEN", token)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let workspace = fixture.workspace().to_string_lossy().into_owned();
+    let mut server = hook_serve(
+        &fixture,
+        Command::new(janua_bin()),
+        &["--listen", "127.0.0.1:0", "--project", &workspace],
+        token,
+    )
+    // Started elsewhere: the project comes from --project alone.
+    .current_dir(fixture.root())
+    .spawn()
+    .unwrap();
     let port = serving_port(&mut server);
     // No transcript, a cwd the model moved: still the project's rules.
     let event = json!({
@@ -1412,6 +1370,25 @@ fn hook_serve_with_a_project_decides_every_event_for_it() {
         body.contains("\"deny\"") && body.contains("Read(./.env)"),
         "{body}"
     );
+}
+
+/// `janua hook serve ARGS` for `fixture` with `token`, run by `command`: janua itself, or a
+/// shell that sets a limit first and runs janua as `$0` with these arguments.
+fn hook_serve(fixture: &Fixture, mut command: Command, args: &[&str], token: &str) -> Command {
+    command
+        .arg("--cache-dir")
+        .arg(cache_dir())
+        .arg("--state-dir")
+        .arg(fixture.state_dir())
+        .args(["hook", "serve"])
+        .args(args)
+        .current_dir(fixture.workspace())
+        .env("HOME", fixture.root().join("home"))
+        .env("XDG_CONFIG_HOME", fixture.config_home())
+        .env("JANUA_HOOK_TOKEN", token)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
 }
 
 /// The port `janua hook serve` says it listens on (the first line of its standard error), which

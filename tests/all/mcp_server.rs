@@ -506,37 +506,8 @@ impl HttpServer {
         body: &str,
         limit: Option<std::time::Duration>,
     ) -> Option<(u16, String)> {
-        use std::io::Read as _;
-        let mut stream = match limit {
-            Some(limit) => {
-                let address = self.address.parse().expect("a socket address");
-                std::net::TcpStream::connect_timeout(&address, limit).ok()?
-            }
-            None => std::net::TcpStream::connect(&self.address).expect("connect"),
-        };
-        stream.set_read_timeout(limit).expect("set a timeout");
-        let mut request = format!(
-            "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(body);
-        stream.write_all(request.as_bytes()).expect("send");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).ok()?;
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or(0);
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, body)| body.to_owned())
-            .unwrap_or_default();
-        Some((status, body))
+        let address = self.address.parse().expect("a socket address");
+        crate::support::http_post(address, path, headers, body, limit).ok()
     }
 }
 

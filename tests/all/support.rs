@@ -229,3 +229,43 @@ pub(crate) fn cpu_time(pid: u32) -> std::time::Duration {
     // The kernel's USER_HZ is 100 on every Linux janua supports.
     std::time::Duration::from_millis(ticks * 10)
 }
+
+/// One HTTP/1.1 POST of `body` to `path` at `address`, with `headers` (and a JSON content type,
+/// `Connection: close`), given up after `limit` when one is given: the status (0 when the reply
+/// has none) and the body.
+pub(crate) fn http_post(
+    address: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    limit: Option<std::time::Duration>,
+) -> std::io::Result<(u16, String)> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = match limit {
+        Some(limit) => std::net::TcpStream::connect_timeout(&address, limit)?,
+        None => std::net::TcpStream::connect(address)?,
+    };
+    stream.set_read_timeout(limit)?;
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}

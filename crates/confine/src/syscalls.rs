@@ -258,51 +258,23 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
                 k: libc::S_IFBLK,
                 taken: EPERM,
             },
-            // A regular file made with a setuid or setgid mode, as `open` would.
-            Piece::Plain(op(LD_ABS_W, 0, 0, arg(mode_arg))),
-            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
-            Piece::Jump {
-                code: JEQ_K,
-                k: 0,
-                taken: ALLOW,
-            },
-            Piece::Plain(op(RET_K, 0, 0, eperm)),
         ]);
+        // A regular file made with a setuid or setgid mode, as `open` would.
+        pieces.extend(allow_when_clear(arg(mode_arg), SET_ID_BITS, ALLOW));
+        pieces.push(Piece::Plain(op(RET_K, 0, 0, eperm)));
     }
     // Modes: a setuid or setgid bit is refused.
     for (label, mode_arg) in [(MODE_ARG1, 1), (MODE_ARG2, 2)] {
-        pieces.extend([
-            Piece::Here(label),
-            Piece::Plain(op(LD_ABS_W, 0, 0, arg(mode_arg))),
-            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
-            Piece::Jump {
-                code: JEQ_K,
-                k: 0,
-                taken: ALLOW,
-            },
-            Piece::Plain(op(RET_K, 0, 0, eperm)),
-        ]);
+        pieces.push(Piece::Here(label));
+        pieces.extend(allow_when_clear(arg(mode_arg), SET_ID_BITS, ALLOW));
+        pieces.push(Piece::Plain(op(RET_K, 0, 0, eperm)));
     }
     // Opening: the mode counts only when the call creates a file.
     for (label, flags_arg) in [(CREATE_ARG1, 1), (CREATE_ARG2, 2)] {
-        pieces.extend([
-            Piece::Here(label),
-            Piece::Plain(op(LD_ABS_W, 0, 0, arg(flags_arg))),
-            Piece::Plain(op(AND_K, 0, 0, CREATING)),
-            Piece::Jump {
-                code: JEQ_K,
-                k: 0,
-                taken: ALLOW,
-            },
-            Piece::Plain(op(LD_ABS_W, 0, 0, arg(flags_arg + 1))),
-            Piece::Plain(op(AND_K, 0, 0, SET_ID_BITS)),
-            Piece::Jump {
-                code: JEQ_K,
-                k: 0,
-                taken: ALLOW,
-            },
-            Piece::Plain(op(RET_K, 0, 0, eperm)),
-        ]);
+        pieces.push(Piece::Here(label));
+        pieces.extend(allow_when_clear(arg(flags_arg), CREATING, ALLOW));
+        pieces.extend(allow_when_clear(arg(flags_arg + 1), SET_ID_BITS, ALLOW));
+        pieces.push(Piece::Plain(op(RET_K, 0, 0, eperm)));
     }
     pieces.extend([
         Piece::Here(ENOSYS),
@@ -320,6 +292,20 @@ fn program(profile: SyscallProfile) -> Vec<Piece> {
         Piece::Plain(op(RET_K, 0, 0, RET_ERRNO)),
     ]);
     pieces
+}
+
+/// Loads the word at `offset`, keeps the bits of `mask` and jumps to `allow` when none is set;
+/// otherwise goes on to the next instruction.
+fn allow_when_clear(offset: u32, mask: u32, allow: Label) -> [Piece; 3] {
+    [
+        Piece::Plain(op(LD_ABS_W, 0, 0, offset)),
+        Piece::Plain(op(AND_K, 0, 0, mask)),
+        Piece::Jump {
+            code: JEQ_K,
+            k: 0,
+            taken: allow,
+        },
+    ]
 }
 
 /// A binary search over `special` (sorted by number) on the number in the accumulator: each
